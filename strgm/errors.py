@@ -1,0 +1,61 @@
+"""The one error hierarchy of strgm.
+
+Every error raised on purpose by the library derives from :class:`StrgmError`, so a caller
+can catch everything strgm reports with one ``except`` clause. Errors about user input say
+*where* (file and line, variable, symbol) so that the user can fix the input.
+"""
+
+from __future__ import annotations
+
+
+class StrgmError(Exception):
+    """Base class of every error raised on purpose by strgm (and fst_factors)."""
+
+
+class InputError(StrgmError, ValueError):
+    """Malformed user input. ``path`` and ``line`` (1-based) locate it when known."""
+
+    def __init__(self, message: str, path: str | None = None, line: int | None = None):
+        self.path = path
+        self.line = line
+        self.detail = message
+        where = ""
+        if path is not None:
+            where = f"{path}:{line}: " if line is not None else f"{path}: "
+        super().__init__(where + message)
+
+
+class UnknownSymbolError(InputError):
+    """A symbol that is not in the alphabet (names the symbol and where it occurred)."""
+
+    def __init__(self, symbol: str, where: str = "", path: str | None = None,
+                 line: int | None = None):
+        self.symbol = symbol
+        msg = f"unknown symbol {symbol!r} (U+{ord(symbol[0]):04X})" if symbol else "empty symbol"
+        if where:
+            msg += f" in {where}"
+        super().__init__(msg, path=path, line=line)
+
+
+class GraphError(StrgmError):
+    """An ill-formed factor graph (unknown variable, wrong arity, missing prior ...)."""
+
+
+class DivergenceError(StrgmError, ArithmeticError):
+    """A weighted automaton whose total weight is infinite (not normalisable)."""
+
+
+class InconsistentEvidenceError(StrgmError):
+    """Observations that have zero probability under the model."""
+
+
+class MessageTooLargeError(StrgmError, MemoryError):
+    """A message exceeded the configured state budget."""
+
+
+class GrammarError(StrgmError):
+    """An ill-formed grammar, or a grammar that cannot parse what it must."""
+
+
+class ConvergenceWarning(UserWarning):
+    """An iterative procedure stopped at its iteration cap before converging."""
