@@ -1,0 +1,56 @@
+"""Inference on string factor graphs: one entry point, several methods.
+
+    infer(graph, method="bp" | "pruned" | "ep" | "pep", **options) -> InferenceResult
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from typing import Callable, Optional
+
+from strgm.errors import ConvergenceWarning, StrgmError
+from strgm.graph import FactorGraph
+from strgm.inference.belief import Belief  # noqa: F401
+from strgm.inference.bp import ExactSide, PrunedSide
+from strgm.inference.result import InferenceResult
+from strgm.inference.schedule import Progress, run_sweeps  # noqa: F401
+
+METHODS = ("bp", "pruned", "ep", "pep")
+
+
+def infer(graph: FactorGraph, method: str = "pruned", *, max_iters: int = 10,
+          tol: float = 1e-4, kbest: int = 20, max_states: int = 200_000,
+          progress: Optional[Callable[[str], None]] = None, **options) -> InferenceResult:
+    """Run inference and return beliefs for every latent variable.
+
+    * ``"bp"``: loopy BP with exact WFSA messages (exact on acyclic graphs).
+    * ``"pruned"``: pruned BP, domains = union of the ``kbest`` strings of incoming messages.
+    * ``"ep"`` / ``"pep"``: expectation propagation with n-gram θ messages (see
+      :mod:`strgm.inference.ep`; options such as ``order``, ``projection``, ``lam``).
+    """
+    if method not in METHODS:
+        raise StrgmError(f"unknown inference method {method!r}; choose from {METHODS}")
+    t0 = time.perf_counter()
+    if method in ("ep", "pep"):
+        from strgm.inference.ep import run_ep
+
+        return run_ep(graph, method=method, max_iters=max_iters, tol=tol,
+                      max_states=max_states, progress=progress, **options)
+    if options:
+        raise StrgmError(f"options {sorted(options)} do not apply to method {method!r}")
+    if method == "bp":
+        side = ExactSide(graph, max_states=max_states)
+        settings = {"max_iters": max_iters, "tol": tol, "max_states": max_states}
+    else:
+        side = PrunedSide(graph, k=kbest)
+        settings = {"max_iters": max_iters, "tol": tol, "kbest": kbest}
+    stats = run_sweeps(graph, side, max_iters=max_iters, tol=tol, max_states=max_states,
+                       progress=progress)
+    if not stats.converged and not graph.is_acyclic():
+        warnings.warn(f"{method} stopped after {stats.iterations} iterations without "
+                      f"converging (last belief change {stats.deltas[-1]:.2e} > tol={tol})",
+                      ConvergenceWarning, stacklevel=2)
+    return InferenceResult(method, settings, time.perf_counter() - t0, stats.iterations,
+                           stats.converged, stats.deltas, side=side, graph=graph,
+                           extra={"max_message_states": stats.max_message_states})

@@ -1,0 +1,141 @@
+"""Mark Johnson's PCFG file format and yield (``.yld``) files.
+
+Grammar lines (as read by Johnson's ``io`` / ``gibbs-pcfg`` programs)::
+
+    [weight [pseudocount]] Parent --> Child1 ... Childn
+
+The first rule's parent is the start symbol; a missing weight is 1; blank lines and lines
+starting with ``#`` or ``%`` are ignored.  A symbol is a nonterminal iff it has rules.
+Yield files hold one sentence per line, tokens separated by white space; ``chars=True``
+splits each line into characters (white space removed), for morphology.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from strgm.errors import GrammarError, InputError
+from strgm.grammars.cfg import Grammar, Rule
+
+__all__ = ["read_grammar", "parse_grammar", "write_grammar", "format_grammar", "read_yld",
+           "parse_yld"]
+
+
+def _num(tok: str):
+    try:
+        x = float(tok)
+    except ValueError:
+        return None
+    return x
+
+
+def parse_grammar(text: str, path: str = "<string>", default_pseudocount: float = 1.0) -> Grammar:
+    """Parse grammar text; malformed lines raise :class:`InputError` naming path:line."""
+    rules = []
+    lines = []
+    for ln, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line[0] in "#%":
+            continue
+        toks = line.split()
+        if "-->" not in toks:
+            raise InputError(f"expected 'Parent --> Children', got {line!r}", path, ln)
+        arrow = toks.index("-->")
+        head = toks[:arrow]
+        rhs = tuple(toks[arrow + 1:])
+        if not head:
+            raise InputError("missing parent before '-->'", path, ln)
+        if len(head) > 3:
+            raise InputError(f"too many fields before '-->': {' '.join(head)!r}", path, ln)
+        nums = [_num(t) for t in head[:-1]]
+        if any(x is None for x in nums):
+            bad = [t for t, x in zip(head[:-1], nums) if x is None][0]
+            raise InputError(f"expected a number (weight or pseudocount), got {bad!r}", path, ln)
+        if _num(head[-1]) is not None and len(head) == 1:
+            raise InputError(f"missing parent symbol (got only the number {head[-1]!r})", path, ln)
+        weight = nums[0] if nums else 1.0
+        pc = nums[1] if len(nums) > 1 else None
+        if not math.isfinite(weight) or weight < 0:
+            raise InputError(f"weight must be finite and >= 0, got {weight!r}", path, ln)
+        if pc is not None and not (math.isfinite(pc) and pc > 0):
+            raise InputError(f"pseudocount must be finite and > 0, got {pc!r}", path, ln)
+        if not rhs:
+            raise InputError("empty right-hand side (epsilon rules are not supported)", path, ln)
+        if "-->" in rhs:
+            raise InputError("more than one '-->'", path, ln)
+        rules.append(Rule(head[-1], rhs, weight, pc))
+        lines.append(ln)
+    if not rules:
+        raise InputError("no rules", path)
+    try:
+        return Grammar(rules, default_pseudocount=default_pseudocount)
+    except GrammarError as e:
+        msg = str(e)
+        if msg.startswith("rule "):  # locate the rule in the file
+            try:
+                i = int(msg.split()[1])
+                raise InputError(msg, path, lines[i]) from None
+            except (ValueError, IndexError):
+                pass
+        raise InputError(msg, path) from None
+
+
+def read_grammar(path, default_pseudocount: float = 1.0) -> Grammar:
+    """Read a grammar file in Johnson's format."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise InputError(f"cannot read grammar: {e.strerror}", str(p)) from None
+    return parse_grammar(text, str(p), default_pseudocount)
+
+
+def format_grammar(g: Grammar, weights=None, pseudocounts: bool = True,
+                   min_weight: float | None = None) -> str:
+    """Grammar text in Johnson's format; ``weights`` overrides the grammar's weights.
+    Rules with weight below ``min_weight`` are left out (for printing pruned grammars)."""
+    w = g.weights if weights is None else weights
+    out = []
+    for r, x in zip(g.rules, w):
+        if min_weight is not None and x < min_weight:
+            continue
+        head = f"{float(x):.10g}"
+        if pseudocounts and r.pseudocount is not None:
+            head += f" {r.pseudocount:.10g}"
+        out.append(f"{head} {r.lhs} --> {' '.join(r.rhs)}")
+    # the first rule must carry the start symbol
+    if out and g.rules[0].lhs != g.start:
+        raise GrammarError("the first rule's parent must be the start symbol to write this grammar")
+    return "\n".join(out) + "\n"
+
+
+def write_grammar(g: Grammar, path, weights=None, pseudocounts: bool = True) -> None:
+    Path(path).write_text(format_grammar(g, weights, pseudocounts), encoding="utf-8")
+
+
+def parse_yld(text: str, path: str = "<string>", chars: bool = False) -> list:
+    """Sentences (tuples of tokens) from yield text.  Trailing blank lines are ignored; a
+    blank line between sentences is an error naming path:line (never silently dropped)."""
+    lines = text.splitlines()
+    while lines and not lines[-1].strip():
+        lines.pop()
+    out = []
+    for ln, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            raise InputError("blank line (an empty sentence cannot be parsed)", path, ln)
+        if chars:
+            out.append(tuple(ch for ch in raw if not ch.isspace()))
+        else:
+            out.append(tuple(raw.split()))
+    return out
+
+
+def read_yld(path, chars: bool = False) -> list:
+    """Read a ``.yld`` file: list of token tuples, one per line."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise InputError(f"cannot read corpus: {e.strerror}", str(p)) from None
+    return parse_yld(text, str(p), chars)

@@ -1,0 +1,132 @@
+"""Factor types and their WFSA message rules (ARCHITECTURE §4; PEP §2.2, §4.2).
+
+A factor computes its outgoing message to one neighbour from the incoming acceptors of
+all its *other* neighbours. The rules are exact finite-state operations, shared by exact
+BP, pruned BP and EP (which hands factors ENCODE(θ) acceptors):
+
+* Unary  F(V):            μ_{F→V} = F.
+* Binary T(U → V):        μ_{F→V} = out-projection of μ_{U→F} ∘ T,
+                          μ_{F→U} = in-projection of T ∘ μ_{V→F}.
+* Concatenation W = M_1 b M_2 … b M_k:
+                          μ_{F→W} = μ_{M_1→F} · b · … · μ_{M_k→F},
+                          μ_{F→M_i} = in-projection of T_i ∘ μ_{W→F}
+                          (T_i inserts the other incoming messages around Id(Σ*)).
+Every message returned is an ε-free, trimmed, arc-sorted log64 acceptor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Optional
+
+import pynini
+
+from fst_factors.concat import concat_acceptors, concat_context_transducer
+from strgm.errors import GraphError
+from strgm.wfsa.core import compose, trim
+
+
+def _clean(fst: pynini.Fst) -> pynini.Fst:
+    return pynini.arcsort(trim(fst), sort_type="ilabel")
+
+
+@dataclass(frozen=True, eq=False)
+class Factor:
+    """Base class: ``name`` and the ordered tuple of neighbour ``variables``."""
+
+    name: str
+
+    @property
+    def variables(self) -> tuple[str, ...]:
+        raise NotImplementedError
+
+    @property
+    def kind(self) -> str:
+        raise NotImplementedError
+
+    def message_to(self, var: str, incoming: Mapping[str, pynini.Fst], num_labels: int
+                   ) -> pynini.Fst:
+        """μ_{F→var} given μ_{U→F} for every other neighbour U."""
+        raise NotImplementedError
+
+    def _missing(self, var: str, incoming: Mapping[str, pynini.Fst]) -> None:
+        for u in self.variables:
+            if u != var and u not in incoming:
+                raise GraphError(f"factor {self.name!r}: no incoming message from {u!r}")
+
+
+@dataclass(frozen=True, eq=False)
+class UnaryFactor(Factor):
+    """A weighted acceptor scoring one variable (a prior, or any string model)."""
+
+    var: str = ""
+    fst: Optional[pynini.Fst] = None
+
+    @property
+    def variables(self) -> tuple[str, ...]:
+        return (self.var,)
+
+    @property
+    def kind(self) -> str:
+        return "unary"
+
+    def message_to(self, var, incoming, num_labels):
+        if var != self.var:
+            raise GraphError(f"factor {self.name!r} is not attached to {var!r}")
+        return self.fst
+
+
+@dataclass(frozen=True, eq=False)
+class BinaryFactor(Factor):
+    """A weighted transducer T relating ``input_var`` (input tape) to ``output_var``."""
+
+    input_var: str = ""
+    output_var: str = ""
+    fst: Optional[pynini.Fst] = None
+
+    @property
+    def variables(self) -> tuple[str, ...]:
+        return (self.input_var, self.output_var)
+
+    @property
+    def kind(self) -> str:
+        return "binary"
+
+    def message_to(self, var, incoming, num_labels):
+        self._missing(var, incoming)
+        if var == self.output_var:
+            return _clean(pynini.project(compose(incoming[self.input_var], self.fst),
+                                         "output"))
+        if var == self.input_var:
+            return _clean(pynini.project(compose(self.fst, incoming[self.output_var]),
+                                         "input"))
+        raise GraphError(f"factor {self.name!r} is not attached to {var!r}")
+
+
+@dataclass(frozen=True, eq=False)
+class ConcatFactor(Factor):
+    """W = M_1 · b · M_2 ··· M_k, b the optional boundary label."""
+
+    parts: tuple[str, ...] = ()
+    whole: str = ""
+    boundary_label: Optional[int] = None
+
+    @property
+    def variables(self) -> tuple[str, ...]:
+        return self.parts + (self.whole,)
+
+    @property
+    def kind(self) -> str:
+        return "concat"
+
+    def message_to(self, var, incoming, num_labels):
+        self._missing(var, incoming)
+        if var == self.whole:
+            return _clean(concat_acceptors([incoming[p] for p in self.parts],
+                                           self.boundary_label))
+        if var in self.parts:
+            i = self.parts.index(var)
+            ctx = [incoming.get(p) if j != i else None for j, p in enumerate(self.parts)]
+            t = concat_context_transducer(ctx, i, num_labels, self.boundary_label)
+            return _clean(pynini.project(compose(t, incoming[self.whole]), "input"))
+        raise GraphError(f"factor {self.name!r} is not attached to {var!r}")

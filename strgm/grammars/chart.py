@@ -1,0 +1,576 @@
+"""Vectorised inside–outside charts: one chart, many queries.
+
+For a batch of B sentences of equal length n and a compiled grammar (:mod:`cfg`) with N
+nonterminals and event weights (binary w_r, unary U, lexical w_l) the chart holds, for every
+span width w and start s (S_w = n − w + 1 starts):
+
+* pre-inside   p(X, s, w) = Σ_{lexical X→w[s:s+w]} w_l
+                          + Σ_{r = X→B C} w_r Σ_{k=1}^{w−1} q(B, s, k) q(C, s+k, w−k)
+* inside       q(·, s, w) = U* p(·, s, w),  U* = (I − U)^{-1}        (unary closure)
+* outside      o(·, s, w) = U*ᵀ ō(·, s, w) where ō is the outside of a post-closure node:
+  ō(S, 0, n) = 1 and ō(B, s, k) += Σ_{r=A→B C} o(A, s, w) w_r q(C, s+k, w−k) (and the
+  symmetric right-child term).
+
+Then Z = q(S, 0, n) and the expected counts (Baker 1979; Wang & Blunsom 2013 §2.2) are
+E[f_{A→BC}] = Σ o(A,s,w) w_r Σ_k q(B,s,k) q(C,s+k,w−k) / Z,  E[f_{A→B}] = Σ o(A) U_{AB} q(B) / Z,
+E[f_{X→lex}] = Σ o(X) w_l / Z; these equal ∂ log Z / ∂ log w (tested by finite differences).
+
+Numerics: each cell stores a vector with max entry 1 and a log scale (max-subtraction), so
+products of children need one exp per (start, split) pair, not per nonterminal.
+
+Vectorisation: a Python loop over widths only.  At width w the K = w − 1 left children
+(B·S_w, K, N) and right children are stacked from contiguous slices, the rule products
+(B·S_w, K, R) are formed by gathering child columns, and scattered to parents with a sparse
+matrix.  Cost O(B n³ R / 6) flops for R binary events, memory O(B n² N) for the chart plus
+the (B·S, K, R) temporaries, which are chunked to ``max_temp_bytes``; a chart larger than
+``max_chart_bytes`` raises :class:`~strgm.errors.MessageTooLargeError` (memory guard).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+import scipy.sparse as sp
+
+from strgm.errors import GrammarError, MessageTooLargeError
+from strgm.grammars.cfg import CompiledGrammar, unbinarise
+
+__all__ = ["Chart", "inside", "corpus_inside_outside", "CorpusCounts"]
+
+DEFAULT_MAX_CHART_BYTES = 2 * 1024 ** 3
+DEFAULT_MAX_TEMP_BYTES = 256 * 1024 ** 2
+
+
+def _log(x):
+    with np.errstate(divide="ignore"):
+        return np.log(x)
+
+
+def _normalise(val, sc):
+    """Rescale rows of ``val`` (…, N) so their max is 1; adjust log scale ``sc`` (…)."""
+    mx = val.max(axis=-1)
+    ok = mx > 0
+    safe = np.where(ok, mx, 1.0)
+    return val / safe[..., None], np.where(ok, sc + _log(safe), -np.inf)
+
+
+def _sadd(v1, s1, v2, s2):
+    """(v1, s1) + (v2, s2) for scaled vectors (values · exp(scale))."""
+    m = np.maximum(s1, s2)
+    mf = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(invalid="ignore"):
+        a = np.where(np.isfinite(s1), np.exp(s1 - mf), 0.0)
+        b = np.where(np.isfinite(s2), np.exp(s2 - mf), 0.0)
+    return _normalise(v1 * a[..., None] + v2 * b[..., None], m)
+
+
+class _Operators:
+    """Per-(compiled grammar, weights) matrices, cached on the compiled grammar."""
+
+    def __init__(self, cg: CompiledGrammar, theta: np.ndarray):
+        self.cg = cg
+        N = cg.n_nts
+        wb, wu, wl = cg.event_weights(theta)
+        self.wb, self.wu, self.wl = wb, wu, wl
+        self.logwb, self.logwu, self.logwl = _log(wb), _log(wu), _log(wl)
+        Rb = len(wb)
+        self.Pp = sp.csr_matrix((np.ones(Rb), (np.arange(Rb), cg.bin_parent)), shape=(Rb, N))
+        self.Pl = sp.csr_matrix((np.ones(Rb), (np.arange(Rb), cg.bin_left)), shape=(Rb, N))
+        self.Pr = sp.csr_matrix((np.ones(Rb), (np.arange(Rb), cg.bin_right)), shape=(Rb, N))
+        nodes = np.unique(np.concatenate([cg.un_parent, cg.un_child]))
+        self.un_nodes = nodes
+        if len(nodes):
+            pos = {int(x): i for i, x in enumerate(nodes)}
+            K = len(nodes)
+            U = np.zeros((K, K))
+            np.add.at(U, ([pos[int(x)] for x in cg.un_parent],
+                          [pos[int(x)] for x in cg.un_child]), wu)
+            rho = max(abs(np.linalg.eigvals(U))) if K else 0.0
+            if rho >= 1 - 1e-12:
+                raise GrammarError(f"unary rules have spectral radius {rho:.6g} >= 1: the unary "
+                                   "closure (I - U)^-1 diverges (infinite weight of unary chains)")
+            self.Ustar = np.clip(np.linalg.inv(np.eye(K) - U), 0.0, None)
+        else:
+            self.Ustar = np.zeros((0, 0))
+        # rules grouped by parent (for sampling and Viterbi)
+        self.bin_by_parent = defaultdict(list)
+        for e, p in enumerate(cg.bin_parent):
+            self.bin_by_parent[int(p)].append(e)
+        self.bin_by_parent = {k: np.array(v) for k, v in self.bin_by_parent.items()}
+        self.un_by_parent = defaultdict(list)
+        for e, p in enumerate(cg.un_parent):
+            self.un_by_parent[int(p)].append(e)
+        self.un_by_parent = {k: np.array(v) for k, v in self.un_by_parent.items()}
+        order = np.argsort(cg.bin_parent, kind="stable")
+        self.bin_order = order
+        par_sorted = cg.bin_parent[order]
+        self.bin_group_start = np.flatnonzero(np.r_[True, par_sorted[1:] != par_sorted[:-1]]) \
+            if Rb else np.zeros(0, dtype=np.int64)
+        self.bin_group_parent = par_sorted[self.bin_group_start] if Rb else np.zeros(0, np.int64)
+        uo = np.argsort(cg.un_parent, kind="stable")
+        self.un_order = uo
+        ps = cg.un_parent[uo]
+        self.un_group_start = np.flatnonzero(np.r_[True, ps[1:] != ps[:-1]]) if len(uo) \
+            else np.zeros(0, dtype=np.int64)
+        self.un_group_parent = ps[self.un_group_start] if len(uo) else np.zeros(0, np.int64)
+
+    def close_in(self, val):
+        if len(self.un_nodes):
+            val = val.copy()
+            val[..., self.un_nodes] = val[..., self.un_nodes] @ self.Ustar.T
+        return val
+
+    def close_out(self, val):
+        if len(self.un_nodes):
+            val = val.copy()
+            val[..., self.un_nodes] = val[..., self.un_nodes] @ self.Ustar
+        return val
+
+
+def _scatter(X, P):
+    """Dense (M, R) times sparse (R, N) -> dense (M, N)."""
+    return np.asarray(P.T.dot(X.T).T)
+
+
+class Chart:
+    """Inside chart for a batch of equal-length sentences (built by :func:`inside`).
+
+    Queries: :meth:`log_partition`, :meth:`expected_counts`, :meth:`viterbi`,
+    :meth:`sample`, :meth:`maxrule`.  All leave the chart unchanged except for caching the
+    outside pass.
+    """
+
+    def __init__(self, cg, sentences, theta, max_chart_bytes, max_temp_bytes):
+        self.cg = cg
+        self.sentences = [tuple(s) for s in sentences]
+        if not self.sentences:
+            raise ValueError("empty batch")
+        n = len(self.sentences[0])
+        if n == 0:
+            raise GrammarError("cannot parse an empty sentence (no epsilon rules)")
+        if any(len(s) != n for s in self.sentences):
+            raise ValueError("all sentences of a batch must have the same length")
+        self.n, self.B, self.N = n, len(self.sentences), cg.n_nts
+        need = 6 * 8 * self.B * self.N * n * (n + 1) / 2
+        if need > max_chart_bytes:
+            raise MessageTooLargeError(
+                f"chart for {self.B} sentence(s) of length {n} with {self.N} nonterminals needs "
+                f"~{need / 2**20:.0f} MiB > max_chart_bytes={max_chart_bytes / 2**20:.0f} MiB")
+        self.max_temp_bytes = max_temp_bytes
+        self.theta = np.asarray(theta, dtype=float)
+        self.ops = _Operators(cg, self.theta)
+        self._lexical()
+        self._inside()
+        self._outside_done = False
+
+    # -- construction -------------------------------------------------------------------
+    def _lexical(self):
+        """Per width: (b, s, nt, event) arrays of lexical matches in the batch."""
+        per = defaultdict(lambda: ([], [], [], []))
+        for b, toks in enumerate(self.sentences):
+            for m, (ss, nts, evs) in self.cg.lexical_entries(toks).items():
+                lst = per[m]
+                lst[0].append(np.full(len(ss), b))
+                lst[1].append(ss)
+                lst[2].append(nts)
+                lst[3].append(evs)
+        self.lexw = {m: tuple(np.concatenate(a) for a in v) for m, v in per.items()}
+
+    def _stack(self, vals, scs, w, S, rows_from_left):
+        ks = range(1, w)
+        if rows_from_left:
+            V = np.stack([vals[k][:, :S] for k in ks], axis=2)
+            C = np.stack([scs[k][:, :S] for k in ks], axis=2)
+        else:
+            V = np.stack([vals[w - k][:, k:k + S] for k in ks], axis=2)
+            C = np.stack([scs[w - k][:, k:k + S] for k in ks], axis=2)
+        return V.reshape(-1, w - 1, self.N), C.reshape(-1, w - 1)
+
+    def _chunks(self, rows, K, R):
+        per = max(1, int(self.max_temp_bytes // max(1, 8 * K * max(R, 1) * 3)))
+        return [slice(i, min(rows, i + per)) for i in range(0, rows, per)]
+
+    def _rule_inside(self, L, Ls, R, Rs):
+        """Σ_k q(B_r, left_k) q(C_r, right_k) per row and binary event, scaled by M (rows)."""
+        cg = self.cg
+        tot = Ls + Rs
+        M = tot.max(axis=1)
+        Mf = np.where(np.isfinite(M), M, 0.0)
+        with np.errstate(invalid="ignore"):
+            f = np.where(np.isfinite(tot), np.exp(tot - Mf[:, None]), 0.0)
+        rows, K = f.shape
+        out = np.empty((rows, len(cg.bin_parent)))
+        for c in self._chunks(rows, K, len(cg.bin_parent)):
+            prod = L[c][:, :, cg.bin_left] * R[c][:, :, cg.bin_right]
+            out[c] = np.matmul(f[c][:, None, :], prod)[:, 0, :]
+        return out, M
+
+    def _inside(self):
+        n, B, N, ops = self.n, self.B, self.N, self.ops
+        self.pre_val = [None] * (n + 1)
+        self.pre_sc = [None] * (n + 1)
+        self.in_val = [None] * (n + 1)
+        self.in_sc = [None] * (n + 1)
+        for w in range(1, n + 1):
+            S = n - w + 1
+            lex = np.zeros((B, S, N))
+            if w in self.lexw:
+                bb, ss, nts, evs = self.lexw[w]
+                np.add.at(lex, (bb, ss, nts), ops.wl[evs])
+            pv, ps = _normalise(lex, np.zeros((B, S)))
+            if w > 1 and len(self.cg.bin_parent):
+                L, Ls = self._stack(self.in_val, self.in_sc, w, S, True)
+                R, Rs = self._stack(self.in_val, self.in_sc, w, S, False)
+                ri, M = self._rule_inside(L, Ls, R, Rs)
+                bv = _scatter(ri * ops.wb, ops.Pp).reshape(B, S, N)
+                bv, bs = _normalise(bv, M.reshape(B, S))
+                pv, ps = _sadd(pv, ps, bv, bs)
+            self.pre_val[w], self.pre_sc[w] = pv, ps
+            self.in_val[w], self.in_sc[w] = _normalise(ops.close_in(pv), ps)
+        with np.errstate(divide="ignore"):
+            self.logZ = _log(self.in_val[n][:, 0, self.cg.start]) + self.in_sc[n][:, 0]
+
+    # -- queries --------------------------------------------------------------------------
+    def log_partition(self) -> np.ndarray:
+        """log Z per sentence (−inf: no parse).  O(1) after construction."""
+        return self.logZ.copy()
+
+    def _outside(self):
+        if self._outside_done:
+            return
+        n, B, N, ops, cg = self.n, self.B, self.N, self.ops, self.cg
+        ot_val = [np.zeros((B, n - w + 1, N)) if w else None for w in range(n + 1)]
+        ot_sc = [np.full((B, n - w + 1), -np.inf) if w else None for w in range(n + 1)]
+        ot_val[n][:, 0, cg.start] = 1.0
+        ot_sc[n][:, 0] = 0.0
+        self.out_val = [None] * (n + 1)
+        self.out_sc = [None] * (n + 1)
+        lz = np.where(np.isfinite(self.logZ), self.logZ, np.inf)  # unparsable -> 0 counts
+        cb = np.zeros((B, len(cg.bin_parent)))
+        cu = np.zeros((B, len(cg.un_parent)))
+        cl = np.zeros((B, len(cg.lex_parent)))
+        for w in range(n, 0, -1):
+            S = n - w + 1
+            ov, osc = _normalise(ops.close_out(ot_val[w]), ot_sc[w])
+            self.out_val[w], self.out_sc[w] = ov, osc
+            g = np.minimum(osc - lz[:, None], 700.0)  # (B, S) scale of o / Z
+            eg = np.where(np.isfinite(g), np.exp(g), 0.0)
+            if len(cg.un_parent):
+                gi = np.minimum(g + self.in_sc[w], 700.0)
+                egi = np.where(np.isfinite(gi), np.exp(gi), 0.0)
+                t = ov[:, :, cg.un_parent] * self.in_val[w][:, :, cg.un_child] * ops.wu
+                cu += np.einsum("bse,bs->be", t, egi)
+            if w in self.lexw:
+                bb, ss, nts, evs = self.lexw[w]
+                np.add.at(cl, (bb, evs), ov[bb, ss, nts] * eg[bb, ss] * ops.wl[evs])
+            if w == 1 or not len(cg.bin_parent):
+                continue
+            L, Ls = self._stack(self.in_val, self.in_sc, w, S, True)
+            R, Rs = self._stack(self.in_val, self.in_sc, w, S, False)
+            ri, M = self._rule_inside(L, Ls, R, Rs)
+            po = ov.reshape(-1, N)[:, cg.bin_parent] * ops.wb  # (BS, Rb), scale osc
+            gm = np.minimum(g.reshape(-1) + M, 700.0)
+            egm = np.where(np.isfinite(gm), np.exp(gm), 0.0)
+            cb += ((po * ri) * egm[:, None]).reshape(B, S, -1).sum(axis=1)
+            rows, K = Ls.shape
+            cL = np.empty((rows, K, N))
+            cR = np.empty((rows, K, N))
+            for c in self._chunks(rows, K, len(cg.bin_parent)):
+                cL[c] = _scatter((po[c][:, None, :] * R[c][:, :, cg.bin_right]).reshape(-1, po.shape[1]),
+                                 ops.Pl).reshape(-1, K, N)
+                cR[c] = _scatter((po[c][:, None, :] * L[c][:, :, cg.bin_left]).reshape(-1, po.shape[1]),
+                                 ops.Pr).reshape(-1, K, N)
+            osf = osc.reshape(-1)
+            sL = (osf[:, None] + Rs).reshape(B, S, K)
+            sR = (osf[:, None] + Ls).reshape(B, S, K)
+            cL = cL.reshape(B, S, K, N)
+            cR = cR.reshape(B, S, K, N)
+            for k in range(1, w):
+                v, s_ = _normalise(cL[:, :, k - 1], sL[:, :, k - 1])
+                ot_val[k][:, :S], ot_sc[k][:, :S] = _sadd(ot_val[k][:, :S], ot_sc[k][:, :S], v, s_)
+                v, s_ = _normalise(cR[:, :, k - 1], sR[:, :, k - 1])
+                a, b = ot_val[w - k][:, k:k + S], ot_sc[w - k][:, k:k + S]
+                ot_val[w - k][:, k:k + S], ot_sc[w - k][:, k:k + S] = _sadd(a, b, v, s_)
+        self.event_counts = (cb, cu, cl)
+        self._outside_done = True
+
+    def expected_counts(self, per_sentence: bool = False) -> np.ndarray:
+        """E[f_r | w] for every user rule r: shape (n_rules,) summed, or (B, n_rules).
+
+        Unparsable sentences contribute zero.  Cost: one outside pass, same order as inside.
+        """
+        self._outside()
+        cg = self.cg
+        nR = len(cg.grammar.rules)
+        out = np.zeros((self.B, nR))
+        for cnt, rule in zip(self.event_counts, (cg.bin_rule, cg.un_rule, cg.lex_rule)):
+            m = rule >= 0
+            if m.any():
+                np.add.at(out, (slice(None), rule[m]), cnt[:, m])
+        return out if per_sentence else out.sum(axis=0)
+
+    # -- trees ----------------------------------------------------------------------------
+    def _lexmap(self, b):
+        d = {}
+        for m, (bb, ss, nts, evs) in self.lexw.items():
+            sel = bb == b
+            for s, x, e in zip(ss[sel], nts[sel], evs[sel]):
+                d[(int(s), m, int(x))] = int(e)
+        return d
+
+    def _logs(self, b):
+        ql = [None] + [_log(self.in_val[w][b]) + self.in_sc[w][b][:, None]
+                       for w in range(1, self.n + 1)]
+        pl = [None] + [_log(self.pre_val[w][b]) + self.pre_sc[w][b][:, None]
+                       for w in range(1, self.n + 1)]
+        return ql, pl
+
+    def sample(self, rng: np.random.Generator, k: int = 1):
+        """Draw k trees per sentence from P(t | w, θ) top-down (Goodman 1998 / JGG07).
+
+        Returns a list (per sentence) of lists of (user tree, user rule ids in preorder);
+        ``None`` for an unparsable sentence.  Cost O(n · K · R_X) per tree node.
+        """
+        ops, cg = self.ops, self.cg
+        res = []
+        for b in range(self.B):
+            if not np.isfinite(self.logZ[b]):
+                res.append(None)
+                continue
+            ql, pl = self._logs(b)
+            lexmap = self._lexmap(b)
+            draws = []
+            for _ in range(k):
+                rules: list = []
+                tree = self._sample_post(cg.start, 0, self.n, ql, pl, lexmap, rng, rules)
+                draws.append((unbinarise(cg, tree), rules))
+            res.append(draws)
+        return res
+
+    @staticmethod
+    def _draw(rng, logits):
+        logits = np.asarray(logits, dtype=float).ravel()
+        m = logits.max()
+        p = np.exp(logits - m)
+        c = np.cumsum(p)
+        return int(min(np.searchsorted(c, rng.random() * c[-1], side="right"), len(c) - 1))
+
+    def _sample_post(self, X, s, w, ql, pl, lexmap, rng, rules):
+        ops, cg = self.ops, self.cg
+        evs = ops.un_by_parent.get(X)
+        if evs is not None:
+            logits = np.concatenate([[pl[w][s, X]], ops.logwu[evs] + ql[w][s, cg.un_child[evs]]])
+            j = self._draw(rng, logits)
+            if j > 0:
+                e = int(evs[j - 1])
+                if cg.un_rule[e] >= 0:
+                    rules.append(int(cg.un_rule[e]))
+                child = self._sample_post(int(cg.un_child[e]), s, w, ql, pl, lexmap, rng, rules)
+                return (X, s, s + w, [child])
+        return self._sample_pre(X, s, w, ql, pl, lexmap, rng, rules)
+
+    def _sample_pre(self, X, s, w, ql, pl, lexmap, rng, rules):
+        ops, cg = self.ops, self.cg
+        le = lexmap.get((s, w, X))
+        evs = ops.bin_by_parent.get(X) if w > 1 else None
+        parts = []
+        if le is not None:
+            parts.append(np.array([ops.logwl[le]]))
+        if evs is not None:
+            ks = np.arange(1, w)
+            left = np.stack([ql[k][s, cg.bin_left[evs]] for k in ks])
+            right = np.stack([ql[w - k][s + k, cg.bin_right[evs]] for k in ks])
+            parts.append((left + right + ops.logwb[evs]).ravel())
+        j = self._draw(rng, np.concatenate(parts))
+        if le is not None:
+            if j == 0:
+                if cg.lex_rule[le] >= 0:
+                    rules.append(int(cg.lex_rule[le]))
+                return (X, s, s + w, list(cg.lex_rhs[le]))
+            j -= 1
+        ki, ri = divmod(j, len(evs))
+        k, e = ki + 1, int(evs[ri])
+        if cg.bin_rule[e] >= 0:
+            rules.append(int(cg.bin_rule[e]))
+        lt = self._sample_post(int(cg.bin_left[e]), s, k, ql, pl, lexmap, rng, rules)
+        rt = self._sample_post(int(cg.bin_right[e]), s + k, w - k, ql, pl, lexmap, rng, rules)
+        return (X, s, s + w, [lt, rt])
+
+    def viterbi(self):
+        """Most probable tree per sentence: list of (user tree, log P(t, w | θ)) or None."""
+        return self._maxdp(maxrule=False)
+
+    def maxrule(self):
+        """Max-rule-product parse (Petrov & Klein 2007 style): the tree maximising the sum
+        of log posteriors of its anchored rules, Σ log [o(A,s,w) w_r q(B) q(C) / Z].
+        Returns list of (user tree, score) or None."""
+        self._outside()
+        return self._maxdp(maxrule=True)
+
+    def _maxdp(self, maxrule: bool):
+        n, B, N, ops, cg = self.n, self.B, self.N, self.ops, self.cg
+        best_pre = [None] * (n + 1)
+        best = [None] * (n + 1)
+        bp_pre = [None] * (n + 1)  # (B,S,N) code: >=0 binary (k*Rb + e), -1 none, <=-2 lex
+        bp_un = [None] * (n + 1)
+        Rb = len(cg.bin_parent)
+        if maxrule:
+            ol = [None] + [_log(self.out_val[w]) + self.out_sc[w][..., None] for w in range(1, n + 1)]
+            qlog = [None] + [_log(self.in_val[w]) + self.in_sc[w][..., None] for w in range(1, n + 1)]
+            lzb = self.logZ
+        for w in range(1, n + 1):
+            S = n - w + 1
+            bpre = np.full((B, S, N), -np.inf)
+            code = np.full((B, S, N), -1, dtype=np.int64)
+            if w in self.lexw:
+                bb, ss, nts, evs = self.lexw[w]
+                sc = ops.logwl[evs]
+                if maxrule:
+                    sc = ol[w][bb, ss, nts] + sc - lzb[bb]
+                bpre[bb, ss, nts] = sc
+                code[bb, ss, nts] = -2 - evs
+            if w > 1 and Rb:
+                ks = range(1, w)
+                Lb = np.stack([best[k][:, :S] for k in ks], axis=2).reshape(B * S, w - 1, N)
+                Rbst = np.stack([best[w - k][:, k:k + S] for k in ks], axis=2).reshape(B * S, w - 1, N)
+                sc = Lb[:, :, cg.bin_left] + Rbst[:, :, cg.bin_right]
+                if maxrule:
+                    Lq = np.stack([qlog[k][:, :S] for k in ks], axis=2).reshape(B * S, w - 1, N)
+                    Rq = np.stack([qlog[w - k][:, k:k + S] for k in ks], axis=2).reshape(B * S, w - 1, N)
+                    par = ol[w].reshape(B * S, N)[:, cg.bin_parent] - np.repeat(lzb, S)[:, None]
+                    sc = sc + Lq[:, :, cg.bin_left] + Rq[:, :, cg.bin_right] + ops.logwb + par[:, None, :]
+                else:
+                    sc = sc + ops.logwb
+                kb = sc.argmax(axis=1)
+                sb = np.take_along_axis(sc, kb[:, None, :], axis=1)[:, 0, :]
+                so = sb[:, ops.bin_order]
+                gmax = np.maximum.reduceat(so, ops.bin_group_start, axis=1)
+                idx = np.where(so == np.repeat(gmax, np.diff(np.r_[ops.bin_group_start, Rb]), axis=1),
+                               np.arange(Rb)[None, :], Rb)
+                garg = np.minimum.reduceat(idx, ops.bin_group_start, axis=1)
+                ev = ops.bin_order[np.minimum(garg, Rb - 1)]
+                kk = np.take_along_axis(kb, ev, axis=1)
+                cur = bpre.reshape(B * S, N)[:, ops.bin_group_parent]
+                better = (gmax > cur) & np.isfinite(gmax)
+                bpre2 = bpre.reshape(B * S, N)
+                code2 = code.reshape(B * S, N)
+                rowsel, colsel = np.nonzero(better)
+                bpre2[rowsel, ops.bin_group_parent[colsel]] = gmax[rowsel, colsel]
+                code2[rowsel, ops.bin_group_parent[colsel]] = kk[rowsel, colsel] * Rb + ev[rowsel, colsel]
+            best_pre[w], bp_pre[w] = bpre, code
+            cur = bpre.copy()
+            ucode = np.full((B, S, N), -1, dtype=np.int64)
+            if len(cg.un_parent):
+                extra = ops.logwu
+                if maxrule:
+                    extra = (ol[w][:, :, cg.un_parent] + qlog[w][:, :, cg.un_child]
+                             - lzb[:, None, None] + ops.logwu)
+                for _ in range(len(ops.un_nodes) + 1):
+                    cand = cur[:, :, cg.un_child] + extra
+                    co = cand[:, :, ops.un_order]
+                    gmax = np.maximum.reduceat(co, ops.un_group_start, axis=2)
+                    par = ops.un_group_parent
+                    old = cur[:, :, par]
+                    imp = gmax > old + 1e-12 * np.abs(old).clip(1)
+                    imp &= np.isfinite(gmax)
+                    if not imp.any():
+                        break
+                    rep = np.repeat(gmax, np.diff(np.r_[ops.un_group_start, len(ops.un_order)]), axis=2)
+                    idx = np.where(co == rep, np.arange(len(ops.un_order)), len(ops.un_order))
+                    garg = np.minimum.reduceat(idx, ops.un_group_start, axis=2)
+                    ev = ops.un_order[np.minimum(garg, len(ops.un_order) - 1)]
+                    b_, s_, j_ = np.nonzero(imp)
+                    cur[b_, s_, par[j_]] = gmax[b_, s_, j_]
+                    ucode[b_, s_, par[j_]] = ev[b_, s_, j_]
+            best[w], bp_un[w] = cur, ucode
+        out = []
+        for b in range(B):
+            v = best[n][b, 0, cg.start]
+            if not np.isfinite(v):
+                out.append(None)
+                continue
+
+            def post(X, s, w):
+                e = bp_un[w][b, s, X]
+                if e >= 0:
+                    return (X, s, s + w, [post(int(cg.un_child[e]), s, w)])
+                return pre(X, s, w)
+
+            def pre(X, s, w):
+                c = int(bp_pre[w][b, s, X])
+                if c <= -2:
+                    return (X, s, s + w, list(cg.lex_rhs[-2 - c]))
+                k, e = divmod(c, Rb)
+                return (X, s, s + w, [post(int(cg.bin_left[e]), s, k),
+                                      post(int(cg.bin_right[e]), s + k, w - k)])
+            out.append((unbinarise(cg, post(cg.start, 0, n)), float(v)))
+        return out
+
+
+def inside(cg: CompiledGrammar, sentences, theta=None, *,
+           max_chart_bytes: float = DEFAULT_MAX_CHART_BYTES,
+           max_temp_bytes: float = DEFAULT_MAX_TEMP_BYTES) -> Chart:
+    """Build the inside chart of a batch of equal-length sentences under rule weights θ
+    (default: the grammar's normalised probabilities)."""
+    if theta is None:
+        theta = cg.grammar.probabilities()
+    return Chart(cg, sentences, theta, max_chart_bytes, max_temp_bytes)
+
+
+class CorpusCounts:
+    """Result of :func:`corpus_inside_outside`: ``logZ`` (per sentence, −inf if no parse),
+    ``counts`` (summed expected rule counts), optionally ``per_sentence`` (list of sparse
+    (rule indices, values) pairs), and ``unparsable`` (indices)."""
+
+    def __init__(self, logZ, counts, per_sentence=None):
+        self.logZ = logZ
+        self.counts = counts
+        self.per_sentence = per_sentence
+        self.unparsable = [int(i) for i in np.flatnonzero(~np.isfinite(logZ))]
+
+    @property
+    def loglik(self) -> float:
+        """Σ log P(w_i | θ) over parsable sentences."""
+        f = np.isfinite(self.logZ)
+        return float(self.logZ[f].sum())
+
+
+def batches_by_length(sentences, batch_size: int = 64):
+    """Indices of sentences grouped by length, in batches of at most ``batch_size``."""
+    groups = defaultdict(list)
+    for i, s in enumerate(sentences):
+        groups[len(s)].append(i)
+    for n in sorted(groups):
+        idx = groups[n]
+        for j in range(0, len(idx), batch_size):
+            yield idx[j:j + batch_size]
+
+
+def corpus_inside_outside(cg: CompiledGrammar, sentences, theta=None, *, counts: bool = True,
+                          per_sentence: bool = False, batch_size: int = 64,
+                          **chart_kw) -> CorpusCounts:
+    """log P(w_i | θ) for every sentence and the expected rule counts of the corpus.
+
+    Sentences are batched by length.  Unparsable sentences get −inf and are listed in
+    ``result.unparsable`` (never an exception).  Cost Σ_i O(n_i³ R).
+    """
+    sentences = [tuple(s) for s in sentences]
+    if theta is None:
+        theta = cg.grammar.probabilities()
+    logZ = np.full(len(sentences), -np.inf)
+    tot = np.zeros(len(cg.grammar.rules))
+    per = [None] * len(sentences) if per_sentence else None
+    for idx in batches_by_length(sentences, batch_size):
+        if len(sentences[idx[0]]) == 0:
+            continue
+        ch = inside(cg, [sentences[i] for i in idx], theta, **chart_kw)
+        logZ[idx] = ch.logZ
+        if counts or per_sentence:
+            c = ch.expected_counts(per_sentence=True)
+            tot += c.sum(axis=0)
+            if per_sentence:
+                for j, i in enumerate(idx):
+                    nz = np.flatnonzero(c[j])
+                    per[i] = (nz, c[j, nz])
+    return CorpusCounts(logZ, tot, per)

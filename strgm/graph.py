@@ -1,0 +1,229 @@
+"""FactorGraph: string-valued variables joined by finite-state factors (networkx below).
+
+Variables are latent or observed (an observation is a label string). Factors are the
+types of :mod:`strgm.factors`. The graph is a bipartite ``networkx.Graph`` whose nodes
+are ``("var", name)`` and ``("factor", name)``; :meth:`FactorGraph.order` gives the
+approximate topological order used by forward/backward sweeps (PEP §4.4).
+
+Building a graph uses ``add_*`` methods on a fresh graph; operations on a finished graph
+(:meth:`observe`, :meth:`hide`) return new graphs.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Iterable, Optional, Sequence
+
+import networkx as nx
+import pynini
+
+from strgm.alphabet import Alphabet
+from strgm.errors import GraphError
+from strgm.factors import BinaryFactor, ConcatFactor, Factor, UnaryFactor
+
+
+@dataclass(frozen=True)
+class Variable:
+    """A string variable. ``observed`` is its label string when observed, else None."""
+
+    name: str
+    observed: Optional[tuple[int, ...]] = None
+
+    @property
+    def is_observed(self) -> bool:
+        return self.observed is not None
+
+
+class FactorGraph:
+    """A factor graph over strings on one alphabet.
+
+    >>> from strgm.alphabet import Alphabet
+    >>> import fst_factors as ff
+    >>> g = FactorGraph(Alphabet("ab"))
+    >>> g.add_variable("M"); g.add_variable("S", observed="ab")
+    >>> g.add_unary("prior", "M", ff.geometric_unigram_prior(2))
+    >>> g.add_binary("edit", "M", "S", ff.edit_transducer(2))
+    >>> sorted(g.variables), g.degree("M")
+    (['M', 'S'], 2)
+    """
+
+    def __init__(self, alphabet: Alphabet):
+        self.alphabet = alphabet
+        self.variables: dict[str, Variable] = {}
+        self.factors: dict[str, Factor] = {}
+        self._g = nx.Graph()
+
+    # --- building ------------------------------------------------------------------
+    def add_variable(self, name: str, observed: Optional[str | Sequence[int]] = None) -> None:
+        """Add a variable; ``observed`` is a word (segmented with the alphabet) or labels."""
+        if name in self.variables:
+            raise GraphError(f"variable {name!r} already exists")
+        obs = self._encode(name, observed) if observed is not None else None
+        self.variables[name] = Variable(name, obs)
+        self._g.add_node(("var", name))
+
+    def _encode(self, name: str, value) -> tuple[int, ...]:
+        if isinstance(value, str):
+            return self.alphabet.encode(value, where=f"observation of variable {name!r}")
+        labels = tuple(int(a) for a in value)
+        for a in labels:
+            if not 1 <= a <= self.alphabet.size:
+                raise GraphError(f"variable {name!r}: label {a} outside the alphabet")
+        return labels
+
+    def _add_factor(self, f: Factor) -> None:
+        if f.name in self.factors:
+            raise GraphError(f"factor {f.name!r} already exists")
+        vs = f.variables
+        if len(set(vs)) != len(vs):
+            raise GraphError(f"factor {f.name!r} names a variable twice: {vs}")
+        for v in vs:
+            if v not in self.variables:
+                raise GraphError(f"factor {f.name!r} refers to unknown variable {v!r}")
+        self.factors[f.name] = f
+        self._g.add_node(("factor", f.name))
+        for v in vs:
+            self._g.add_edge(("factor", f.name), ("var", v))
+
+    def _check_fst(self, name: str, fst: pynini.Fst) -> None:
+        if not isinstance(fst, pynini.Fst):
+            raise GraphError(f"factor {name!r}: expected a pynini.Fst, got {type(fst).__name__}")
+        if fst.arc_type() != "log64":
+            raise GraphError(f"factor {name!r}: arc type {fst.arc_type()!r}, expected log64 "
+                             "(use strgm.wfsa.as_log)")
+
+    def add_unary(self, name: str, var: str, fst: pynini.Fst) -> None:
+        """A weighted acceptor on ``var`` (e.g. a prior)."""
+        self._check_fst(name, fst)
+        self._add_factor(UnaryFactor(name, var=var, fst=pynini.arcsort(fst.copy(), "ilabel")))
+
+    def add_binary(self, name: str, input_var: str, output_var: str, fst: pynini.Fst) -> None:
+        """A weighted transducer from ``input_var`` to ``output_var``."""
+        self._check_fst(name, fst)
+        self._add_factor(BinaryFactor(name, input_var=input_var, output_var=output_var,
+                                      fst=fst.copy()))
+
+    def add_concat(self, name: str, parts: Sequence[str], whole: str,
+                   boundary: bool = False) -> None:
+        """whole = parts[0] · b · parts[1] ··· (b the alphabet's boundary if ``boundary``)."""
+        if not parts:
+            raise GraphError(f"concatenation factor {name!r} needs at least one part")
+        b = None
+        if boundary:
+            if self.alphabet.boundary_label is None:
+                raise GraphError(f"factor {name!r} wants a boundary but the alphabet has none")
+            b = self.alphabet.boundary_label
+        self._add_factor(ConcatFactor(name, parts=tuple(parts), whole=whole, boundary_label=b))
+
+    def add_fst_file(self, name: str, path: str, input_var: str,
+                     output_var: Optional[str] = None) -> None:
+        """Load an OpenFst file as a factor: unary if ``output_var`` is None."""
+        from fst_factors.loading import load_fst_factor
+
+        fst = load_fst_factor(path, self.alphabet)
+        if output_var is None:
+            self.add_unary(name, input_var, pynini.project(fst, "input"))
+        else:
+            self.add_binary(name, input_var, output_var, fst)
+
+    # --- derived graphs -------------------------------------------------------------
+    def observe(self, values: dict) -> "FactorGraph":
+        """A new graph with the given variables observed (name -> word or labels)."""
+        g = copy.copy(self)
+        g.variables = dict(self.variables)
+        for name, value in values.items():
+            if name not in self.variables:
+                raise GraphError(f"cannot observe unknown variable {name!r}")
+            g.variables[name] = Variable(name, self._encode(name, value))
+        return g
+
+    def hide(self, names: Iterable[str]) -> "FactorGraph":
+        """A new graph in which the named variables are latent."""
+        g = copy.copy(self)
+        g.variables = dict(self.variables)
+        for name in names:
+            if name not in self.variables:
+                raise GraphError(f"cannot hide unknown variable {name!r}")
+            g.variables[name] = Variable(name)
+        return g
+
+    # --- queries -------------------------------------------------------------------
+    def neighbours(self, node_name: str, kind: str = "var") -> list[str]:
+        other = "factor" if kind == "var" else "var"
+        return [n for k, n in self._g.neighbors((kind, node_name)) if k == other]
+
+    def factors_of(self, var: str) -> list[str]:
+        return self.neighbours(var, "var")
+
+    def degree(self, var: str) -> int:
+        return self._g.degree(("var", var))
+
+    @property
+    def latent(self) -> list[str]:
+        return [v for v, x in self.variables.items() if not x.is_observed]
+
+    def is_acyclic(self) -> bool:
+        """True when the (undirected) factor graph is a forest: BP is then exact."""
+        return nx.is_forest(self._g)
+
+    def validate(self) -> None:
+        """Raise :class:`GraphError` on problems inference cannot recover from."""
+        for v, x in self.variables.items():
+            if self._g.degree(("var", v)) == 0:
+                raise GraphError(f"variable {v!r} is attached to no factor")
+        if not self.variables:
+            raise GraphError("the factor graph has no variables")
+
+    def _directed(self) -> nx.DiGraph:
+        d = nx.DiGraph()
+        d.add_nodes_from(self._g.nodes)
+        for f in self.factors.values():
+            fn = ("factor", f.name)
+            if isinstance(f, UnaryFactor):
+                d.add_edge(fn, ("var", f.var))
+            elif isinstance(f, BinaryFactor):
+                d.add_edge(("var", f.input_var), fn)
+                d.add_edge(fn, ("var", f.output_var))
+            elif isinstance(f, ConcatFactor):
+                for p in f.parts:
+                    d.add_edge(("var", p), fn)
+                d.add_edge(fn, ("var", f.whole))
+            else:  # generic factors: first variable generates the rest
+                vs = f.variables
+                d.add_edge(("var", vs[0]), fn)
+                for v in vs[1:]:
+                    d.add_edge(fn, ("var", v))
+        return d
+
+    def order(self) -> list[tuple[str, str]]:
+        """Approximate topological order of all nodes (generative direction).
+
+        Exact when the directed version (prior → variable, input → transducer → output,
+        parts → concatenation → whole) is acyclic; otherwise strongly connected components
+        are ordered topologically and their members by name.
+        """
+        d = self._directed()
+        cond = nx.condensation(d)
+        out = []
+        for c in nx.lexicographical_topological_sort(
+                cond, key=lambda c: min(cond.nodes[c]["members"])):
+            out.extend(sorted(cond.nodes[c]["members"]))
+        return out
+
+    def to_dot(self) -> str:
+        """Graphviz dot text: ellipses are variables (grey when observed), boxes factors."""
+        lines = ["graph strgm {", "  node [fontname=Helvetica];"]
+        for v, x in self.variables.items():
+            label = v
+            style = ""
+            if x.is_observed:
+                label += "\\n" + self.alphabet.join(x.observed).replace('"', '\\"')
+                style = ", style=filled, fillcolor=lightgrey"
+            lines.append(f'  "v:{v}" [label="{label}", shape=ellipse{style}];')
+        for f in self.factors.values():
+            lines.append(f'  "f:{f.name}" [label="{f.name}\\n({f.kind})", shape=box];')
+            for v in f.variables:
+                lines.append(f'  "f:{f.name}" -- "v:{v}";')
+        lines.append("}")
+        return "\n".join(lines) + "\n"

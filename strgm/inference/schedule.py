@@ -1,0 +1,143 @@
+"""The message-passing scheduler shared by exact BP, pruned BP and EP (PEP §4.4).
+
+Factors always exchange WFSA messages (``Factor.message_to``). What happens at a
+variable is delegated to a *variable side* object:
+
+    side.incoming_to_factor(var, factor) -> acceptor μ_{V→F}
+    side.receive(var, factor, μ_{F→V})   -> None (store, approximate, project ...)
+    side.belief(var)                     -> Belief
+    side.start_iteration(i)              -> None (EP: K and feature schedules)
+
+Sweeps visit the nodes in an approximate topological order (``FactorGraph.order``),
+alternately forwards and backwards. In a forward sweep a factor updates its messages to
+*later* variables only, in a backward sweep to *earlier* ones, so one forward plus one
+backward sweep is exact on a tree (each message is computed after all the messages it
+depends on). An *iteration* is one forward and one backward sweep.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional, Protocol
+
+import numpy as np
+import pynini
+
+from strgm.errors import MessageTooLargeError
+from strgm.graph import FactorGraph
+from strgm.wfsa.construct import string_acceptor
+
+
+class VariableSide(Protocol):
+    def incoming_to_factor(self, var: str, factor: str) -> pynini.Fst: ...
+    def receive(self, var: str, factor: str, message: pynini.Fst) -> None: ...
+    def belief(self, var: str): ...
+    def start_iteration(self, iteration: int) -> None: ...
+
+
+@dataclass
+class SweepStats:
+    iterations: int = 0
+    converged: bool = False
+    deltas: list = field(default_factory=list)
+    seconds: float = 0.0
+    max_message_states: int = 0
+
+
+class Progress:
+    """A one-line progress display on stderr (silent when ``enabled`` is False)."""
+
+    def __init__(self, enabled: bool = False, stream=None):
+        self.enabled = enabled
+        self.stream = stream or sys.stderr
+        self.t0 = time.perf_counter()
+
+    def __call__(self, msg: str) -> None:
+        if self.enabled:
+            self.stream.write(f"\r[{time.perf_counter() - self.t0:7.1f}s] {msg}\033[K")
+            self.stream.flush()
+
+    def done(self) -> None:
+        if self.enabled:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def observation_message(graph: FactorGraph, var: str) -> pynini.Fst:
+    return string_acceptor(graph.variables[var].observed)
+
+
+def belief_signature(belief, k: int = 5) -> dict:
+    """Top-k strings with probabilities, used to test convergence between iterations."""
+    return dict(belief.kbest_labels(k))
+
+
+def signature_change(old: Optional[dict], new: dict) -> float:
+    """Max absolute probability change over the union of two top-k lists."""
+    if old is None:
+        return float("inf")
+    keys = set(old) | set(new)
+    return max((abs(old.get(s, 0.0) - new.get(s, 0.0)) for s in keys), default=0.0)
+
+
+def run_sweeps(graph: FactorGraph, side: VariableSide, max_iters: int = 10,
+               tol: float = 1e-4, max_states: int = 200_000,
+               progress: Optional[Callable[[str], None]] = None,
+               min_iters: int = 1, method_hint: str = "--method pruned") -> SweepStats:
+    """Alternate forward/backward sweeps until beliefs stop changing (≤ ``tol``).
+
+    ``max_states`` bounds every factor-to-variable message; a larger one raises
+    :class:`MessageTooLargeError`, suggesting ``method_hint``.
+    """
+    graph.validate()
+    order = graph.order()
+    pos = {node: i for i, node in enumerate(order)}
+    factor_order = [n for k, n in order if k == "factor"]
+    nlabels = graph.alphabet.size
+    stats = SweepStats()
+    t0 = time.perf_counter()
+    previous: dict[str, dict] = {}
+    latent = graph.latent
+    for it in range(max_iters):
+        side.start_iteration(it)
+        for direction in (1, -1):
+            seq = factor_order if direction == 1 else factor_order[::-1]
+            for j, fname in enumerate(seq):
+                if progress is not None and j % 25 == 0:
+                    progress(f"iteration {it + 1}/{max_iters} "
+                             f"{'forward' if direction == 1 else 'backward'} "
+                             f"factor {j + 1}/{len(seq)}")
+                f = graph.factors[fname]
+                fpos = pos[("factor", fname)]
+                targets = [v for v in f.variables
+                           if not graph.variables[v].is_observed
+                           and (pos[("var", v)] - fpos) * direction > 0]
+                for v in targets:
+                    incoming = {u: side.incoming_to_factor(u, fname)
+                                for u in f.variables if u != v}
+                    msg = f.message_to(v, incoming, nlabels)
+                    ns = msg.num_states()
+                    stats.max_message_states = max(stats.max_message_states, ns)
+                    if ns > max_states:
+                        raise MessageTooLargeError(
+                            f"message from factor {fname!r} to variable {v!r} has {ns} "
+                            f"states (> max_states={max_states}); exact messages grow with "
+                            f"every intersection on this graph. Use {method_hint} "
+                            "(or raise max_states if you have the memory).")
+                    side.receive(v, fname, msg)
+        stats.iterations = it + 1
+        delta = 0.0
+        for v in latent:
+            sig = belief_signature(side.belief(v))
+            delta = max(delta, signature_change(previous.get(v), sig))
+            previous[v] = sig
+        stats.deltas.append(delta)
+        if progress is not None:
+            progress(f"iteration {it + 1}: max belief change {delta:.2e}")
+        if it + 1 >= min_iters and delta <= tol:
+            stats.converged = True
+            break
+    stats.seconds = time.perf_counter() - t0
+    return stats

@@ -1,0 +1,46 @@
+"""The WFSA layer: log64 automata helpers (ARCHITECTURE §3).
+
+Constructors, total weight with divergence detection, normalisation, k-best strings,
+exact sampling, entropy, string probabilities and expected arc counts.
+"""
+
+from strgm.wfsa.construct import (  # noqa: F401
+    empty_acceptor,
+    identity_transducer,
+    insertion_transducer,
+    sigma_star,
+    string_acceptor,
+    unigram_acceptor,
+    weighted_strings,
+)
+from strgm.wfsa.core import (  # noqa: F401
+    ARC_TYPE,
+    ONE,
+    ZERO,
+    ArcTable,
+    arc_table,
+    as_log,
+    compose,
+    from_arc_table,
+    intersect,
+    is_acyclic,
+    num_arcs,
+    project,
+    trim,
+    weight,
+)
+from strgm.wfsa.expectations import (  # noqa: F401
+    ArcPosteriors,
+    entropy,
+    expected_arc_counts,
+    path_entropy,
+)
+from strgm.wfsa.measure import (  # noqa: F401
+    check_normalisable,
+    log_partition,
+    normalise,
+    score_strings,
+    spectral_margin,
+    string_logweight,
+)
+from strgm.wfsa.paths import candidate_strings, kbest, sample  # noqa: F401

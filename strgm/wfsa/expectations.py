@@ -1,0 +1,100 @@
+"""Forward–backward on log64 automata: expected arc counts and entropy.
+
+Expected arc counts (ARCHITECTURE §3): c(e) = α(src)·w(e)·β(dst)/Z, with α, β the forward
+and reverse shortest distances in the log semiring. In -log space with a, b, w:
+    c(e) = exp(-(a[src] + w[e] + b[dst]) + (-logZ)), c_final(q) = exp(-(a[q] + ρ[q]) - logZ)
+This one routine underlies expected n-gram counts, EM for transducers and gradients.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pynini
+
+from strgm.wfsa.core import ArcTable, ZERO, arc_table, is_acyclic
+from strgm.wfsa.measure import check_normalisable, score_strings
+from strgm.wfsa.paths import sample
+
+
+@dataclass(frozen=True)
+class ArcPosteriors:
+    """Expected counts of every arc and of stopping at every state, under weight/Z."""
+
+    table: ArcTable
+    arc_counts: np.ndarray
+    final_counts: np.ndarray
+    log_z: float
+    alpha: np.ndarray  # -log forward weights
+    beta: np.ndarray  # -log backward weights
+
+
+def _distances(f: pynini.Fst, reverse: bool, n: int, cyclic: bool) -> np.ndarray:
+    d = pynini.shortestdistance(f, delta=1e-10 if cyclic else 1e-6, reverse=reverse)
+    out = np.full(n, ZERO)
+    out[: len(d)] = [float(w) for w in d]
+    return out
+
+
+def expected_arc_counts(fst: pynini.Fst, what: str = "automaton") -> ArcPosteriors:
+    """Forward–backward: expected traversal counts of each arc of ``fst`` (as given, not
+    trimmed, so arc indices match ``arc_table(fst)``). O(|Q| + |E|) plus shortest distance.
+    Raises :class:`DivergenceError` if Z = ∞ and ``ValueError`` if Z = 0."""
+    cyclic = not is_acyclic(fst)
+    if cyclic:
+        check_normalisable(fst, what)
+    t = arc_table(fst)
+    if t.start < 0:
+        raise ValueError(f"{what} accepts no string")
+    alpha = _distances(fst, False, t.num_states, cyclic)
+    beta = _distances(fst, True, t.num_states, cyclic)
+    neg_logz = beta[t.start]
+    if neg_logz == ZERO:
+        raise ValueError(f"{what} accepts no string")
+    with np.errstate(invalid="ignore"):
+        arc = np.exp(neg_logz - (alpha[t.src] + t.weight + beta[t.dst]))
+        fin = np.exp(neg_logz - (alpha + t.final))
+    arc = np.nan_to_num(arc, nan=0.0, posinf=0.0)
+    fin = np.nan_to_num(fin, nan=0.0, posinf=0.0)
+    return ArcPosteriors(t, arc, fin, -float(neg_logz), alpha, beta)
+
+
+def path_entropy(fst: pynini.Fst) -> float:
+    """Entropy (nats) of the distribution over *paths*: H = log Z + E[Σ w(e)] + E[ρ]."""
+    post = expected_arc_counts(fst)
+    t = post.table
+    fin = np.where(np.isfinite(t.final), t.final, 0.0)
+    return float(post.log_z + post.arc_counts @ t.weight + post.final_counts @ fin)
+
+
+def entropy(fst: pynini.Fst, n_samples: int = 2000, seed: int = 0,
+            return_stderr: bool = False):
+    """Entropy (nats) of the normalised string distribution weight(v)/Z.
+
+    Exact when each string has one path: the automaton is made epsilon-free and, if
+    acyclic, determinised in the log semiring (always possible), or is already
+    deterministic. Otherwise (a cyclic ambiguous automaton, which may not be
+    determinisable) it is a Monte-Carlo estimate -mean log p(v_i) over exact samples, and
+    ``return_stderr=True`` returns (estimate, standard error); stderr is 0.0 when exact.
+    """
+    f = pynini.rmepsilon(pynini.project(fst.copy(), "output")).connect()
+    if f.num_states() == 0:
+        raise ValueError("entropy of the empty language is undefined")
+    exact = None
+    if is_acyclic(f):
+        exact = path_entropy(pynini.determinize(f))
+    elif f.properties(pynini.I_DETERMINISTIC, True) == pynini.I_DETERMINISTIC:
+        exact = path_entropy(f)
+    if exact is not None:
+        return (exact, 0.0) if return_stderr else exact
+    from strgm.wfsa.measure import log_partition
+
+    logz = log_partition(f)
+    draws = sample(f, n_samples, seed)
+    uniq = list(dict.fromkeys(draws))
+    lp = dict(zip(uniq, score_strings(f, uniq) - logz))
+    vals = -np.array([lp[d] for d in draws])
+    est = float(vals.mean())
+    se = float(vals.std(ddof=1) / np.sqrt(len(vals))) if len(vals) > 1 else float("inf")
+    return (est, se) if return_stderr else est
