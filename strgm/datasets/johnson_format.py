@@ -72,13 +72,12 @@ def parse_grammar(text: str, path: str = "<string>", default_pseudocount: float 
         return Grammar(rules, default_pseudocount=default_pseudocount)
     except GrammarError as e:
         msg = str(e)
-        if msg.startswith("rule "):  # locate the rule in the file
-            try:
-                i = int(msg.split()[1])
-                raise InputError(msg, path, lines[i]) from None
-            except (ValueError, IndexError):
-                pass
-        raise InputError(msg, path) from None
+        line = None
+        parts = msg.split()
+        if len(parts) > 1 and parts[0] == "rule" and parts[1].isdigit() \
+                and int(parts[1]) < len(lines):  # locate the rule in the file
+            line = lines[int(parts[1])]
+        raise InputError(msg, path, line) from None
 
 
 def read_grammar(path, default_pseudocount: float = 1.0) -> Grammar:

@@ -254,8 +254,7 @@ class Chart:
             S = n - w + 1
             ov, osc = _normalise(ops.close_out(ot_val[w]), ot_sc[w])
             self.out_val[w], self.out_sc[w] = ov, osc
-            g = np.minimum(osc - lz[:, None], 700.0)  # (B, S) scale of o / Z
-            eg = np.where(np.isfinite(g), np.exp(g), 0.0)
+            g = osc - lz[:, None]  # (B, S) log scale of o / Z (may be large: o/Z ~ 1/q)
             if len(cg.un_parent):
                 gi = np.minimum(g + self.in_sc[w], 700.0)
                 egi = np.where(np.isfinite(gi), np.exp(gi), 0.0)
@@ -263,7 +262,9 @@ class Chart:
                 cu += np.einsum("bse,bs->be", t, egi)
             if w in self.lexw:
                 bb, ss, nts, evs = self.lexw[w]
-                np.add.at(cl, (bb, evs), ov[bb, ss, nts] * eg[bb, ss] * ops.wl[evs])
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    lv = _log(ov[bb, ss, nts]) + g[bb, ss] + ops.logwl[evs]
+                np.add.at(cl, (bb, evs), np.where(np.isfinite(lv), np.exp(np.minimum(lv, 700)), 0.0))
             if w == 1 or not len(cg.bin_parent):
                 continue
             L, Ls = self._stack(self.in_val, self.in_sc, w, S, True)
@@ -457,7 +458,7 @@ class Chart:
                 code2 = code.reshape(B * S, N)
                 rowsel, colsel = np.nonzero(better)
                 bpre2[rowsel, ops.bin_group_parent[colsel]] = gmax[rowsel, colsel]
-                code2[rowsel, ops.bin_group_parent[colsel]] = kk[rowsel, colsel] * Rb + ev[rowsel, colsel]
+                code2[rowsel, ops.bin_group_parent[colsel]] = (kk[rowsel, colsel] + 1) * Rb + ev[rowsel, colsel]
             best_pre[w], bp_pre[w] = bpre, code
             cur = bpre.copy()
             ucode = np.full((B, S, N), -1, dtype=np.int64)
@@ -472,7 +473,8 @@ class Chart:
                     gmax = np.maximum.reduceat(co, ops.un_group_start, axis=2)
                     par = ops.un_group_parent
                     old = cur[:, :, par]
-                    imp = gmax > old + 1e-12 * np.abs(old).clip(1)
+                    with np.errstate(invalid="ignore"):
+                        imp = gmax > old + 1e-12 * np.abs(np.where(np.isfinite(old), old, 0)).clip(1)
                     imp &= np.isfinite(gmax)
                     if not imp.any():
                         break
