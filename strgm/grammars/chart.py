@@ -65,43 +65,28 @@ def _sadd(v1, s1, v2, s2):
     return _normalise(v1 * a[..., None] + v2 * b[..., None], m)
 
 
-class _Operators:
-    """Per-(compiled grammar, weights) matrices, cached on the compiled grammar."""
+class _Structure:
+    """Weight-independent matrices of a compiled grammar (cached on it)."""
 
-    def __init__(self, cg: CompiledGrammar, theta: np.ndarray):
-        self.cg = cg
+    def __init__(self, cg: CompiledGrammar):
         N = cg.n_nts
-        wb, wu, wl = cg.event_weights(theta)
-        self.wb, self.wu, self.wl = wb, wu, wl
-        self.logwb, self.logwu, self.logwl = _log(wb), _log(wu), _log(wl)
-        Rb = len(wb)
+        Rb = len(cg.bin_parent)
         self.Pp = sp.csr_matrix((np.ones(Rb), (np.arange(Rb), cg.bin_parent)), shape=(Rb, N))
         self.Pl = sp.csr_matrix((np.ones(Rb), (np.arange(Rb), cg.bin_left)), shape=(Rb, N))
         self.Pr = sp.csr_matrix((np.ones(Rb), (np.arange(Rb), cg.bin_right)), shape=(Rb, N))
         nodes = np.unique(np.concatenate([cg.un_parent, cg.un_child]))
         self.un_nodes = nodes
-        if len(nodes):
-            pos = {int(x): i for i, x in enumerate(nodes)}
-            K = len(nodes)
-            U = np.zeros((K, K))
-            np.add.at(U, ([pos[int(x)] for x in cg.un_parent],
-                          [pos[int(x)] for x in cg.un_child]), wu)
-            rho = max(abs(np.linalg.eigvals(U))) if K else 0.0
-            if rho >= 1 - 1e-12:
-                raise GrammarError(f"unary rules have spectral radius {rho:.6g} >= 1: the unary "
-                                   "closure (I - U)^-1 diverges (infinite weight of unary chains)")
-            self.Ustar = np.clip(np.linalg.inv(np.eye(K) - U), 0.0, None)
-        else:
-            self.Ustar = np.zeros((0, 0))
-        # rules grouped by parent (for sampling and Viterbi)
-        self.bin_by_parent = defaultdict(list)
+        pos = {int(x): i for i, x in enumerate(nodes)}
+        self.un_pp = np.array([pos[int(x)] for x in cg.un_parent], dtype=np.int64)
+        self.un_pc = np.array([pos[int(x)] for x in cg.un_child], dtype=np.int64)
+        by = defaultdict(list)
         for e, p in enumerate(cg.bin_parent):
-            self.bin_by_parent[int(p)].append(e)
-        self.bin_by_parent = {k: np.array(v) for k, v in self.bin_by_parent.items()}
-        self.un_by_parent = defaultdict(list)
+            by[int(p)].append(e)
+        self.bin_by_parent = {k: np.array(v) for k, v in by.items()}
+        by = defaultdict(list)
         for e, p in enumerate(cg.un_parent):
-            self.un_by_parent[int(p)].append(e)
-        self.un_by_parent = {k: np.array(v) for k, v in self.un_by_parent.items()}
+            by[int(p)].append(e)
+        self.un_by_parent = {k: np.array(v) for k, v in by.items()}
         order = np.argsort(cg.bin_parent, kind="stable")
         self.bin_order = order
         par_sorted = cg.bin_parent[order]
@@ -114,6 +99,31 @@ class _Operators:
         self.un_group_start = np.flatnonzero(np.r_[True, ps[1:] != ps[:-1]]) if len(uo) \
             else np.zeros(0, dtype=np.int64)
         self.un_group_parent = ps[self.un_group_start] if len(uo) else np.zeros(0, np.int64)
+
+
+class _Operators:
+    """Structure (cached per compiled grammar) plus the event weights of one θ."""
+
+    def __init__(self, cg: CompiledGrammar, theta: np.ndarray):
+        self.cg = cg
+        st = cg._cache.get("structure")
+        if st is None:
+            st = cg._cache["structure"] = _Structure(cg)
+        self.__dict__.update({k: v for k, v in st.__dict__.items()})
+        wb, wu, wl = cg.event_weights(theta)
+        self.wb, self.wu, self.wl = wb, wu, wl
+        self.logwb, self.logwu, self.logwl = _log(wb), _log(wu), _log(wl)
+        K = len(self.un_nodes)
+        if K:
+            U = np.zeros((K, K))
+            np.add.at(U, (self.un_pp, self.un_pc), wu)
+            rho = max(abs(np.linalg.eigvals(U)))
+            if rho >= 1 - 1e-12:
+                raise GrammarError(f"unary rules have spectral radius {rho:.6g} >= 1: the unary "
+                                   "closure (I - U)^-1 diverges (infinite weight of unary chains)")
+            self.Ustar = np.clip(np.linalg.inv(np.eye(K) - U), 0.0, None)
+        else:
+            self.Ustar = np.zeros((0, 0))
 
     def close_in(self, val):
         if len(self.un_nodes):
