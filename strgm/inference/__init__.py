@@ -43,7 +43,7 @@ def infer(graph: FactorGraph, method: str = "pruned", *, max_iters: int = 10,
         side = ExactSide(graph, max_states=max_states)
         settings = {"max_iters": max_iters, "tol": tol, "max_states": max_states}
     else:
-        side = PrunedSide(graph, k=kbest)
+        side = PrunedSide(graph, k=kbest, max_states=max_states)
         settings = {"max_iters": max_iters, "tol": tol, "kbest": kbest}
     stats = run_sweeps(graph, side, max_iters=max_iters, tol=tol, max_states=max_states,
                        progress=progress)

@@ -8,7 +8,13 @@ Pruned BP (Cotterell, Peng & Eisner 2015; PEP §5): each latent variable's domai
 D_V = ∪_F k-best(μ_{F→V}) (k = 20), and the messages out of V are restricted to D_V:
 μ_{V→F}(d) = Π_{F'≠F} μ_{F'→V}(d) for d ∈ D_V, a finite weighted set. Factor messages stay
 full WFSAs; all scoring of D_V under them is one composition per message with a trie.
-A variable with a single neighbour keeps its full (unpruned) message as belief.
+
+Pruning exists to keep *products* of messages tractable, so variables of degree ≤ 2 are
+not pruned: a degree-2 variable forwards the other incoming message unchanged (exact BP),
+and its belief is the exact intersection of its two messages. This matters for the word
+underlying forms of the phonology model, which sit between one concatenation and one
+phonology factor: pruning them to 20 strings drops correct URs whenever the (untrained,
+copy-biased) phonology ties hundreds of one-edit variants.
 """
 
 from __future__ import annotations
@@ -18,13 +24,13 @@ from typing import Optional
 import numpy as np
 import pynini
 
-from strgm.errors import MessageTooLargeError
+from strgm.errors import DivergenceError, MessageTooLargeError
 from strgm.graph import FactorGraph
 from strgm.inference.belief import Belief
 from strgm.inference.schedule import observation_message
 from strgm.wfsa.construct import empty_acceptor, sigma_star, weighted_strings
 from strgm.wfsa.core import intersect, trim
-from strgm.wfsa.measure import score_strings
+from strgm.wfsa.measure import normalise, score_strings
 from strgm.wfsa.paths import kbest
 
 
@@ -39,6 +45,16 @@ def intersect_all(fsts: list, max_states: int, what: str) -> pynini.Fst:
                 f"{what} has {out.num_states()} states (> max_states={max_states}). "
                 "Use --method pruned (or raise max_states if you have the memory).")
     return out
+
+
+def rescale(fst: pynini.Fst) -> pynini.Fst:
+    """fst / Z when Z is finite and positive (messages are defined up to scale; this keeps
+    log-weights O(1)); the message unchanged when it is divergent or empty."""
+    try:
+        out, _ = normalise(fst)
+        return out
+    except (DivergenceError, ValueError):
+        return fst
 
 
 class ExactSide:
@@ -62,7 +78,8 @@ class ExactSide:
         others = [m for g, m in self.msgs[var].items() if g != factor]
         if not others:
             return self._sigma
-        return intersect_all(others, self.max_states, f"message {var!r} -> {factor!r}")
+        out = intersect_all(others, self.max_states, f"message {var!r} -> {factor!r}")
+        return rescale(out)
 
     def belief(self, var: str) -> Belief:
         if self.graph.variables[var].is_observed:
@@ -75,9 +92,10 @@ class ExactSide:
 class PrunedSide:
     """Variable side of pruned BP (see module docstring), with incremental caches."""
 
-    def __init__(self, graph: FactorGraph, k: int = 20):
+    def __init__(self, graph: FactorGraph, k: int = 20, max_states: int = 200_000):
         self.graph = graph
         self.k = k
+        self.max_states = max_states
         self.msgs: dict[str, dict[str, pynini.Fst]] = {v: {} for v in graph.variables}
         self._kbest: dict[str, dict[str, list]] = {v: {} for v in graph.variables}
         self._scores: dict[str, dict[str, dict]] = {v: {} for v in graph.variables}
@@ -116,22 +134,28 @@ class PrunedSide:
         others = [g for g in self.msgs[var] if g != factor]
         if not others:
             return self._sigma
+        if self.graph.degree(var) <= 2:
+            return rescale(intersect_all([self.msgs[var][g] for g in others],
+                                         self.max_states, f"message {var!r} -> {factor!r}"))
         dom = self.domain(var)
         sc = self.scores(var, dom)
         total = np.sum([sc[g] for g in others], axis=0)
-        keep = [(s, -t) for s, t in zip(dom, total) if t > -np.inf]
-        if not keep:
+        finite = total > -np.inf
+        if not finite.any():
             return empty_acceptor()
-        return weighted_strings(keep)
+        # Messages are defined up to scale; normalising keeps log-weights O(1) instead of
+        # accumulating the scale of every product (which loses precision after a sweep).
+        total = total - np.logaddexp.reduce(total[finite])
+        return weighted_strings([(s, -t) for s, t, ok in zip(dom, total, finite) if ok])
 
     def belief(self, var: str) -> Belief:
         if self.graph.variables[var].is_observed:
             return Belief(var, observation_message(self.graph, var), self.graph.alphabet)
-        if len(self.msgs[var]) == 1:
-            (m,) = self.msgs[var].values()
-            return Belief(var, m, self.graph.alphabet)
         if not self.msgs[var]:
             return Belief(var, self._sigma, self.graph.alphabet)
+        if self.graph.degree(var) <= 2:
+            return Belief(var, intersect_all(list(self.msgs[var].values()), self.max_states,
+                                             f"belief of {var!r}"), self.graph.alphabet)
         dom = self.domain(var)
         sc = self.scores(var, dom)
         total = np.sum(list(sc.values()), axis=0)

@@ -27,7 +27,9 @@ from strgm.wfsa.core import (  # noqa: F401
     num_arcs,
     project,
     trim,
+    shortest_distance,
     weight,
+    weights_to_array,
 )
 from strgm.wfsa.expectations import (  # noqa: F401
     ArcPosteriors,

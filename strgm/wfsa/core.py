@@ -115,6 +115,33 @@ def arc_table(fst: pynini.Fst) -> ArcTable:
                     recs["weight"].astype(np.float64), final)
 
 
+def weights_to_array(weights) -> np.ndarray:
+    """Exact float64 values of a sequence of log64 ``pynini.Weight`` objects.
+
+    ``float(Weight)`` goes through a 9-significant-digit string, which loses ~1e-6 at
+    log-weights near 1000; here the weights are stored as final weights of a scratch FST
+    and read back from its binary form."""
+    n = len(weights)
+    if n == 0:
+        return np.empty(0)
+    f = new_fst()
+    f.add_states(n)
+    for s, w in enumerate(weights):
+        f.set_final(s, w)
+    return arc_table(f).final
+
+
+def shortest_distance(fst: pynini.Fst, reverse: bool = False, delta: float = 1e-10
+                      ) -> np.ndarray:
+    """Exact-precision log-semiring shortest distances (-log α or -log β) per state,
+    ``inf`` for states that cannot reach / be reached. Never call on a divergent machine
+    (see :func:`strgm.wfsa.measure.check_normalisable`)."""
+    d = weights_to_array(pynini.shortestdistance(fst, delta=delta, reverse=reverse))
+    out = np.full(fst.num_states(), ZERO)
+    out[: len(d)] = d
+    return out
+
+
 def from_arc_table(num_states: int, start: int, src, dst, ilabel, olabel, weights,
                    final) -> pynini.Fst:
     """Build a log64 FST from arrays (inverse of :func:`arc_table`)."""

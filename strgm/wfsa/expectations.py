@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pynini
 
-from strgm.wfsa.core import ArcTable, ZERO, arc_table, is_acyclic
+from strgm.wfsa.core import ArcTable, ZERO, arc_table, is_acyclic, shortest_distance
 from strgm.wfsa.measure import check_normalisable, score_strings
 from strgm.wfsa.paths import sample
 
@@ -31,10 +31,7 @@ class ArcPosteriors:
 
 
 def _distances(f: pynini.Fst, reverse: bool, n: int, cyclic: bool) -> np.ndarray:
-    d = pynini.shortestdistance(f, delta=1e-10 if cyclic else 1e-6, reverse=reverse)
-    out = np.full(n, ZERO)
-    out[: len(d)] = [float(w) for w in d]
-    return out
+    return shortest_distance(f, reverse=reverse, delta=1e-10)
 
 
 def expected_arc_counts(fst: pynini.Fst, what: str = "automaton") -> ArcPosteriors:

@@ -25,7 +25,7 @@ import scipy.sparse.linalg as spla
 
 from strgm.errors import DivergenceError
 from strgm.wfsa.construct import weighted_strings
-from strgm.wfsa.core import ZERO, arc_table, compose, is_acyclic, weight
+from strgm.wfsa.core import ZERO, arc_table, compose, is_acyclic, shortest_distance, weight
 
 #: Convergence threshold for OpenFst's shortest distance on cyclic machines.
 CYCLIC_DELTA = 1e-10
@@ -69,11 +69,6 @@ def check_normalisable(fst: pynini.Fst, what: str = "automaton") -> None:
             "the weights on its cycles.")
 
 
-def _reverse_distance(fst: pynini.Fst, cyclic: bool) -> list:
-    delta = CYCLIC_DELTA if cyclic else 1e-6
-    return pynini.shortestdistance(fst, delta=delta, reverse=True)
-
-
 def log_partition(fst: pynini.Fst, what: str = "automaton") -> float:
     """log Z = log Σ_v weight(v): ``-inf`` for the empty language, :class:`DivergenceError`
     when infinite. Uses OpenFst's log-semiring shortest distance (exact on acyclic machines,
@@ -86,7 +81,7 @@ def log_partition(fst: pynini.Fst, what: str = "automaton") -> float:
     cyclic = not is_acyclic(f)
     if cyclic:
         check_normalisable(f, what)
-    d = _reverse_distance(f, cyclic)
+    d = shortest_distance(f, reverse=True, delta=CYCLIC_DELTA)
     return -float(d[f.start()])
 
 
@@ -127,9 +122,7 @@ def score_strings(fst: pynini.Fst, strings: Sequence[Sequence[int]]) -> np.ndarr
     if comp.num_states() == 0:
         return out
     t = arc_table(comp)
-    fwd = pynini.shortestdistance(comp)
-    alpha = np.full(t.num_states, ZERO)
-    alpha[: len(fwd)] = [float(w) for w in fwd]
+    alpha = shortest_distance(comp)
     # Every accepting path reads exactly one marker arc (then only epsilons, removed).
     cost = alpha[t.src] + t.weight + t.final[t.dst]
     byidx = np.full(len(uniq), -np.inf)

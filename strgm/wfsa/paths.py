@@ -15,7 +15,7 @@ from typing import Optional
 import numpy as np
 import pynini
 
-from strgm.wfsa.core import ZERO, arc_table
+from strgm.wfsa.core import arc_table, shortest_distance
 from strgm.wfsa.measure import check_normalisable, score_strings
 
 
@@ -62,10 +62,8 @@ def sample(fst: pynini.Fst, n: int, seed: int | np.random.Generator | None = 0,
     if f.num_states() == 0:
         raise ValueError("cannot sample from an automaton that accepts no string")
     check_normalisable(f, "automaton to sample from")
-    beta_w = pynini.shortestdistance(f, delta=1e-10, reverse=True)
+    beta = shortest_distance(f, reverse=True, delta=1e-10)
     t = arc_table(f)
-    beta = np.full(t.num_states, ZERO)
-    beta[: len(beta_w)] = [float(w) for w in beta_w]
     order = np.argsort(t.src, kind="stable")
     counts = np.bincount(t.src, minlength=t.num_states)
     offsets = np.concatenate([[0], np.cumsum(counts)])

@@ -1,0 +1,204 @@
+"""Paradigms: which morphemes make up each word, and the word's surface form if observed.
+
+Long format (``read_paradigm_tsv``; the format of ``../shared/data/phonology``)::
+
+    # comment
+    <morpheme labels, space-separated, in linear order><TAB><surface IPA>
+
+A surface of ``?`` (or a line with the morphemes only) marks a word to predict.
+
+Wide format (``read_paradigm_csv``): a CSV whose header names one morpheme *template* per
+column, e.g. ``root,R,R PAST,R 3SG``; ``R`` in a template stands for the row's root. An
+optional first column named ``root`` (or ``id``) gives the root label, otherwise roots are
+named R01, R02, ... An empty cell means the word does not exist; ``?`` means predict it.
+
+Every error names the file and line; nothing is silently dropped.
+"""
+
+from __future__ import annotations
+
+import csv
+import unicodedata
+from dataclasses import dataclass
+from typing import Iterable, Optional, Sequence
+
+from strgm.alphabet import Alphabet, segment
+from strgm.errors import InputError
+
+UNKNOWN = "?"
+
+
+@dataclass(frozen=True)
+class ParadigmEntry:
+    morphemes: tuple[str, ...]
+    surface: Optional[str]  # None: unobserved (to predict)
+    line: Optional[int] = None
+
+    @property
+    def key(self) -> str:
+        return " ".join(self.morphemes)
+
+
+@dataclass(frozen=True)
+class Paradigm:
+    """An ordered collection of words; ``source`` names the file they came from."""
+
+    entries: tuple[ParadigmEntry, ...]
+    source: str = "<memory>"
+
+    def __post_init__(self):
+        seen: dict[str, ParadigmEntry] = {}
+        for e in self.entries:
+            if e.key in seen:
+                first = seen[e.key]
+                raise InputError(
+                    f"word {e.key!r} listed twice (first at line {first.line})",
+                    path=self.source, line=e.line)
+            seen[e.key] = e
+
+    @classmethod
+    def from_pairs(cls, pairs: Iterable[tuple[Sequence[str], Optional[str]]],
+                   source: str = "<memory>") -> "Paradigm":
+        return cls(tuple(ParadigmEntry(tuple(m), s, i + 1) for i, (m, s) in enumerate(pairs)),
+                   source)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    @property
+    def morphemes(self) -> list[str]:
+        """Morpheme labels in order of first appearance."""
+        out: dict[str, None] = {}
+        for e in self.entries:
+            for m in e.morphemes:
+                out[m] = None
+        return list(out)
+
+    @property
+    def observed(self) -> list[ParadigmEntry]:
+        return [e for e in self.entries if e.surface is not None]
+
+    def alphabet(self, boundary: Optional[str] = None) -> Alphabet:
+        return Alphabet.from_words((e.surface for e in self.observed), boundary=boundary)
+
+    def with_hidden(self, keys: Iterable[str]) -> "Paradigm":
+        """A new paradigm whose named words are unobserved."""
+        keys = set(keys)
+        unknown = keys - {e.key for e in self.entries}
+        if unknown:
+            raise InputError(f"cannot hide unknown words {sorted(unknown)}", path=self.source)
+        return Paradigm(tuple(ParadigmEntry(e.morphemes, None if e.key in keys else e.surface,
+                                            e.line) for e in self.entries), self.source)
+
+
+def _check_surface(surface: str, path: str, line: int, alphabet: Optional[Alphabet]) -> str:
+    surface = unicodedata.normalize("NFC", surface.strip())
+    for ch in surface:
+        cat = unicodedata.category(ch)
+        if cat.startswith("C") or cat in ("Zl", "Zp") or ch in "\t":
+            raise InputError(f"surface form {surface!r} contains the control character "
+                             f"U+{ord(ch):04X}", path=path, line=line)
+    segs = segment(surface)
+    if not segs:
+        raise InputError("empty surface form (write '?' for a word to predict)",
+                         path=path, line=line)
+    if alphabet is not None:
+        for s in segs:
+            if s not in alphabet:
+                raise InputError(f"unknown symbol {s!r} in surface form {surface!r} "
+                                 f"(alphabet: {' '.join(alphabet.segment_symbols)})",
+                                 path=path, line=line)
+    return surface
+
+
+def _check_morphemes(labels: Sequence[str], path: str, line: int) -> tuple[str, ...]:
+    if not labels:
+        raise InputError("no morpheme labels before the tab", path=path, line=line)
+    for m in labels:
+        if any(unicodedata.category(c).startswith("C") for c in m):
+            raise InputError(f"morpheme label {m!r} contains a control character",
+                             path=path, line=line)
+    if len(set(labels)) != len(labels):
+        raise InputError(f"a morpheme appears twice in one word: {' '.join(labels)}",
+                         path=path, line=line)
+    return tuple(labels)
+
+
+def read_paradigm_tsv(path: str, alphabet: Optional[Alphabet] = None) -> Paradigm:
+    """Read the long paradigm format (module docstring). Raises :class:`InputError` with
+    file:line on malformed lines, and for an empty file."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            lines = fh.read().split("\n")
+    except UnicodeDecodeError as e:
+        raise InputError(f"not UTF-8 text ({e.reason} at byte {e.start})", path=path) from None
+    except OSError as e:
+        raise InputError(f"cannot read file: {e.strerror}", path=path) from None
+    entries = []
+    for i, raw in enumerate(lines, start=1):
+        line = raw.rstrip("\r")
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        parts = line.split("\t")
+        if len(parts) > 2:
+            raise InputError(f"expected '<morphemes><TAB><surface>', found {len(parts)} "
+                             "tab-separated fields", path=path, line=i)
+        morphs = _check_morphemes(parts[0].split(), path, i)
+        surf = parts[1].strip() if len(parts) == 2 else UNKNOWN
+        if surf == UNKNOWN:
+            entries.append(ParadigmEntry(morphs, None, i))
+        else:
+            entries.append(ParadigmEntry(morphs, _check_surface(surf, path, i, alphabet), i))
+    if not entries:
+        raise InputError("no words found (the file is empty or has only comments)",
+                         path=path)
+    return Paradigm(tuple(entries), path)
+
+
+def read_paradigm_csv(path: str, alphabet: Optional[Alphabet] = None,
+                      root_symbol: str = "R") -> Paradigm:
+    """Read the wide paradigm format (module docstring)."""
+    try:
+        with open(path, encoding="utf-8", newline="") as fh:
+            rows = list(csv.reader(fh))
+    except OSError as e:
+        raise InputError(f"cannot read file: {e.strerror}", path=path) from None
+    rows = [(i, r) for i, r in enumerate(rows, start=1)
+            if any(c.strip() for c in r) and not r[0].lstrip().startswith("#")]
+    if not rows:
+        raise InputError("no rows found (the file is empty)", path=path)
+    hline, header = rows[0]
+    header = [h.strip() for h in header]
+    has_id = header[0].lower() in ("root", "id")
+    templates = header[1:] if has_id else header
+    for j, t in enumerate(templates):
+        toks = t.split()
+        if toks.count(root_symbol) != 1:
+            raise InputError(f"column {j + 1 + has_id} template {t!r} must contain the root "
+                             f"symbol {root_symbol!r} exactly once", path=path, line=hline)
+    entries = []
+    for n, (i, r) in enumerate(rows[1:], start=1):
+        cells = [c.strip() for c in r]
+        if len(cells) != len(header):
+            raise InputError(f"expected {len(header)} cells, found {len(cells)}",
+                             path=path, line=i)
+        root = cells[0] if has_id else f"R{n:02d}"
+        if has_id and not root:
+            raise InputError("empty root label", path=path, line=i)
+        for t, cell in zip(templates, cells[1:] if has_id else cells):
+            if not cell:
+                continue
+            morphs = _check_morphemes([root if tok == root_symbol else tok
+                                       for tok in t.split()], path, i)
+            surf = None if cell == UNKNOWN else _check_surface(cell, path, i, alphabet)
+            entries.append(ParadigmEntry(morphs, surf, i))
+    if not entries:
+        raise InputError("no words found", path=path)
+    return Paradigm(tuple(entries), path)
+
+
+def read_paradigm(path: str, alphabet: Optional[Alphabet] = None) -> Paradigm:
+    """Dispatch on the extension: ``.csv`` wide format, anything else the long TSV format."""
+    if path.lower().endswith(".csv"):
+        return read_paradigm_csv(path, alphabet)
+    return read_paradigm_tsv(path, alphabet)

@@ -1,0 +1,208 @@
+"""ENCODE(θ): the deterministic longest-context DFA of a substring feature set (PEP §3.2–3.4,
+ARCHITECTURE §5; Allauzen et al. 2003 style variable-order Markov automaton).
+
+Structure (depends on the feature set W only, cached on the FeatureSet):
+
+* states = contexts C = {ε} ∪ proper prefixes of members of W. C is prefix-closed, i.e. a
+  trie, so "the longest suffix of h·a that is in C" is the Aho–Corasick goto function:
+  goto(h, a) = h·a if h·a ∈ C, else goto(fail(h), a), with fail(h) the longest proper
+  suffix of h in C. The suffixes of h that lie in C are exactly its failure chain
+  h, fail(h), fail²(h), …, ε.
+* the start state is the context BOS if BOS ∈ C, else ε; reading symbol a ∈ Σ in h moves
+  to goto(h, a); the machine is complete (every state has an arc for every symbol).
+
+Weights: the features firing on arc (h, a) are {s·a ∈ W : s in the failure chain of h}
+(every occurrence of w ends at one position, and w[:-1] ∈ C is then a suffix of h), so
+
+    A[h, a] = θ_{h·a} + A[fail(h), a]          (θ_x = 0 for x ∉ W)
+    A[h, $] = θ_{h·EOS} + A[fail(h), $] + θ_{BOS}          (final weight; θ_{BOS} is a
+                                                           constant feature)
+
+computed level by level (O(|C|·(N+1)) numpy work). The arc weight in log64 is −A.
+ENCODE(θ) accepts v with weight exp(θ·f(v)) (PEP eq. 1 unnormalised).
+
+Feature expectations from per-arc expected counts c(h, a) (any distribution over paths):
+E[f_{s·a}] = Σ_{h : s ∈ chain(h)} c(h, a), i.e. the counts accumulated up the failure tree
+from the deepest contexts to the root (reverse BFS), then read at (s, a). O(|C|·(N+1)).
+"""
+
+from __future__ import annotations
+
+import struct
+from functools import cached_property
+
+import numpy as np
+import pynini
+
+from strgm.features.symbols import bos, eos
+
+_HEADER_MAGIC = 2125659606
+_ARC = np.dtype([("ilabel", "<i4"), ("olabel", "<i4"), ("weight", "<f8"),
+                 ("nextstate", "<i4")])
+_STATE = np.dtype([("final", "<f8"), ("narcs", "<i8")])
+# kExpanded | kMutable: nothing else is asserted, OpenFst recomputes properties on demand.
+_PROPS = 0x3
+
+
+def fst_from_arrays(num_states: int, start: int, src, dst, ilabel, olabel, weights,
+                    final) -> pynini.Fst:
+    """A log64 VectorFst from numpy arrays via OpenFst's binary format (no per-arc Python).
+
+    Weights are −log values; ``final`` has one entry per state (``inf`` = not final).
+    O(|Q| + |E|) numpy work plus one deserialisation.
+    """
+    src = np.asarray(src, dtype=np.int64)
+    order = np.argsort(src, kind="stable")
+    m = src.shape[0]
+    arcs = np.empty(m, dtype=_ARC)
+    arcs["ilabel"] = np.asarray(ilabel)[order]
+    arcs["olabel"] = np.asarray(olabel)[order]
+    arcs["weight"] = np.asarray(weights, dtype=np.float64)[order]
+    arcs["nextstate"] = np.asarray(dst)[order]
+    counts = np.bincount(src, minlength=num_states).astype(np.int64)
+    states = np.empty(num_states, dtype=_STATE)
+    states["final"] = np.asarray(final, dtype=np.float64)
+    states["narcs"] = counts
+    sizes = _STATE.itemsize + _ARC.itemsize * counts
+    offs = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    body = np.zeros(int(sizes.sum()), dtype=np.uint8)
+    body[offs[:, None] + np.arange(_STATE.itemsize)] = \
+        states.view(np.uint8).reshape(num_states, _STATE.itemsize)
+    if m:
+        first = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        srt = src[order]
+        aoff = offs[srt] + _STATE.itemsize + _ARC.itemsize * (np.arange(m) - first[srt])
+        body[aoff[:, None] + np.arange(_ARC.itemsize)] = \
+            arcs.view(np.uint8).reshape(m, _ARC.itemsize)
+    head = struct.pack("<i", _HEADER_MAGIC)
+    for s in (b"vector", b"log64"):
+        head += struct.pack("<i", len(s)) + s
+    head += struct.pack("<iiQqqq", 2, 0, _PROPS, start, num_states, m)
+    return pynini.Fst.read_from_string(head + body.tobytes())
+
+
+class FeatureDFA:
+    """The ENCODE structure of a :class:`~strgm.features.theta.FeatureSet` (see module doc).
+
+    Attributes: ``contexts`` (tuple per state), ``depth``, ``fail``, ``goto`` (|C| × N,
+    column a-1 for label a), ``start``, ``feat_node``/``feat_col`` (feature i = context
+    ``feat_node[i]`` followed by column ``feat_col[i]``; column N is EOS; ``feat_node = -1``
+    marks the constant feature (BOS,)).
+    """
+
+    def __init__(self, features):
+        self.features = features
+        n = self.num_labels = features.num_labels
+        b = bos(n)
+        ctx = {()}
+        for w in features.features:
+            for k in range(1, len(w)):
+                ctx.add(w[:k])
+        contexts = sorted(ctx, key=lambda c: (len(c), c))
+        self.contexts = tuple(contexts)
+        index = {c: i for i, c in enumerate(contexts)}
+        self.context_index = index
+        nc = len(contexts)
+        depth = np.array([len(c) for c in contexts], dtype=np.int64)
+        fail = np.zeros(nc, dtype=np.int64)
+        goto = np.zeros((nc, n), dtype=np.int64)
+        children: dict[int, list[tuple[int, int]]] = {}
+        for i, c in enumerate(contexts[1:], start=1):
+            children.setdefault(index[c[:-1]], []).append((c[-1], i))
+        for h in range(nc):
+            if h:
+                goto[h] = goto[fail[h]]
+            for a, c in children.get(h, ()):
+                if a != b:
+                    goto[h, a - 1] = c
+                # fail(h·a) = goto(fail(h), a); root's children fail to the root.
+                fail[c] = 0 if (h == 0 or a == b) else goto[fail[h], a - 1]
+        self.depth, self.fail, self.goto = depth, fail, goto
+        self.start = index.get((b,), 0)
+        self.levels = [np.flatnonzero(depth == d) for d in range(1, int(depth.max()) + 1)]
+        fn = np.empty(len(features), dtype=np.int64)
+        fc = np.empty(len(features), dtype=np.int64)
+        e = eos(n)
+        for i, w in enumerate(features.features):
+            if w == (b,):
+                fn[i], fc[i] = -1, n
+            else:
+                fn[i] = index[w[:-1]]
+                fc[i] = n if w[-1] == e else w[-1] - 1
+        self.feat_node, self.feat_col = fn, fc
+        self._const = np.flatnonzero(fn < 0)
+
+    @property
+    def num_states(self) -> int:
+        return len(self.contexts)
+
+    @property
+    def num_arcs(self) -> int:
+        """Ordinary arcs of ENCODE (|C|·N), the size measure of eq. (8)."""
+        return self.num_states * self.num_labels
+
+    # --- weights ---------------------------------------------------------------------
+    def arc_logweights(self, values: np.ndarray) -> np.ndarray:
+        """A (|C| × (N+1)): log weight of every arc (column N = final weight)."""
+        values = np.asarray(values, dtype=np.float64)
+        t = np.zeros((self.num_states, self.num_labels + 1))
+        ok = self.feat_node >= 0
+        t[self.feat_node[ok], self.feat_col[ok]] = values[ok]
+        a = t
+        for lev in self.levels:
+            a[lev] += a[self.fail[lev]]
+        if self._const.size:
+            a[:, -1] += values[self._const].sum()
+        return a
+
+    def accumulate(self, arc_counts: np.ndarray) -> np.ndarray:
+        """Feature expectations E[f] from per-arc expected counts (|C| × (N+1))."""
+        s = np.array(arc_counts, dtype=np.float64, copy=True)
+        for lev in reversed(self.levels):
+            np.add.at(s, self.fail[lev], s[lev])
+        out = np.empty(len(self.features))
+        ok = self.feat_node >= 0
+        out[ok] = s[self.feat_node[ok], self.feat_col[ok]]
+        out[~ok] = arc_counts[:, -1].sum()
+        return out
+
+    # --- automata ----------------------------------------------------------------------
+    @cached_property
+    def _arc_arrays(self):
+        nc, n = self.num_states, self.num_labels
+        src = np.repeat(np.arange(nc), n)
+        lab = np.tile(np.arange(1, n + 1), nc)
+        dst = self.goto.reshape(-1)
+        return src, lab, dst
+
+    def encode(self, values: np.ndarray) -> pynini.Fst:
+        """ENCODE(θ) as a complete deterministic log64 acceptor (|C| states, |C|·N arcs)."""
+        a = self.arc_logweights(values)
+        src, lab, dst = self._arc_arrays
+        f = fst_from_arrays(self.num_states, self.start, src, dst, lab, lab,
+                            -a[:, :-1].reshape(-1), -a[:, -1])
+        return f
+
+    def counting_transducer(self, values=None) -> pynini.Fst:
+        """Reads v·EOS (EOS = label N+2), writes the id+1 of every DFA arc it takes.
+
+        Arc (h, a) has id h·(N+1) + (a−1), the final "arc" (h, EOS) id h·(N+1) + N. With
+        ``values`` the arcs carry ENCODE(θ)'s weights (so composing with p gives
+        p ⊙ ENCODE(θ) with arc provenance); without, weight 1.
+        """
+        nc, n = self.num_states, self.num_labels
+        src, lab, dst = self._arc_arrays
+        if values is None:
+            a = np.zeros((nc, n + 1))
+        else:
+            a = self.arc_logweights(values)
+        ids = np.arange(nc * (n + 1)).reshape(nc, n + 1)
+        sink = nc
+        s_all = np.concatenate([src, np.arange(nc)])
+        d_all = np.concatenate([dst, np.full(nc, sink)])
+        il = np.concatenate([lab, np.full(nc, eos(n))])
+        ol = np.concatenate([ids[:, :-1].reshape(-1), ids[:, -1]]) + 1
+        w = np.concatenate([-a[:, :-1].reshape(-1), -a[:, -1]])
+        final = np.full(nc + 1, np.inf)
+        final[sink] = 0.0
+        return fst_from_arrays(nc + 1, self.start, s_all, d_all, il, ol, w, final)

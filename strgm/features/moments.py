@@ -1,0 +1,162 @@
+"""Moments of n-gram features: under q_θ by linear solves, under any WFSA by composition.
+
+q side (ARCHITECTURE §5). Let P[h, h'] = Σ_{a: goto(h,a)=h'} e^{A[h,a]} be the weighted
+transition matrix of ENCODE(θ) restricted to the states reachable from the start s, and
+φ[h] = e^{A[h,$]}. Then
+
+    Z_θ = e_sᵀ (I − P)⁻¹ φ,   finite  ⟺  ρ(P) < 1  ⟺  (I − P) x = 1 has a solution x ≥ 1
+
+(the last equivalence as in :mod:`strgm.wfsa.measure`). With β = (I − P)⁻¹ φ (backward)
+and α = (I − P)⁻ᵀ e_s (forward), the expected arc counts under q_θ are
+c(h, a) = α_h e^{A[h,a]} β_{goto(h,a)} / Z and c(h, $) = α_h φ_h / Z, and E_q[f] follows by
+accumulating them up the failure tree (:meth:`FeatureDFA.accumulate`). One sparse LU of
+size |C| serves all three solves: O(LU(|C|)) + O(|C|·N).
+
+p side (PEP §6 "closed form", Li et al. 2009 fn. 9): for an arbitrary, possibly cyclic
+WFSA p, compose p·EOS with the counting transducer of the feature DFA (output labels =
+DFA arc ids), run forward–backward (:func:`strgm.wfsa.expected_arc_counts`), sum the arc
+posteriors per DFA arc id and accumulate. Optionally the transducer carries ENCODE(θ)'s
+weights, which yields the moments of p ⊙ ENCODE(θ) (EP's p̂_V, eq. 5) in the same pass.
+Cost O(|p ∘ DFA|) plus the forward–backward on it.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+import pynini
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+from scipy.sparse.csgraph import breadth_first_order
+
+from strgm.errors import DivergenceError, InconsistentEvidenceError
+from strgm.features.symbols import eos
+from strgm.features.theta import FeatureSet, Theta
+from strgm.wfsa.construct import string_acceptor
+from strgm.wfsa.core import compose
+from strgm.wfsa.expectations import expected_arc_counts
+
+#: exp() of larger log weights would overflow the linear solves.
+_MAX_LOG = 600.0
+
+
+@dataclass(frozen=True)
+class Moments:
+    """log Z, feature expectations (over ``features``) and per-arc counts (|C| × (N+1))."""
+
+    features: FeatureSet
+    log_z: float
+    expectations: np.ndarray
+    arc_counts: np.ndarray
+
+
+def _as_values(theta: Theta, features: Optional[FeatureSet]) -> tuple[FeatureSet, np.ndarray]:
+    if features is None:
+        return theta.features, theta.values
+    return features, theta.align(features).values
+
+
+def q_moments(theta: Theta, features: Optional[FeatureSet] = None,
+              what: str = "q_theta") -> Moments:
+    """log Z_θ and E_{q_θ}[f] (f over ``features`` ⊇ support(θ), default θ's own set).
+
+    Raises :class:`DivergenceError` when Z_θ = ∞ (spectral radius ≥ 1).
+    """
+    fs, vals = _as_values(theta, features)
+    dfa = fs.dfa
+    a = dfa.arc_logweights(vals)
+    if a.max() > _MAX_LOG:
+        raise DivergenceError(f"{what}: a log weight {a.max():.3g} is too large to "
+                              "normalise (θ has exploded)")
+    nc, n = dfa.num_states, dfa.num_labels
+    ea = np.exp(a)
+    src = np.repeat(np.arange(nc), n)
+    dst = dfa.goto.reshape(-1)
+    p = sp.csr_matrix((ea[:, :-1].reshape(-1), (src, dst)), shape=(nc, nc))
+    reach = np.sort(breadth_first_order(p, dfa.start, directed=True,
+                                        return_predecessors=False))
+    pos = np.full(nc, -1)
+    pos[reach] = np.arange(len(reach))
+    pr = p[reach][:, reach]
+    m = (sp.identity(len(reach), format="csc") - pr.tocsc()).tocsc()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            lu = spla.splu(m)
+            x = lu.solve(np.ones(len(reach)))
+        except RuntimeError:
+            x = None
+    if x is None or not np.all(np.isfinite(x)) or x.min() < 1.0 - 1e-9:
+        raise DivergenceError(
+            f"{what} is not normalisable: its weighted transition matrix has spectral "
+            "radius >= 1 (Z_theta = infinity)")
+    phi = ea[reach, -1]
+    beta = lu.solve(phi)
+    s = pos[dfa.start]
+    e_s = np.zeros(len(reach))
+    e_s[s] = 1.0
+    alpha = lu.solve(e_s, trans="T")
+    z = beta[s]
+    if not z > 0:
+        raise InconsistentEvidenceError(f"{what} gives every string weight zero")
+    beta_full = np.zeros(nc)
+    beta_full[reach] = beta
+    alpha_full = np.zeros(nc)
+    alpha_full[reach] = np.maximum(alpha, 0.0)
+    counts = np.empty((nc, n + 1))
+    counts[:, :-1] = alpha_full[:, None] * ea[:, :-1] * beta_full[dfa.goto] / z
+    counts[:, -1] = alpha_full * ea[:, -1] / z
+    return Moments(fs, float(np.log(z)), dfa.accumulate(counts), counts)
+
+
+def log_partition_theta(theta: Theta) -> float:
+    """log Z_θ (raises DivergenceError when infinite)."""
+    return q_moments(theta).log_z
+
+
+def is_normalisable(theta: Theta) -> bool:
+    try:
+        q_moments(theta)
+        return True
+    except DivergenceError:
+        return False
+
+
+def _with_eos(p: pynini.Fst, num_labels: int) -> pynini.Fst:
+    return pynini.concat(pynini.project(p.copy(), "output"),
+                         string_acceptor((eos(num_labels),)))
+
+
+def p_moments(p: pynini.Fst, features: FeatureSet, theta: Optional[Theta] = None,
+              what: str = "automaton") -> Moments:
+    """Expected counts E_{p̃}[f_w] of every w ∈ ``features`` under p̃ ∝ p ⊙ ENCODE(θ)
+    (p̃ ∝ p without θ). ``log_z`` is log Σ_v p(v)·exp(θ·f(v)).
+
+    ``p`` is any log64 acceptor over labels 1..N (cyclic or not). Raises
+    :class:`DivergenceError` if the total weight is infinite and
+    :class:`InconsistentEvidenceError` if it is zero.
+    """
+    dfa = features.dfa
+    n = features.num_labels
+    vals = None if theta is None else theta.align(features).values
+    comp = compose(_with_eos(p, n), dfa.counting_transducer(vals))
+    if comp.num_states() == 0 or comp.start() < 0:
+        raise InconsistentEvidenceError(f"{what} accepts no string")
+    try:
+        post = expected_arc_counts(comp, what=what)
+    except ValueError as e:
+        raise InconsistentEvidenceError(f"{what}: {e}") from None
+    ol = post.table.olabel
+    ok = ol > 0
+    nc = dfa.num_states
+    counts = np.bincount(ol[ok] - 1, weights=post.arc_counts[ok],
+                         minlength=nc * (n + 1)).reshape(nc, n + 1)
+    return Moments(features, post.log_z, dfa.accumulate(counts), counts)
+
+
+def encode(theta: Theta) -> pynini.Fst:
+    """ENCODE(θ): accepts v with weight exp(θ·f(v)) (a complete DFA, log64)."""
+    return theta.features.dfa.encode(theta.values)

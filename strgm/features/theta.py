@@ -1,0 +1,222 @@
+"""Sparse θ vectors keyed by feature substrings (PEP eq. 1, §3.2).
+
+``FeatureSet`` is an immutable, canonically ordered set of feature strings W (with a
+position index and a prefix trie); ``Theta`` is a value vector over a FeatureSet, i.e. the
+sparse map w ↦ θ_w with support ⊆ W (absent features have weight 0).
+
+Vectors on the *same* FeatureSet combine with numpy arithmetic (fixed-order EP keeps every
+message on one set); vectors on different sets are first aligned to the union of their
+sets (O(|W₁| + |W₂|) dictionary work). log q_θ(v) = θ·f(v) − log Z_θ, so adding vectors
+multiplies the distributions (q_{θ₁+θ₂} ∝ q_{θ₁}·q_{θ₂}).
+
+Zero probabilities are represented by the finite weight ``LOG_FLOOR`` (≈ e^-40) instead
+of −∞, so that EP's subtraction θ_{V→F} = θ_V − θ_{F→V} never meets −∞ − (−∞) (PEP
+footnote 4) and arithmetic stays exact.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Iterable, Mapping, Optional
+
+import numpy as np
+
+from strgm.errors import InputError
+from strgm.features.symbols import Feature, check_feature, describe, feature_key
+
+#: log of a "zero" probability (finite so that θ arithmetic never produces NaN).
+LOG_FLOOR = -40.0
+
+
+class FeatureSet:
+    """An immutable set of feature strings in canonical order (length, then labels)."""
+
+    __slots__ = ("num_labels", "features", "index", "_hash", "__dict__")
+
+    def __init__(self, features: Iterable[Feature], num_labels: int, _checked: bool = False):
+        self.num_labels = int(num_labels)
+        if _checked:
+            feats = tuple(features)
+        else:
+            feats = tuple(sorted({check_feature(w, num_labels) for w in features},
+                                 key=feature_key))
+        self.features: tuple[Feature, ...] = feats
+        self.index: dict[Feature, int] = {w: i for i, w in enumerate(feats)}
+        self._hash = hash((self.num_labels, feats))
+
+    def __len__(self) -> int:
+        return len(self.features)
+
+    def __iter__(self):
+        return iter(self.features)
+
+    def __contains__(self, w) -> bool:
+        return tuple(w) in self.index
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, FeatureSet) and (self is other or (
+            self._hash == other._hash and self.num_labels == other.num_labels
+            and self.features == other.features))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __repr__(self) -> str:
+        return f"FeatureSet({len(self)} features, N={self.num_labels})"
+
+    def union(self, other: "FeatureSet") -> "FeatureSet":
+        if other is self or other == self:
+            return self
+        if self.num_labels != other.num_labels:
+            raise InputError("cannot combine feature sets over different alphabets")
+        if all(w in self.index for w in other.features):
+            return self
+        if all(w in other.index for w in self.features):
+            return other
+        merged = sorted(set(self.features) | set(other.features), key=feature_key)
+        return FeatureSet(merged, self.num_labels, _checked=True)
+
+    def with_features(self, extra: Iterable[Feature]) -> "FeatureSet":
+        extra = [check_feature(w, self.num_labels) for w in extra]
+        new = [w for w in extra if w not in self.index]
+        if not new:
+            return self
+        return FeatureSet(sorted(set(self.features) | set(new), key=feature_key),
+                          self.num_labels, _checked=True)
+
+    @cached_property
+    def lengths(self) -> np.ndarray:
+        return np.array([len(w) for w in self.features], dtype=np.int64)
+
+    @cached_property
+    def dfa(self):
+        """The ENCODE structure (contexts, transitions, feature map) of this set; cached."""
+        from strgm.features.dfa import FeatureDFA
+
+        return FeatureDFA(self)
+
+    @cached_property
+    def prefixes(self) -> tuple[Feature, ...]:
+        """All non-empty prefixes u of members (the groups of eq. 9, minus the root)."""
+        out = set()
+        for w in self.features:
+            for k in range(1, len(w) + 1):
+                out.add(w[:k])
+        return tuple(sorted(out, key=feature_key))
+
+
+class Theta:
+    """θ: a float vector over a :class:`FeatureSet` (a new object after every operation).
+
+    >>> fs = FeatureSet([(1,), (2,), (1, 2)], num_labels=2)
+    >>> t = Theta(fs, [0.5, -1.0, 2.0])
+    >>> (t + t)[(1, 2)], t.get((2, 1))
+    (4.0, 0.0)
+    """
+
+    __slots__ = ("features", "values")
+
+    def __init__(self, features: FeatureSet, values=None):
+        self.features = features
+        if values is None:
+            self.values = np.zeros(len(features))
+        else:
+            v = np.array(values, dtype=np.float64)
+            if v.shape != (len(features),):
+                raise InputError(f"theta has {v.shape} values for {len(features)} features")
+            if not np.all(np.isfinite(v)):
+                raise InputError("theta values must be finite (use LOG_FLOOR for log 0)")
+            self.values = v
+
+    # --- construction ------------------------------------------------------------
+    @classmethod
+    def zeros(cls, features: FeatureSet) -> "Theta":
+        return cls(features)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[Feature, float], num_labels: int) -> "Theta":
+        fs = FeatureSet(d.keys(), num_labels)
+        dd = {tuple(k): v for k, v in d.items()}
+        return cls(fs, [dd[w] for w in fs.features])
+
+    @property
+    def num_labels(self) -> int:
+        return self.features.num_labels
+
+    # --- access ------------------------------------------------------------------
+    def __getitem__(self, w) -> float:
+        return float(self.values[self.features.index[tuple(w)]])
+
+    def get(self, w, default: float = 0.0) -> float:
+        i = self.features.index.get(tuple(w))
+        return default if i is None else float(self.values[i])
+
+    def to_dict(self, nonzero: bool = True) -> dict[Feature, float]:
+        return {w: float(x) for w, x in zip(self.features.features, self.values)
+                if x != 0.0 or not nonzero}
+
+    def __len__(self) -> int:
+        return len(self.features)
+
+    @property
+    def nnz(self) -> int:
+        return int(np.count_nonzero(self.values))
+
+    def __repr__(self) -> str:
+        top = sorted(self.to_dict().items(), key=lambda kv: -abs(kv[1]))[:4]
+        s = ", ".join(f"{describe(w)}:{x:+.3g}" for w, x in top)
+        return f"Theta({self.nnz}/{len(self)} nonzero; {s}{', ...' if self.nnz > 4 else ''})"
+
+    # --- alignment and arithmetic ------------------------------------------------
+    def align(self, features: FeatureSet, strict: bool = True) -> "Theta":
+        """The same vector on ``features`` (absent entries 0). With ``strict``, a nonzero
+        weight on a feature outside ``features`` raises ``InputError``."""
+        if features is self.features or features == self.features:
+            return Theta(features, self.values) if features is not self.features else self
+        out = np.zeros(len(features))
+        idx = features.index
+        for w, x in zip(self.features.features, self.values.tolist()):
+            j = idx.get(w)
+            if j is None:
+                if strict and x != 0.0:
+                    raise InputError(f"feature {w} with weight {x} is not in the target set")
+            else:
+                out[j] = x
+        return Theta(features, out)
+
+    def _binary(self, other: "Theta", op) -> "Theta":
+        if other.features is self.features or other.features == self.features:
+            return Theta(self.features, op(self.values, other.values))
+        fs = self.features.union(other.features)
+        return Theta(fs, op(self.align(fs).values, other.align(fs).values))
+
+    def __add__(self, other: "Theta") -> "Theta":
+        return self._binary(other, np.add)
+
+    def __sub__(self, other: "Theta") -> "Theta":
+        return self._binary(other, np.subtract)
+
+    def __mul__(self, c: float) -> "Theta":
+        return Theta(self.features, self.values * float(c))
+
+    __rmul__ = __mul__
+
+    def __neg__(self) -> "Theta":
+        return Theta(self.features, -self.values)
+
+    def dot(self, expectations: np.ndarray) -> float:
+        return float(self.values @ expectations)
+
+    def restrict(self, keep: Optional[np.ndarray] = None, tol: float = 0.0) -> "Theta":
+        """Drop features (default: those with |θ_w| ≤ tol); a new, smaller FeatureSet."""
+        if keep is None:
+            keep = np.abs(self.values) > tol
+        keep = np.asarray(keep, dtype=bool)
+        if keep.all():
+            return self
+        feats = [w for w, k in zip(self.features.features, keep) if k]
+        return Theta(FeatureSet(feats, self.num_labels, _checked=True), self.values[keep])
+
+    def allclose(self, other: "Theta", atol: float = 1e-8) -> bool:
+        fs = self.features.union(other.features)
+        return bool(np.allclose(self.align(fs).values, other.align(fs).values, atol=atol))

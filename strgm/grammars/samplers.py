@@ -1,0 +1,394 @@
+"""MCMC for Bayesian PCFGs (Johnson, Griffiths & Goldwater 2007): numpyro-style kernels.
+
+Model: θ_A ~ Dir(α_A) for every nonterminal A, t_i ~ PCFG(θ) conditioned on yield w_i.
+
+* :class:`GibbsPCFG` — blocked Gibbs over (t, θ): θ_A | t ~ Dir(f_A(t) + α_A), then every
+  t_i | w_i, θ drawn exactly from the inside chart (top-down sampling; sentences batched by
+  length).  Cost per sweep: one inside pass over the corpus.
+* :class:`CollapsedMH` — θ integrated out, P(t | α) = Π_A B(f_A(t) + α_A) / B(α_A).  For
+  each sentence i (random order per sweep): proposal t'_i ~ P(t | w_i, θ̃) with
+  θ̃_r = (f_r(t₋ᵢ) + α_r) / Σ_{r'∈R_A}(f_r'(t₋ᵢ) + α_r'), accepted with probability
+  min{1, P(t'_i | t₋ᵢ, α) P(t_i | w_i, θ̃) / (P(t_i | t₋ᵢ, α) P(t'_i | w_i, θ̃))}, where the
+  collapsed ratio is a ratio of Γ functions (computed with log-Γ over touched rules only)
+  and the proposal's partition functions cancel.  Cost per sentence: one inside pass.
+
+Both follow the kernel protocol ``state = kernel.init(seed)``, ``state = kernel.sample(state)``
+(one sweep, returns a new state; the input state is not modified), with the whole chain
+state — trees, counts, θ, α, RNG state, acceptance counters, running averages — in a
+:class:`SamplerState` that can be saved to / loaded from JSON or ``.npz``.  :func:`run`
+adds burn-in, thinning, Rao–Blackwellised averaging of E[θ | t, α], traces, progress and
+periodic checkpoints.  Optional α resampling: one shared α, slice-sampled on log α under a
+Gamma(1, 1) prior from P(t | α) (θ collapsed), valid inside both samplers.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from scipy.special import gammaln
+
+from strgm.errors import InputError
+from strgm.grammars.cfg import Grammar, compile_grammar, normalise_per_lhs
+from strgm.grammars.chart import batches_by_length, corpus_inside_outside, inside
+from strgm.grammars.evaluation import bits_per_token, heldout_perplexity, rules_above
+
+__all__ = ["SamplerState", "GibbsPCFG", "CollapsedMH", "run", "RunResult", "sample_dirichlet",
+           "collapsed_log_prob", "generate"]
+
+
+def sample_dirichlet(rng, a, lhs, n_lhs):
+    """θ_A ~ Dir(a_A) for every A, stable for tiny a via log G = log G(a+1) + log U / a."""
+    a = np.asarray(a, dtype=float)
+    lg = np.log(rng.gamma(a + 1.0)) + np.log(rng.random(len(a))) / a
+    mx = np.full(n_lhs, -np.inf)
+    np.maximum.at(mx, lhs, lg)
+    return normalise_per_lhs(np.exp(lg - mx[lhs]), lhs, n_lhs)
+
+
+def collapsed_log_prob(counts, alpha, lhs, n_lhs) -> float:
+    """log P(t | α) = Σ_A [log B(f_A + α_A) − log B(α_A)],  log B(x) = Σ log Γ(x_r) − log Γ(Σ x_r)."""
+    f = np.asarray(counts, dtype=float)
+    tot_fa = np.bincount(lhs, weights=f + alpha, minlength=n_lhs)
+    tot_a = np.bincount(lhs, weights=alpha, minlength=n_lhs)
+    return float(gammaln(f + alpha).sum() - gammaln(alpha).sum()
+                 - gammaln(tot_fa).sum() + gammaln(tot_a).sum())
+
+
+def generate(grammar: Grammar, theta, rng, max_nodes: int = 10000):
+    """Draw a tree top-down from the PCFG θ (user rules); returns (tree, rule ids)."""
+    by = {}
+    for i, r in enumerate(grammar.rules):
+        by.setdefault(r.lhs, []).append(i)
+    by = {k: np.array(v) for k, v in by.items()}
+    rules: list = []
+
+    def go(x):
+        if len(rules) > max_nodes:
+            raise RuntimeError("generated tree exceeds max_nodes (is the PCFG supercritical?)")
+        ids = by[x]
+        p = theta[ids] / theta[ids].sum()
+        r = int(ids[rng.choice(len(ids), p=p)])
+        rules.append(r)
+        return (x,) + tuple(go(c) if c in grammar.nt_index else c for c in grammar.rules[r].rhs)
+    return go(grammar.start), rules
+
+
+@dataclass
+class SamplerState:
+    """Complete state of a chain (see module docstring).  ``trees[i]`` is the tuple of user
+    rule ids of t_i in preorder (its leftmost derivation), or None for an unparsable
+    sentence."""
+
+    kind: str
+    iteration: int
+    trees: list
+    counts: np.ndarray
+    alpha: np.ndarray
+    theta: np.ndarray | None
+    rng_state: dict
+    accepted: int = 0
+    proposed: int = 0
+    sum_theta: np.ndarray | None = None
+    n_avg: int = 0
+    fingerprint: str = ""
+    last_accept: float = float("nan")
+
+    def rng(self) -> np.random.Generator:
+        g = np.random.Generator(np.random.PCG64())
+        g.bit_generator.state = self.rng_state
+        return g
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "iteration": self.iteration,
+                "trees": [None if t is None else list(map(int, t)) for t in self.trees],
+                "counts": self.counts.tolist(), "alpha": self.alpha.tolist(),
+                "theta": None if self.theta is None else self.theta.tolist(),
+                "rng_state": self.rng_state, "accepted": self.accepted,
+                "proposed": self.proposed,
+                "sum_theta": None if self.sum_theta is None else self.sum_theta.tolist(),
+                "n_avg": self.n_avg, "fingerprint": self.fingerprint,
+                "last_accept": self.last_accept}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "SamplerState":
+        arr = lambda x: None if x is None else np.asarray(x, dtype=float)
+        return cls(kind=d["kind"], iteration=int(d["iteration"]),
+                   trees=[None if t is None else tuple(t) for t in d["trees"]],
+                   counts=arr(d["counts"]), alpha=arr(d["alpha"]), theta=arr(d["theta"]),
+                   rng_state=d["rng_state"], accepted=int(d["accepted"]),
+                   proposed=int(d["proposed"]), sum_theta=arr(d["sum_theta"]),
+                   n_avg=int(d["n_avg"]), fingerprint=d.get("fingerprint", ""),
+                   last_accept=float(d.get("last_accept", float("nan"))))
+
+    def save(self, path) -> None:
+        """Write a checkpoint: JSON, or ``.npz`` (the same dictionary, JSON-encoded)."""
+        p = Path(path)
+        d = self.to_dict()
+        if p.suffix == ".npz":
+            np.savez_compressed(p, state=np.frombuffer(json.dumps(d).encode(), dtype=np.uint8))
+        else:
+            tmp = p.with_suffix(p.suffix + ".tmp")
+            tmp.write_text(json.dumps(d))
+            tmp.replace(p)
+
+    @classmethod
+    def load(cls, path) -> "SamplerState":
+        p = Path(path)
+        try:
+            if p.suffix == ".npz":
+                with np.load(p) as z:
+                    d = json.loads(z["state"].tobytes().decode())
+            else:
+                d = json.loads(p.read_text())
+            return cls.from_dict(d)
+        except (OSError, ValueError, KeyError) as e:
+            raise InputError(f"cannot read sampler checkpoint: {e}", str(p)) from None
+
+
+class _Kernel:
+    kind = "?"
+
+    def __init__(self, grammar: Grammar, corpus, alpha=None, resample_alpha: bool = False,
+                 compiled=None, batch_size: int = 64):
+        self.grammar = grammar
+        self.cg = compiled if compiled is not None else compile_grammar(grammar)
+        self.corpus = [tuple(s) for s in corpus]
+        self.alpha0 = grammar.pseudocounts(alpha)
+        self.resample_alpha = resample_alpha
+        self.lhs, self.n_lhs = grammar.lhs_index, grammar.n_lhs
+        self.nR = len(grammar.rules)
+        self.batch_size = batch_size
+        h = hashlib.sha1()
+        for r in grammar.rules:
+            h.update(f"{r.lhs}>{' '.join(r.rhs)}\n".encode())
+        for s in self.corpus:
+            h.update((" ".join(s) + "\n").encode())
+        self.fingerprint = h.hexdigest()
+
+    def _f(self, tree):
+        return np.bincount(np.asarray(tree, dtype=np.int64), minlength=self.nR).astype(float)
+
+    def _sample_trees(self, theta, rng, idx=None):
+        """t_i ~ P(t | w_i, θ) for sentences ``idx`` (batched by length)."""
+        idx = range(len(self.corpus)) if idx is None else idx
+        out = {}
+        sents = [self.corpus[i] for i in idx]
+        for b in batches_by_length(sents, self.batch_size):
+            ch = inside(self.cg, [sents[j] for j in b], theta)
+            for j, draws in zip(b, ch.sample(rng, 1)):
+                out[idx[j]] = None if draws is None else tuple(draws[0][1])
+        return out
+
+    def init(self, seed=0, theta0=None) -> SamplerState:
+        """Initial trees drawn from P(t | w, θ0) (default: the grammar's probabilities)."""
+        rng = np.random.default_rng(seed)
+        theta = self.grammar.probabilities() if theta0 is None else np.asarray(theta0, float)
+        got = self._sample_trees(theta, rng, list(range(len(self.corpus))))
+        trees = [got[i] for i in range(len(self.corpus))]
+        counts = np.zeros(self.nR)
+        for t in trees:
+            if t is not None:
+                counts += self._f(t)
+        return SamplerState(self.kind, 0, trees, counts, self.alpha0.copy(),
+                            theta.copy() if self.kind == "gibbs" else None,
+                            rng.bit_generator.state, fingerprint=self.fingerprint)
+
+    def check(self, state: SamplerState):
+        if state.fingerprint and state.fingerprint != self.fingerprint:
+            raise InputError("checkpoint was made with a different grammar or corpus")
+        if state.kind != self.kind:
+            raise InputError(f"checkpoint is for a {state.kind} sampler, not {self.kind}")
+
+    def _resample_alpha(self, counts, alpha, rng, steps: int = 3):
+        """Slice sampling of one shared α on x = log α, prior α ~ Gamma(1, 1)."""
+        a = float(np.exp(np.mean(np.log(alpha))))
+
+        def logp(x):
+            al = np.full(self.nR, math.exp(x))
+            return collapsed_log_prob(counts, al, self.lhs, self.n_lhs) - math.exp(x) + x
+
+        x = math.log(a)
+        for _ in range(steps):
+            y = logp(x) + math.log(rng.random())
+            lo = x - rng.random()
+            hi = lo + 1.0
+            while logp(lo) > y and lo > -30:
+                lo -= 1.0
+            while logp(hi) > y and hi < 10:
+                hi += 1.0
+            while True:
+                x1 = lo + rng.random() * (hi - lo)
+                if logp(x1) > y:
+                    x = x1
+                    break
+                if x1 < x:
+                    lo = x1
+                else:
+                    hi = x1
+        return np.full(self.nR, math.exp(x))
+
+    def posterior_mean(self, state) -> np.ndarray:
+        return normalise_per_lhs(state.counts + state.alpha, self.lhs, self.n_lhs)
+
+
+class GibbsPCFG(_Kernel):
+    """Blocked Gibbs sampler over (t, θ) (JGG07 "A Gibbs sampler for t and θ")."""
+
+    kind = "gibbs"
+
+    def sample(self, state: SamplerState) -> SamplerState:
+        self.check(state)
+        rng = state.rng()
+        alpha = state.alpha
+        if self.resample_alpha:
+            alpha = self._resample_alpha(state.counts, alpha, rng)
+        theta = sample_dirichlet(rng, state.counts + alpha, self.lhs, self.n_lhs)
+        got = self._sample_trees(theta, rng)
+        trees = [got[i] if got[i] is not None else state.trees[i] for i in range(len(self.corpus))]
+        counts = np.zeros(self.nR)
+        for t in trees:
+            if t is not None:
+                counts += self._f(t)
+        new = copy.copy(state)
+        new.iteration, new.trees, new.counts, new.theta = state.iteration + 1, trees, counts, theta
+        new.alpha, new.rng_state = alpha, rng.bit_generator.state
+        return new
+
+
+class CollapsedMH(_Kernel):
+    """Metropolis–Hastings collapsed sampler (JGG07), proposal θ̃ = E[θ | t₋ᵢ, α].
+
+    ``accept_all=True`` skips the correction (every proposal accepted): an approximate
+    sampler, kept for comparison (Wang & Blunsom 2013 §3.3 observe acceptance ≈ 100%)."""
+
+    kind = "mh"
+
+    def __init__(self, *a, accept_all: bool = False, **kw):
+        super().__init__(*a, **kw)
+        self.accept_all = accept_all
+
+    def sample(self, state: SamplerState) -> SamplerState:
+        self.check(state)
+        rng = state.rng()
+        lhs, nl = self.lhs, self.n_lhs
+        alpha = state.alpha
+        if self.resample_alpha:
+            alpha = self._resample_alpha(state.counts, alpha, rng)
+        F = state.counts.copy()
+        trees = list(state.trees)
+        tot = np.bincount(lhs, weights=F + alpha, minlength=nl)
+        acc = prop = 0
+        for i in rng.permutation(len(self.corpus)):
+            t = trees[i]
+            if t is None:
+                continue
+            f = self._f(t)
+            Fm = F - f
+            totm = tot - np.bincount(lhs, weights=f, minlength=nl)
+            th = (Fm + alpha) / totm[lhs]
+            draws = inside(self.cg, [self.corpus[i]], th).sample(rng, 1)[0]
+            if draws is None:  # cannot happen with α > 0; keep the current tree
+                continue
+            t2 = tuple(draws[0][1])
+            prop += 1
+            if t2 == t:
+                acc += 1
+                continue
+            f2 = self._f(t2)
+            if self.accept_all:
+                ok = True
+            else:
+                touched = np.flatnonzero((f > 0) | (f2 > 0))
+                A = np.unique(lhs[touched])
+                base = Fm[touched] + alpha[touched]
+                # log P(t'|t-i) - log P(t|t-i)
+                lr = (gammaln(base + f2[touched]).sum() - gammaln(base + f[touched]).sum()
+                      - gammaln(totm[A] + np.bincount(lhs, weights=f2, minlength=nl)[A]).sum()
+                      + gammaln(totm[A] + np.bincount(lhs, weights=f, minlength=nl)[A]).sum())
+                # + log q(t) - log q(t'), q = PCFG(θ̃) (partition functions cancel)
+                lth = np.log(th[touched])
+                lr += float((f[touched] - f2[touched]) @ lth)
+                ok = lr >= 0 or rng.random() < math.exp(lr)
+            if ok:
+                acc += 1
+                trees[i] = t2
+                F = Fm + f2
+                tot = totm + np.bincount(lhs, weights=f2, minlength=nl)
+        new = copy.copy(state)
+        new.iteration, new.trees, new.counts, new.alpha = state.iteration + 1, trees, F, alpha
+        new.rng_state = rng.bit_generator.state
+        new.accepted, new.proposed = state.accepted + acc, state.proposed + prop
+        new.last_accept = acc / prop if prop else float("nan")
+        return new
+
+
+@dataclass
+class RunResult:
+    state: SamplerState
+    theta_mean: np.ndarray
+    trace: list = field(default_factory=list)
+    samples: list = field(default_factory=list)
+
+
+def run(kernel: _Kernel, state: SamplerState, iters: int, burn_in: int = 0, thin: int = 1,
+        collect=None, eval_every: int = 0, heldout=None, progress: bool = False,
+        log=sys.stderr, checkpoint=None, checkpoint_every: int = 0, callback=None) -> RunResult:
+    """Run ``iters`` sweeps from ``state``.
+
+    After ``burn_in`` sweeps (counted from iteration 0 of the chain, so a resumed chain
+    continues the same schedule) every ``thin``-th state adds E[θ | t, α] to the running
+    average and, if ``collect`` is given, ``collect(state)`` to ``samples``.  Every
+    ``eval_every`` sweeps the trace gets −log P(w | θ̄), bits/token and held-out perplexity
+    under θ̄ = the current posterior mean; every sweep gets log P(t | α), acceptance rate
+    and rules above 1e-7.  ``checkpoint`` (path) is written every ``checkpoint_every``
+    sweeps and at the end."""
+    kernel.check(state)
+    rows, samples = [], []
+    t0 = time.perf_counter()
+    ntok = sum(len(s) for s in kernel.corpus)
+    for _ in range(iters):
+        state = kernel.sample(state)
+        mean = kernel.posterior_mean(state)
+        if state.iteration > burn_in and (state.iteration - burn_in) % thin == 0:
+            state.sum_theta = mean.copy() if state.sum_theta is None else state.sum_theta + mean
+            state.n_avg += 1
+            if collect is not None:
+                samples.append(collect(state))
+        row = {"iteration": state.iteration, "seconds": time.perf_counter() - t0,
+               "log_p_trees": collapsed_log_prob(state.counts, state.alpha, kernel.lhs, kernel.n_lhs),
+               "rules_above_1e-7": rules_above(mean), "alpha": float(np.mean(state.alpha))}
+        if kernel.kind == "mh":
+            row["acceptance"] = state.last_accept
+        if eval_every and state.iteration % eval_every == 0:
+            res = corpus_inside_outside(kernel.cg, kernel.corpus, mean, counts=False)
+            f = np.isfinite(res.logZ)
+            row["neg_log_prob"] = float(-res.logZ[f].sum())
+            row["bits_per_token"] = bits_per_token(row["neg_log_prob"], ntok)
+            if heldout is not None:
+                row["heldout_perplexity"] = heldout_perplexity(kernel.cg, heldout, mean)["per_word"]
+        rows.append(row)
+        if progress:
+            msg = f"[{kernel.kind}] iter {state.iteration:5d}  log P(t) {row['log_p_trees']:.3f}"
+            if "acceptance" in row:
+                msg += f"  accept {row['acceptance']:.3f}"
+            if "neg_log_prob" in row:
+                msg += f"  -logP(w) {row['neg_log_prob']:.3f}"
+            if "heldout_perplexity" in row:
+                msg += f"  heldout ppl {row['heldout_perplexity']:.3f}"
+            print(msg + f"  {row['seconds']:.1f}s", file=log, flush=True)
+        if callback is not None:
+            callback(state, row)
+        if checkpoint and checkpoint_every and state.iteration % checkpoint_every == 0:
+            state.save(checkpoint)
+    if checkpoint:
+        state.save(checkpoint)
+    theta_mean = (state.sum_theta / state.n_avg) if state.n_avg else kernel.posterior_mean(state)
+    return RunResult(state, theta_mean, rows, samples)

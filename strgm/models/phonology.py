@@ -1,0 +1,174 @@
+"""The phonology model of Cotterell, Peng & Eisner (2015) as a string factor graph.
+
+For each morpheme m: a latent underlying form M_m with a prior factor (geometric length ×
+unigram, ``fst_factors.priors``). For each word w = m_1 … m_k: its underlying form
+U_w = M_{m_1} · (b ·) … · M_{m_k} (a concatenation factor; for k = 1 the morpheme itself),
+and its surface S_w = phonology(U_w), a binary factor holding the phonology transducer.
+S_w is observed when the paradigm gives the surface, latent otherwise (to predict).
+
+The phonology defaults to the untrained copy-biased edit transducer (``p_copy`` = 0.99);
+any log64 transducer over the model's alphabet can be passed instead (e.g. a trained
+contextual edit transducer).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Optional
+
+import numpy as np
+import pynini
+
+import fst_factors as ff
+from strgm.alphabet import Alphabet
+from strgm.datasets.paradigm import Paradigm
+from strgm.errors import InputError
+from strgm.graph import FactorGraph
+
+
+def morpheme_var(label: str) -> str:
+    return f"M:{label}"
+
+
+def ur_var(key: str) -> str:
+    return f"U:{key}"
+
+
+def surface_var(key: str) -> str:
+    return f"S:{key}"
+
+
+@dataclass
+class PhonologyModel:
+    """The built graph plus the maps from morphemes/words to its variables."""
+
+    paradigm: Paradigm
+    alphabet: Alphabet
+    graph: FactorGraph
+    phonology: pynini.Fst
+    morpheme_vars: dict = field(default_factory=dict)  # morpheme label -> var name
+    word_vars: dict = field(default_factory=dict)  # word key -> surface var name
+    ur_vars: dict = field(default_factory=dict)  # word key -> underlying var name
+    settings: dict = field(default_factory=dict)
+
+    @property
+    def unobserved_words(self) -> list[str]:
+        return [e.key for e in self.paradigm.entries if e.surface is None]
+
+
+def unigram_from_paradigm(paradigm: Paradigm, alphabet: Alphabet, smoothing: float = 1.0
+                          ) -> np.ndarray:
+    """Add-``smoothing`` segment frequencies of the observed surfaces (segment labels only)."""
+    counts = np.full(alphabet.num_segments, smoothing)
+    for e in paradigm.observed:
+        for a in alphabet.encode(e.surface):
+            counts[a - 1] += 1
+    return counts / counts.sum()
+
+
+def default_mean_length(paradigm: Paradigm) -> float:
+    """Mean surface length per morpheme, a sensible prior mean for morpheme URs."""
+    from strgm.alphabet import segment
+
+    obs = paradigm.observed
+    if not obs:
+        return 4.0
+    segs = sum(len(segment(e.surface)) for e in obs)
+    morphs = sum(len(e.morphemes) for e in obs)
+    return max(1.0, segs / morphs)
+
+
+def build_phonology_model(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
+                          p_copy: float = 0.99, mean_length: Optional[float] = None,
+                          boundary: Optional[str] = None,
+                          phonology: Optional[pynini.Fst] = None,
+                          hidden: Iterable[str] = ()) -> PhonologyModel:
+    """Build the factor graph for ``paradigm`` (see module docstring).
+
+    ``alphabet`` defaults to the segments of the observed surfaces; with a ``boundary``
+    symbol, word URs carry it between morphemes (the default phonology deletes it).
+    ``hidden`` names words (keys like ``"R01 PAST"``) to treat as unobserved.
+    """
+    hidden = set(hidden)
+    if hidden:
+        paradigm = paradigm.with_hidden(hidden)
+    if alphabet is None:
+        alphabet = paradigm.alphabet(boundary=boundary)
+    elif boundary is not None and alphabet.boundary != boundary:
+        alphabet = alphabet.with_boundary(boundary)
+    if alphabet.num_segments == 0:
+        raise InputError("the paradigm has no observed surface forms", path=paradigm.source)
+    mean = default_mean_length(paradigm) if mean_length is None else mean_length
+    if phonology is None:
+        phonology = ff.edit_transducer(alphabet.num_segments, ff.EditParams(p_copy),
+                                       boundary_label=alphabet.boundary_label)
+    prior = ff.geometric_unigram_prior(alphabet.num_segments, mean,
+                                       unigram_from_paradigm(paradigm, alphabet))
+    g = FactorGraph(alphabet)
+    model = PhonologyModel(paradigm, alphabet, g, phonology,
+                           settings={"p_copy": p_copy, "mean_length": mean,
+                                     "boundary": boundary})
+    for m in paradigm.morphemes:
+        v = morpheme_var(m)
+        g.add_variable(v)
+        g.add_unary(f"prior:{m}", v, prior)
+        model.morpheme_vars[m] = v
+    for e in paradigm.entries:
+        s = surface_var(e.key)
+        where = f"{paradigm.source}:{e.line}" if e.line else paradigm.source
+        try:
+            g.add_variable(s, observed=e.surface)
+        except InputError as err:
+            raise InputError(f"word {e.key!r}: {err.detail}", path=paradigm.source,
+                             line=e.line) from None
+        if len(e.morphemes) == 1:
+            u = morpheme_var(e.morphemes[0])
+        else:
+            u = ur_var(e.key)
+            g.add_variable(u)
+            g.add_concat(f"concat:{e.key}", [morpheme_var(m) for m in e.morphemes], u,
+                         boundary=alphabet.boundary is not None)
+        model.ur_vars[e.key] = u
+        g.add_binary(f"phonology:{e.key}", u, s, phonology)
+        model.word_vars[e.key] = s
+        del where
+    return model
+
+
+def holdout_split(paradigm: Paradigm, fraction: float, seed: int = 0) -> list[str]:
+    """Keys of a seeded random ``fraction`` of the observed words (at least one)."""
+    if not 0.0 < fraction < 1.0:
+        raise InputError(f"holdout fraction must be in (0, 1), got {fraction}")
+    keys = [e.key for e in paradigm.observed]
+    n = max(1, int(round(fraction * len(keys))))
+    rng = np.random.default_rng(seed)
+    return sorted(rng.choice(keys, size=n, replace=False).tolist())
+
+
+@dataclass
+class HoldoutScores:
+    n: int
+    exact_match: float  # fraction of held-out words whose 1-best prediction is the truth
+    mean_neg_logp: float  # mean -log p(true form) in nats (inf if any has p = 0)
+    per_word: dict  # key -> {"gold", "predicted", "p_gold"}
+
+
+def score_holdout(beliefs: dict, model: PhonologyModel, gold: dict) -> HoldoutScores:
+    """Exact-match accuracy and mean -log p of the true forms under the word beliefs.
+
+    ``beliefs``: surface variable name -> Belief; ``gold``: word key -> true surface."""
+    per, hits, nll = {}, 0, []
+    for key, truth in gold.items():
+        b = beliefs[model.word_vars[key]]
+        top = b.kbest(1)
+        pred = top[0][0] if top else None
+        target = model.alphabet.join(model.alphabet.encode(truth))
+        lp = b.logprob(truth) if all(s in model.alphabet for s in
+                                     __import__("strgm.alphabet", fromlist=["segment"])
+                                     .segment(truth)) else -np.inf
+        hits += pred == target
+        nll.append(-lp)
+        per[key] = {"gold": target, "predicted": pred, "p_gold": float(np.exp(lp))}
+    n = len(gold)
+    return HoldoutScores(n, hits / n if n else float("nan"),
+                         float(np.mean(nll)) if n else float("nan"), per)
