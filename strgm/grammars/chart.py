@@ -420,6 +420,10 @@ class Chart:
         return self._maxdp(maxrule=True)
 
     def _maxdp(self, maxrule: bool):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return self._maxdp_impl(maxrule)
+
+    def _maxdp_impl(self, maxrule: bool):
         n, B, N, ops, cg = self.n, self.B, self.N, self.ops, self.cg
         best_pre = [None] * (n + 1)
         best = [None] * (n + 1)
@@ -429,7 +433,7 @@ class Chart:
         if maxrule:
             ol = [None] + [_log(self.out_val[w]) + self.out_sc[w][..., None] for w in range(1, n + 1)]
             qlog = [None] + [_log(self.in_val[w]) + self.in_sc[w][..., None] for w in range(1, n + 1)]
-            lzb = self.logZ
+            lzb = np.where(np.isfinite(self.logZ), self.logZ, 0.0)
         for w in range(1, n + 1):
             S = n - w + 1
             bpre = np.full((B, S, N), -np.inf)
