@@ -166,6 +166,25 @@ class FeatureDFA:
         out[~ok] = arc_counts[:, -1].sum()
         return out
 
+    def deaccumulate(self, expectations: np.ndarray) -> np.ndarray:
+        """Inverse of :meth:`accumulate` for a *complete* set (every h·a, h ∈ C, a ∈ Σ∪{$},
+        is a feature): the per-arc counts c(h, a) = S(h, a) − Σ_{g: fail(g)=h} S(g, a)."""
+        s = np.zeros((self.num_states, self.num_labels + 1))
+        ok = self.feat_node >= 0
+        s[self.feat_node[ok], self.feat_col[ok]] = np.asarray(expectations)[ok]
+        c = s.copy()
+        for lev in self.levels:
+            np.subtract.at(c, self.fail[lev], s[lev])
+        return c
+
+    @cached_property
+    def is_complete(self) -> bool:
+        """True when every context has a feature for every next symbol (and EOS)."""
+        ok = self.feat_node >= 0
+        cells = np.zeros((self.num_states, self.num_labels + 1), dtype=bool)
+        cells[self.feat_node[ok], self.feat_col[ok]] = True
+        return bool(cells.all())
+
     # --- automata ----------------------------------------------------------------------
     @cached_property
     def _arc_arrays(self):

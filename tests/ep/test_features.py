@@ -1,0 +1,120 @@
+"""Oracles for n-gram features: ENCODE, exact log Z_θ / E_q[f], E_p[f] under any WFSA."""
+
+import numpy as np
+import pynini
+import pytest
+
+import fst_factors as ff
+from helpers import all_strings, feature_matrix
+from strgm.errors import DivergenceError, InputError
+from strgm.features import (FeatureSet, Theta, encode, fst_from_arrays, ngram_features,
+                            p_moments, q_moments)
+from strgm.wfsa import (arc_table, compose, intersect, log_partition, score_strings,
+                        weighted_strings)
+
+N = 2
+# a mixed-order set: bigrams, a trigram, a BOS-anchored trigram and a long feature
+FEATS = ngram_features(2, N) + [(1, 2, 1), (3, 1, 2), (2, 2, 4), (1, 1, 2, 1)]
+
+
+def random_theta(seed=0, shift=-1.5):
+    fs = FeatureSet(FEATS, N)
+    rng = np.random.default_rng(seed)
+    return Theta(fs, rng.normal(size=len(fs)) * 0.4 + shift)
+
+
+def test_encode_scores_every_string_by_theta_dot_f():
+    th = random_theta()
+    strings = all_strings(N, 7)
+    got = score_strings(encode(th), strings)
+    want = feature_matrix(th.features.features, strings, N) @ th.values
+    np.testing.assert_allclose(got, want, atol=1e-10)
+
+
+def test_encode_is_deterministic_and_complete():
+    th = random_theta()
+    f = encode(th)
+    assert f.properties(pynini.I_DETERMINISTIC, True) == pynini.I_DETERMINISTIC
+    t = arc_table(f)
+    assert np.all(np.bincount(t.src, minlength=t.num_states) == N)
+
+
+def test_q_moments_match_brute_force():
+    th = random_theta(1, shift=-2.5)
+    m = q_moments(th)
+    strings = all_strings(N, 12)  # the tail beyond length 12 is < 1e-10 here
+    F = feature_matrix(th.features.features, strings, N)
+    lw = F @ th.values
+    assert m.log_z == pytest.approx(np.logaddexp.reduce(lw), abs=1e-8)
+    p = np.exp(lw - m.log_z)
+    np.testing.assert_allclose(m.expectations, p @ F, atol=1e-7)
+    assert m.log_z == pytest.approx(log_partition(encode(th)), abs=1e-7)
+
+
+def test_divergent_theta_raises():
+    fs = FeatureSet([(1,), (2,)], N)
+    with pytest.raises(DivergenceError):
+        q_moments(Theta(fs, [0.0, -0.1]))  # e^0 + e^-0.1 > 1: Z = inf
+    q_moments(Theta(fs, [-1.0, -1.0]))  # fine
+
+
+def test_p_moments_acyclic_wfsa_match_brute_force():
+    items = {(1, 2): 0.3, (2, 2, 1): 1.0, (): 2.0, (1, 1, 2, 1): 0.7}
+    p = weighted_strings(items)
+    fs = FeatureSet(FEATS, N)
+    m = p_moments(p, fs)
+    strings = list(items)
+    w = np.exp(-np.array(list(items.values())))
+    want = (w / w.sum()) @ feature_matrix(fs.features, strings, N)
+    np.testing.assert_allclose(m.expectations, want, atol=1e-9)
+    assert m.log_z == pytest.approx(np.log(w.sum()))
+
+
+def test_p_moments_cyclic_wfsa_with_context_theta():
+    # p = prior ∘ (edit transducer to an observed string) : cyclic, ambiguous
+    prior = ff.geometric_unigram_prior(N, mean_length=0.4)
+    msg = pynini.project(compose(ff.edit_transducer(N, ff.EditParams(0.7)),
+                                 weighted_strings({(1, 2): 0.0})), "input")
+    p = intersect(prior, pynini.rmepsilon(msg))
+    th = random_theta(2, shift=0.0) * 0.3
+    fs = th.features
+    m = p_moments(p, fs, th)
+    strings = all_strings(N, 11)
+    F = feature_matrix(fs.features, strings, N)
+    lw = score_strings(p, strings) + F @ th.values
+    assert m.log_z == pytest.approx(np.logaddexp.reduce(lw), abs=1e-6)
+    pr = np.exp(lw - np.logaddexp.reduce(lw))
+    np.testing.assert_allclose(m.expectations, pr @ F, atol=1e-6)
+
+
+def test_p_moments_of_encode_equal_q_moments():
+    th = random_theta(3)
+    m1, m2 = q_moments(th), p_moments(encode(th), th.features)
+    np.testing.assert_allclose(m1.expectations, m2.expectations, atol=1e-7)
+
+
+def test_theta_arithmetic_aligns_supports():
+    a = Theta.from_dict({(1,): 1.0, (1, 2): 2.0}, N)
+    b = Theta.from_dict({(2,): 3.0, (1, 2): -2.0}, N)
+    c = a + b
+    assert c.to_dict() == {(1,): 1.0, (2,): 3.0}
+    assert (c - b).allclose(a)
+    assert c.restrict().nnz == len(c.restrict())
+
+
+def test_bad_features_are_rejected():
+    with pytest.raises(InputError):
+        FeatureSet([(1, 3)], N)  # BOS inside
+    with pytest.raises(InputError):
+        FeatureSet([(4, 1)], N)  # EOS not last
+    with pytest.raises(InputError):
+        FeatureSet([(9,)], N)
+
+
+def test_fst_from_arrays_roundtrip():
+    th = random_theta(4)
+    f = encode(th)
+    t = arc_table(f)
+    g = fst_from_arrays(t.num_states, t.start, t.src, t.dst, t.ilabel, t.olabel, t.weight,
+                        t.final)
+    assert pynini.equal(f, g)
