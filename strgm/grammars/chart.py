@@ -71,9 +71,10 @@ class _Structure:
     def __init__(self, cg: CompiledGrammar):
         N = cg.n_nts
         Rb = len(cg.bin_parent)
-        self.Pp = sp.csr_matrix((np.ones(Rb), (np.arange(Rb), cg.bin_parent)), shape=(Rb, N))
-        self.Pl = sp.csr_matrix((np.ones(Rb), (np.arange(Rb), cg.bin_left)), shape=(Rb, N))
-        self.Pr = sp.csr_matrix((np.ones(Rb), (np.arange(Rb), cg.bin_right)), shape=(Rb, N))
+        # transposed scatter matrices (N, Rb): parent / left child / right child of events
+        self.Pp = sp.csr_matrix((np.ones(Rb), (cg.bin_parent, np.arange(Rb))), shape=(N, Rb))
+        self.Pl = sp.csr_matrix((np.ones(Rb), (cg.bin_left, np.arange(Rb))), shape=(N, Rb))
+        self.Pr = sp.csr_matrix((np.ones(Rb), (cg.bin_right, np.arange(Rb))), shape=(N, Rb))
         nodes = np.unique(np.concatenate([cg.un_parent, cg.un_child]))
         self.un_nodes = nodes
         pos = {int(x): i for i, x in enumerate(nodes)}
@@ -138,9 +139,9 @@ class _Operators:
         return val
 
 
-def _scatter(X, P):
-    """Dense (M, R) times sparse (R, N) -> dense (M, N)."""
-    return np.asarray(P.T.dot(X.T).T)
+def _scatter(X, PT):
+    """Dense (M, R) times sparse (R, N) given as its transpose PT (N, R) -> dense (M, N)."""
+    return np.asarray(PT.dot(X.T).T)
 
 
 class Chart:
@@ -222,6 +223,8 @@ class Chart:
         self.pre_sc = [None] * (n + 1)
         self.in_val = [None] * (n + 1)
         self.in_sc = [None] * (n + 1)
+        self._wcache = {}
+        cached = 0
         for w in range(1, n + 1):
             S = n - w + 1
             lex = np.zeros((B, S, N))
@@ -233,6 +236,10 @@ class Chart:
                 L, Ls = self._stack(self.in_val, self.in_sc, w, S, True)
                 R, Rs = self._stack(self.in_val, self.in_sc, w, S, False)
                 ri, M = self._rule_inside(L, Ls, R, Rs)
+                size = 8 * (L.size + R.size + ri.size)
+                if cached + size <= self.max_temp_bytes:  # reuse in the outside pass
+                    self._wcache[w] = (L, Ls, R, Rs, ri, M)
+                    cached += size
                 bv = _scatter(ri * ops.wb, ops.Pp).reshape(B, S, N)
                 bv, bs = _normalise(bv, M.reshape(B, S))
                 pv, ps = _sadd(pv, ps, bv, bs)
@@ -250,10 +257,9 @@ class Chart:
         if self._outside_done:
             return
         n, B, N, ops, cg = self.n, self.B, self.N, self.ops, self.cg
-        ot_val = [np.zeros((B, n - w + 1, N)) if w else None for w in range(n + 1)]
-        ot_sc = [np.full((B, n - w + 1), -np.inf) if w else None for w in range(n + 1)]
-        ot_val[n][:, 0, cg.start] = 1.0
-        ot_sc[n][:, 0] = 0.0
+        # outside of post-closure nodes, accumulated in log space (one logaddexp per child)
+        ot_log = [np.full((B, n - w + 1, N), -np.inf) if w else None for w in range(n + 1)]
+        ot_log[n][:, 0, cg.start] = 0.0
         self.out_val = [None] * (n + 1)
         self.out_sc = [None] * (n + 1)
         lz = np.where(np.isfinite(self.logZ), self.logZ, np.inf)  # unparsable -> 0 counts
@@ -262,7 +268,10 @@ class Chart:
         cl = np.zeros((B, len(cg.lex_parent)))
         for w in range(n, 0, -1):
             S = n - w + 1
-            ov, osc = _normalise(ops.close_out(ot_val[w]), ot_sc[w])
+            mx = ot_log[w].max(axis=-1)
+            mxf = np.where(np.isfinite(mx), mx, 0.0)
+            ov, osc = _normalise(ops.close_out(np.exp(ot_log[w] - mxf[..., None])),
+                                 np.where(np.isfinite(mx), mx, -np.inf))
             self.out_val[w], self.out_sc[w] = ov, osc
             g = osc - lz[:, None]  # (B, S) log scale of o / Z (may be large: o/Z ~ 1/q)
             if len(cg.un_parent):
@@ -277,9 +286,12 @@ class Chart:
                 np.add.at(cl, (bb, evs), np.where(np.isfinite(lv), np.exp(np.minimum(lv, 700)), 0.0))
             if w == 1 or not len(cg.bin_parent):
                 continue
-            L, Ls = self._stack(self.in_val, self.in_sc, w, S, True)
-            R, Rs = self._stack(self.in_val, self.in_sc, w, S, False)
-            ri, M = self._rule_inside(L, Ls, R, Rs)
+            if w in self._wcache:
+                L, Ls, R, Rs, ri, M = self._wcache.pop(w)
+            else:
+                L, Ls = self._stack(self.in_val, self.in_sc, w, S, True)
+                R, Rs = self._stack(self.in_val, self.in_sc, w, S, False)
+                ri, M = self._rule_inside(L, Ls, R, Rs)
             po = ov.reshape(-1, N)[:, cg.bin_parent] * ops.wb  # (BS, Rb), scale osc
             gm = np.minimum(g.reshape(-1) + M, 700.0)
             egm = np.where(np.isfinite(gm), np.exp(gm), 0.0)
@@ -297,12 +309,13 @@ class Chart:
             sR = (osf[:, None] + Ls).reshape(B, S, K)
             cL = cL.reshape(B, S, K, N)
             cR = cR.reshape(B, S, K, N)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                lL = np.log(cL) + sL[..., None]
+                lR = np.log(cR) + sR[..., None]
             for k in range(1, w):
-                v, s_ = _normalise(cL[:, :, k - 1], sL[:, :, k - 1])
-                ot_val[k][:, :S], ot_sc[k][:, :S] = _sadd(ot_val[k][:, :S], ot_sc[k][:, :S], v, s_)
-                v, s_ = _normalise(cR[:, :, k - 1], sR[:, :, k - 1])
-                a, b = ot_val[w - k][:, k:k + S], ot_sc[w - k][:, k:k + S]
-                ot_val[w - k][:, k:k + S], ot_sc[w - k][:, k:k + S] = _sadd(a, b, v, s_)
+                np.logaddexp(ot_log[k][:, :S], lL[:, :, k - 1], out=ot_log[k][:, :S])
+                tgt = ot_log[w - k][:, k:k + S]
+                np.logaddexp(tgt, lR[:, :, k - 1], out=tgt)
         self.event_counts = (cb, cu, cl)
         self._outside_done = True
 
