@@ -6,7 +6,7 @@ corpus and substring grammar (strgm.grammars.morphology), α = 1e-5, a 10% held-
 both methods started uniform over parses.  MH's held-out perplexity is measured every
 ``--eval-every`` sweeps under E[θ | t]; its *final* perplexity is the median of the last 5
 measurements.  CVB's time to target is the first sweep whose held-out perplexity is within
-2% of MH's final value.  Evaluation time is excluded for MH; CVB's time includes its own
+2% of MH's final value or below it.  Evaluation time is excluded for MH; CVB's time includes its own
 per-sweep training-set evaluation.  Medians over ``--repeats`` seeds.
 
     python benchmarks/pcfg_cvb_vs_mh.py [--words 500] [--mh-iters 40] [--repeats 3]
@@ -61,7 +61,8 @@ def one(seed, a, words):
         excl[0] += time.perf_counter() - t
         curve.append((it, time.perf_counter() - t0 - excl[0], ppl))
     cvb(g, train, alpha=a.alpha, iters=a.cvb_iters, seed=seed, theta0=theta0, callback=cb)
-    hit = next(((it, s, p) for it, s, p in curve if abs(p - mh_final) / mh_final <= 0.02), None)
+    # reached: within 2% of MH's final value or better (lower perplexity)
+    hit = next(((it, s, p) for it, s, p in curve if p <= mh_final * 1.02), None)
     best = min(curve, key=lambda r: r[2])
     res = {"seed": seed, "mh_final_perplexity": mh_final, "mh_seconds": el,
            "mh_sweeps": a.mh_iters, "mh_acceptance": st.accepted / max(1, st.proposed),
