@@ -14,7 +14,8 @@ multiplied by the product of the s of its prefixes): O(Σ_w |w|).
 
 Active set (Schmidt & Murphy 2010; PEP Fig. 2). θ is an infinite vector; only features
 that are nonzero or on the frontier can move: the frontier holds the unigrams (children
-of the always-active root ε; the constant feature BOS also counts as active) and the
+of the always-active root ε; the constant features BOS and EOS also count as active —
+their gradient is always 0, so they would otherwise block every BOS·x and x·EOS) and the
 one-symbol extensions w·a of nonzero w whose suffix (w·a)[1:] is also nonzero (the
 conjunction test, PEP footnote 7). Features beyond ``max_len`` are never activated.
 
@@ -97,7 +98,7 @@ def active_set(x: Theta, max_len: Optional[int] = None) -> FeatureSet:
     n = x.num_labels
     b, e = bos(n), eos(n)
     nz = {w for w, val in zip(x.features.features, x.values) if val != 0.0}
-    kids: dict[Feature, list[int]] = {}
+    kids: dict[Feature, list[int]] = {(): [e]}  # (EOS,) is constant: treat as active
     for w in nz:
         kids.setdefault(w[:-1], []).append(w[-1])
     out = set(nz)

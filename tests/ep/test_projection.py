@@ -143,7 +143,8 @@ def test_active_set_uses_conjunction_test():
     act = set(active_set(x).features)
     assert {(1,), (2,), (4,), (1, 2)} <= act
     assert (2, 2) in act and (2, 1) in act  # suffixes (2,), (1,) are nonzero
-    assert (1, 4) not in act  # suffix (EOS,) is zero
+    assert (1, 4) in act  # EOS is constant, so always counts as active
+    assert (1, 2, 4) not in act  # needs (2, EOS) nonzero
     # (1,2,x) needs (2,x) nonzero: none are, so no trigram is active
     assert not any(len(w) == 3 and w[0] == 1 for w in act)
     assert (3, 1) in act and (3, 2) in act  # BOS extensions of nonzero unigrams

@@ -1,0 +1,322 @@
+"""Expectation propagation (EP) and penalized EP (PEP) over n-gram features (PEP §4, §6, §7).
+
+Factors keep exchanging WFSA messages through the shared scheduler
+(:func:`strgm.inference.schedule.run_sweeps`); variables hold θ vectors (this module's
+:class:`EPSide`):
+
+* θ_V = Σ_F θ_{F→V}                                   (eq. 4, maintained incrementally)
+* θ_{V→F} = θ_V − θ_{F→V}, encoded on demand as the DFA ENCODE(θ_{V→F}) handed to the
+  factor (the factors' ``message_to`` is reused unchanged);
+* on a visit to V, for each new μ_{F→V} (K passes: ``K_early`` = 20 on the first
+  ``early_iters`` iterations, then 1):
+      p̂_V = μ_{F→V} ⊙ ENCODE(θ_{V→F})                  (eq. 5; one composition, done
+                                                        jointly with the expected counts)
+      θ_V ≈ argmin D(p̂_V ‖ q_θ) [+ λΩ(θ_{F→V})]        (eq. 2 / 3 / 7)
+      θ_{F→V} := θ_V − θ_{V→F}                          (eq. 6)
+
+Projections (``method``, ``projection``):
+
+* ``ep`` / ``closed`` (default): exact closed-form fit on the complete order-n family
+  (``order`` = n; :mod:`strgm.projection.closed_form`);
+* ``ep`` / ``gradient``: one gradient step (η) per pass on the order-n family;
+* ``pep`` / ``prox`` (default): one proximal-gradient step of the tree-structured group
+  lasso (λ, η) on the active set (:mod:`strgm.projection.prox`);
+* ``pep`` / ``grow``: closed form with greedy growing of contexts (:mod:`strgm.projection.grow`).
+
+Only unigram features are allowed on the first iteration (``unigram_first``, PEP §7). When
+θ_V is not (yet) normalisable — at the start θ = 0 — a gradient-type update first sets θ_V
+to the closed-form unigram fit of p̂_V. Anytime PEP (``anneal``, PEP §8): λ_i =
+λ·``decay``^i on iteration i. Beliefs are ENCODE(θ_V) with the exact log Z_θ.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from typing import Callable, Optional
+
+import numpy as np
+import pynini
+
+from strgm.errors import ConvergenceWarning, DivergenceError, StrgmError
+from strgm.features.moments import q_moments
+from strgm.features.theta import FeatureSet, Theta
+from strgm.graph import FactorGraph
+from strgm.inference.belief import Belief
+from strgm.inference.result import InferenceResult
+from strgm.inference.schedule import observation_message, run_sweeps
+from strgm.projection.closed_form import closed_form, order_feature_set
+from strgm.projection.prox import prox_step
+
+_DEFAULTS = {
+    "ep": {"order": 2, "projection": "closed"},
+    "pep": {"projection": "prox"},
+}
+_COMMON = {"lam": 0.01, "anneal": False, "decay": 0.5, "eta": 0.05, "K_early": 20,
+           "early_iters": 3, "unigram_first": True, "max_len": None, "steps": 1}
+_PROJECTIONS = {"ep": ("closed", "gradient"), "pep": ("prox", "grow")}
+
+
+def ep_settings(method: str, options: dict) -> dict:
+    """Validated settings: method defaults, common defaults, then user options."""
+    if method not in _DEFAULTS:
+        raise StrgmError(f"EP method must be 'ep' or 'pep', got {method!r}")
+    s = dict(_COMMON)
+    s.update(_DEFAULTS[method])
+    if method == "pep":
+        s["order"] = None
+    unknown = set(options) - set(s)
+    if unknown:
+        raise StrgmError(f"unknown option(s) {sorted(unknown)} for method {method!r}; "
+                         f"valid: {sorted(s)}")
+    s.update({k: v for k, v in options.items() if v is not None or k == "max_len"})
+    if s["projection"] not in _PROJECTIONS[method]:
+        raise StrgmError(f"projection {s['projection']!r} is not available for {method!r}; "
+                         f"choose from {_PROJECTIONS[method]}")
+    if method == "ep" and (not isinstance(s["order"], int) or s["order"] < 1):
+        raise StrgmError(f"order must be a positive integer, got {s['order']!r}")
+    if s["lam"] < 0 or s["eta"] <= 0 or s["K_early"] < 1 or s["steps"] < 1:
+        raise StrgmError("need lam >= 0, eta > 0, K_early >= 1, steps >= 1")
+    return s
+
+
+class EPSide:
+    """Variable side of EP/PEP for :func:`run_sweeps` (see module docstring)."""
+
+    def __init__(self, graph: FactorGraph, method: str = "pep", **options):
+        self.graph = graph
+        self.method = method
+        self.s = ep_settings(method, options)
+        self.n = graph.alphabet.size
+        self.theta_in: dict[str, dict[str, Theta]] = {v: {} for v in graph.variables}
+        self.theta_v: dict[str, Theta] = {}
+        self.mu: dict[str, dict[str, pynini.Fst]] = {v: {} for v in graph.variables}
+        self.pending: dict[str, dict[str, None]] = {v: {} for v in graph.variables}
+        self.iteration = 0
+        self.K = self.s["K_early"]
+        self.lam = self.s["lam"]
+        self.updates = 0
+        self.repairs = 0
+        self.skipped = 0
+        self.project_seconds = 0.0
+        self._empty = FeatureSet([], self.n)
+        self._enc_cache: dict[tuple[str, str], tuple[int, pynini.Fst]] = {}
+        self._version: dict[str, int] = {}
+
+    # --- schedule hooks ------------------------------------------------------------
+    def start_iteration(self, iteration: int) -> None:
+        self.iteration = iteration
+        self.K = self.s["K_early"] if iteration < self.s["early_iters"] else 1
+        if self.s["anneal"]:
+            self.lam = self.s["lam"] * self.s["decay"] ** iteration
+        else:
+            self.lam = self.s["lam"]
+
+    @property
+    def unigram_only(self) -> bool:
+        return self.s["unigram_first"] and self.iteration == 0
+
+    def receive(self, var: str, factor: str, message: pynini.Fst) -> None:
+        self.mu[var][factor] = message
+        self.pending[var][factor] = None
+
+    def incoming_to_factor(self, var: str, factor: str) -> pynini.Fst:
+        if self.graph.variables[var].is_observed:
+            return observation_message(self.graph, var)
+        self._visit(var)
+        key = (var, factor)
+        ver = self._version.get(var, 0)
+        hit = self._enc_cache.get(key)
+        if hit is not None and hit[0] == ver:
+            return hit[1]
+        th = self.theta_to_factor(var, factor)
+        if th.nnz:
+            th = self._make_normalisable(th, var, factor)
+        fst = th.features.dfa.encode(th.values)
+        fst = pynini.arcsort(fst, sort_type="ilabel")
+        self._enc_cache[key] = (ver, fst)
+        return fst
+
+    def belief(self, var: str) -> Belief:
+        if self.graph.variables[var].is_observed:
+            return Belief(var, observation_message(self.graph, var), self.graph.alphabet)
+        self._visit(var)
+        th = self.theta(var)
+        try:
+            logz = q_moments(th, what=f"belief of variable {var!r}").log_z
+        except DivergenceError as e:
+            raise DivergenceError(f"EP belief of variable {var!r} is not normalisable "
+                                  f"(does it have a proper prior?): {e}") from None
+        return Belief(var, th.features.dfa.encode(th.values), self.graph.alphabet,
+                      log_z=logz)
+
+    # --- θ bookkeeping ----------------------------------------------------------------
+    def theta(self, var: str) -> Theta:
+        """θ_V (eq. 4)."""
+        return self.theta_v.get(var) or Theta(self._empty)
+
+    def theta_to_factor(self, var: str, factor: str) -> Theta:
+        """θ_{V→F} = θ_V − θ_{F→V}."""
+        th = self.theta(var)
+        old = self.theta_in[var].get(factor)
+        return th if old is None else (th - old).restrict(tol=1e-12)
+
+    def _make_normalisable(self, th: Theta, var: str, factor: str) -> Theta:
+        """θ_{V→F} itself, or — if ENCODE(θ_{V→F}) has infinite total weight — θ_{V→F}
+        plus the smallest tried length penalty −δ·|v| that makes it finite.
+
+        EP messages need not be normalisable, but a factor that sums over ε-cycles of an
+        inserted message (concatenation, ε-removal) would then diverge. A product of
+        normalisable messages is normalisable, so this keeps every factor computation
+        finite; ``repairs`` counts how often it was needed (never on the paper's models
+        with proper priors in our runs, see benchmarks)."""
+        try:
+            q_moments(th)
+            return th
+        except DivergenceError:
+            pass
+        n = self.n
+        unig = FeatureSet([(a,) for a in range(1, n + 1)], n)
+        delta = 0.05
+        for _ in range(40):
+            cand = th + Theta(unig, np.full(n, -delta))
+            try:
+                q_moments(cand)
+                self.repairs += 1
+                return cand
+            except DivergenceError:
+                delta *= 2
+        raise DivergenceError(f"message from variable {var!r} to factor {factor!r} cannot "
+                              "be made normalisable")
+
+    def num_features(self, var: str) -> int:
+        return self.theta(var).nnz
+
+    def _set(self, var: str, factor: str, new_in: Theta, new_v: Theta) -> None:
+        self.theta_in[var][factor] = new_in
+        self.theta_v[var] = new_v.restrict(tol=1e-12)
+        self._version[var] = self._version.get(var, 0) + 1
+
+    # --- the visit ---------------------------------------------------------------------
+    def _visit(self, var: str) -> None:
+        pend = list(self.pending[var])
+        if not pend:
+            return
+        self.pending[var] = {}
+        t0 = time.perf_counter()
+        exact = self.s["projection"] in ("closed", "grow")
+        passes = 1 if (exact and len(pend) == 1) else self.K
+        cache: dict[str, object] = {}
+        for _ in range(passes):
+            for f in pend:
+                try:
+                    self._update(var, f, cache if len(pend) == 1 else None)
+                except DivergenceError:
+                    # p̂_V = μ_{F→V} ⊙ ENCODE(θ_{V→F}) has infinite mass: no projection
+                    # exists; keep the previous θ_{F→V} (counted, reported in the result).
+                    self.skipped += 1
+        self.project_seconds += time.perf_counter() - t0
+
+    def _family(self) -> FeatureSet:
+        order = 1 if self.unigram_only else self.s["order"]
+        return order_feature_set(order, self.n)
+
+    def _update(self, var: str, factor: str, cache: Optional[dict]) -> None:
+        """Re-approximate μ_{factor→var} (eqs. 5–7)."""
+        self.updates += 1
+        mu = self.mu[var][factor]
+        what = f"EP update of variable {var!r} from factor {factor!r}"
+        base = self.theta_to_factor(var, factor)
+        base_ctx = base if base.nnz else None
+        proj = self.s["projection"]
+        if proj == "closed":
+            th, _ = closed_form(mu, self._family(), base_ctx, what=what)
+            self._set(var, factor, th - base, th)
+            return
+        if proj == "grow":
+            from strgm.projection.grow import grow
+
+            max_len = 1 if self.unigram_only else self.s["max_len"]
+            th = grow(mu, self.n, lam=self.lam, theta_context=base_ctx, max_len=max_len,
+                      what=what)
+            self._set(var, factor, (th - base).restrict(tol=1e-12), th)
+            return
+        cur = self.theta(var)
+        try:
+            q = q_moments(cur, what=what) if cur.nnz else None
+        except DivergenceError:
+            q = None
+        if q is None:  # θ_V not normalisable yet: start from the closed-form unigram fit
+            th, _ = closed_form(mu, order_feature_set(1, self.n), base_ctx, what=what)
+            self._set(var, factor, (th - base).restrict(tol=1e-12), th)
+            return
+        for _ in range(self.s["steps"]):
+            if proj == "gradient":
+                fam = self._family()
+                work = fam.union(base.features).union(cur.features)
+                m = cache.get("p") if cache is not None else None
+                if m is None or m.features != work:
+                    from strgm.features.moments import p_moments
+
+                    m = p_moments(mu, work, base_ctx, what=what)
+                    if cache is not None:
+                        cache["p"] = m
+                mask = np.array([w in fam.index for w in work.features])
+                th = _masked_gradient_step(cur.align(work), m.expectations, mask,
+                                           self.s["eta"], what)
+                self._set(var, factor, (th - base).restrict(tol=1e-12), th)
+            else:
+                max_len = 1 if self.unigram_only else self.s["max_len"]
+                old = self.theta_in[var].get(factor) or Theta(self._empty)
+                r = prox_step(mu, old, base_ctx, self.lam, self.s["eta"], max_len,
+                              p_cache=cache.get("p") if cache is not None else None,
+                              what=what)
+                if cache is not None:
+                    cache["p"] = r.p
+                self._set(var, factor, r.x, r.theta)
+            cur = self.theta(var)
+
+
+def _masked_gradient_step(theta: Theta, ep: np.ndarray, mask: np.ndarray, eta: float,
+                          what: str, max_halvings: int = 30) -> Theta:
+    """θ + η·mask·(E_p̂[f] − E_q[f]), halving η while Z_θ = ∞ (PEP §6)."""
+    g = np.where(mask, ep - q_moments(theta, what=what).expectations, 0.0)
+    for _ in range(max_halvings + 1):
+        cand = Theta(theta.features, theta.values + eta * g)
+        try:
+            q_moments(cand, what=what)
+            return cand
+        except DivergenceError:
+            eta *= 0.5
+    return theta
+
+
+def run_ep(graph: FactorGraph, method: str = "pep", max_iters: int = 10, tol: float = 1e-4,
+           max_states: int = 200_000, progress: Optional[Callable[[str], None]] = None,
+           **options) -> InferenceResult:
+    """Run EP (``method="ep"``) or PEP (``"pep"``) and return an :class:`InferenceResult`.
+
+    Options: ``order`` (EP), ``projection`` ("closed"|"gradient" for EP, "prox"|"grow" for
+    PEP), ``lam`` (λ, 0.01), ``anneal`` (λ decays by ``decay`` per iteration), ``eta``
+    (0.05), ``K_early`` (20), ``early_iters`` (3), ``unigram_first`` (True), ``max_len``
+    (longest PEP feature, unbounded), ``steps`` (gradient steps per pass, 1).
+    """
+    t0 = time.perf_counter()
+    side = EPSide(graph, method, **options)
+    stats = run_sweeps(graph, side, max_iters=max_iters, tol=tol, max_states=max_states,
+                       progress=progress, min_iters=2 if side.s["unigram_first"] else 1,
+                       method_hint="--method pep")
+    if not stats.converged and not graph.is_acyclic():
+        warnings.warn(f"{method} stopped after {stats.iterations} iterations without "
+                      f"converging (last belief change {stats.deltas[-1]:.2e} > tol={tol})",
+                      ConvergenceWarning, stacklevel=2)
+    feats = [side.num_features(v) for v in graph.latent]
+    settings = {"max_iters": max_iters, "tol": tol, **side.s}
+    extra = {"max_message_states": stats.max_message_states, "updates": side.updates,
+             "message_repairs": side.repairs, "skipped_updates": side.skipped,
+             "projection_seconds": side.project_seconds,
+             "mean_features_per_belief": float(np.mean(feats)) if feats else 0.0,
+             "features_per_belief": dict(zip(graph.latent, feats))}
+    return InferenceResult(method, settings, time.perf_counter() - t0, stats.iterations,
+                           stats.converged, stats.deltas, side=side, graph=graph,
+                           extra=extra)
