@@ -8,6 +8,8 @@ Pruned BP (Cotterell, Peng & Eisner 2015; PEP §5): each latent variable's domai
 D_V = ∪_F k-best(μ_{F→V}) (k = 20), and the messages out of V are restricted to D_V:
 μ_{V→F}(d) = Π_{F'≠F} μ_{F'→V}(d) for d ∈ D_V, a finite weighted set. Factor messages stay
 full WFSAs; all scoring of D_V under them is one composition per message with a trie.
+D_V is fixed when V is first visited in a sweep (as in the Cotterell et al. schedule), so a
+variable of degree N costs O(N) compositions per sweep, not O(N²).
 
 Pruning exists to keep *products* of messages tractable, so variables of degree ≤ 2 are
 not pruned: a degree-2 variable forwards the other incoming message unchanged (exact BP),
@@ -57,31 +59,77 @@ def rescale(fst: pynini.Fst) -> pynini.Fst:
         return fst
 
 
-class ExactSide:
-    """Variable side of exact BP: stores μ_{F→V} and intersects on demand."""
+def same_message(a: Optional[pynini.Fst], b: pynini.Fst) -> bool:
+    """True when two messages are identical machines with weights equal to 1e-9."""
+    return a is not None and a.num_states() == b.num_states() and \
+        pynini.equal(a, b, delta=1e-9)
 
-    def __init__(self, graph: FactorGraph, max_states: int = 200_000):
+
+class _Versioned:
+    """Stores μ_{F→V}; ``version(var)`` counts the changes of V's incoming messages."""
+
+    def __init__(self, graph: FactorGraph):
         self.graph = graph
-        self.max_states = max_states
         self.msgs: dict[str, dict[str, pynini.Fst]] = {v: {} for v in graph.variables}
+        self._versions = {v: 0 for v in graph.variables}
+        self._out_cache: dict[tuple[str, str], tuple[int, pynini.Fst]] = {}
+        self._belief_cache: dict[str, tuple[int, Belief]] = {}
         self._sigma = sigma_star(graph.alphabet.size)
 
     def start_iteration(self, iteration: int) -> None:
         pass
 
-    def receive(self, var: str, factor: str, message: pynini.Fst) -> None:
+    def version(self, var: str) -> int:
+        return self._versions[var]
+
+    def belief(self, var: str) -> Belief:
+        """b_V, cached until one of V's incoming messages changes."""
+        hit = self._belief_cache.get(var)
+        if hit is not None and hit[0] == self._versions[var]:
+            return hit[1]
+        b = self._belief(var)
+        self._belief_cache[var] = (self._versions[var], b)
+        return b
+
+    def _store(self, var: str, factor: str, message: pynini.Fst) -> bool:
+        if same_message(self.msgs[var].get(factor), message):
+            return False
         self.msgs[var][factor] = message
+        self._versions[var] += 1
+        return True
 
     def incoming_to_factor(self, var: str, factor: str) -> pynini.Fst:
         if self.graph.variables[var].is_observed:
             return observation_message(self.graph, var)
+        hit = self._out_cache.get((var, factor))
+        if hit is not None and hit[0] == self._versions[var]:
+            return hit[1]
+        out = self._outgoing(var, factor)
+        self._out_cache[(var, factor)] = (self._versions[var], out)
+        return out
+
+    def _outgoing(self, var: str, factor: str) -> pynini.Fst:
+        raise NotImplementedError
+
+
+class ExactSide(_Versioned):
+    """Variable side of exact BP: stores μ_{F→V} and intersects on demand."""
+
+    def __init__(self, graph: FactorGraph, max_states: int = 200_000):
+        super().__init__(graph)
+        self.max_states = max_states
+
+    def receive(self, var: str, factor: str, message: pynini.Fst) -> None:
+        self._store(var, factor, message)
+
+    def _outgoing(self, var: str, factor: str) -> pynini.Fst:
         others = [m for g, m in self.msgs[var].items() if g != factor]
         if not others:
             return self._sigma
         out = intersect_all(others, self.max_states, f"message {var!r} -> {factor!r}")
         return rescale(out)
 
-    def belief(self, var: str) -> Belief:
+    def _belief(self, var: str) -> Belief:
         if self.graph.variables[var].is_observed:
             return Belief(var, observation_message(self.graph, var), self.graph.alphabet)
         ms = list(self.msgs[var].values())
@@ -89,33 +137,42 @@ class ExactSide:
         return Belief(var, fst, self.graph.alphabet)
 
 
-class PrunedSide:
+class PrunedSide(_Versioned):
     """Variable side of pruned BP (see module docstring), with incremental caches."""
 
     def __init__(self, graph: FactorGraph, k: int = 20, max_states: int = 200_000):
-        self.graph = graph
+        super().__init__(graph)
         self.k = k
         self.max_states = max_states
-        self.msgs: dict[str, dict[str, pynini.Fst]] = {v: {} for v in graph.variables}
         self._kbest: dict[str, dict[str, list]] = {v: {} for v in graph.variables}
         self._scores: dict[str, dict[str, dict]] = {v: {} for v in graph.variables}
-        self._sigma = sigma_star(graph.alphabet.size)
+        self._domains: dict[str, tuple[int, list]] = {}
+        self._sweep = 0
 
-    def start_iteration(self, iteration: int) -> None:
-        pass
+    def start_sweep(self) -> None:
+        self._sweep += 1
 
     def receive(self, var: str, factor: str, message: pynini.Fst) -> None:
-        self.msgs[var][factor] = message
-        self._kbest[var][factor] = [s for s, _ in kbest(message, self.k)]
-        self._scores[var][factor] = {}
+        if self._store(var, factor, message):
+            self._kbest[var].pop(factor, None)
+            self._scores[var][factor] = {}
 
     def domain(self, var: str) -> list[tuple[int, ...]]:
-        """D_V = ∪_F k-best(μ_{F→V}), in a stable order."""
+        """D_V = ∪_F k-best(μ_{F→V}) (k-best lists cached per message), recomputed at the
+        first visit of V in each sweep, or when a message arrives from a new factor."""
+        hit = self._domains.get(var)
+        if hit is not None and hit[0] == self._sweep and hit[2] == len(self.msgs[var]):
+            return hit[1]
         d: dict = {}
-        for f in self.msgs[var]:
-            for s in self._kbest[var][f]:
+        cache = self._kbest[var]
+        for f, m in self.msgs[var].items():
+            if f not in cache:
+                cache[f] = [s for s, _ in kbest(m, self.k)]
+            for s in cache[f]:
                 d[s] = None
-        return list(d)
+        dom = list(d)
+        self._domains[var] = (self._sweep, dom, len(self.msgs[var]))
+        return dom
 
     def scores(self, var: str, dom: list) -> dict[str, np.ndarray]:
         """log μ_{F→V}(d) for every incoming F and d ∈ dom (cached per message)."""
@@ -128,15 +185,12 @@ class PrunedSide:
             out[f] = np.array([cache[s] for s in dom])
         return out
 
-    def incoming_to_factor(self, var: str, factor: str) -> pynini.Fst:
-        if self.graph.variables[var].is_observed:
-            return observation_message(self.graph, var)
+    def _outgoing(self, var: str, factor: str) -> pynini.Fst:
         others = [g for g in self.msgs[var] if g != factor]
         if not others:
             return self._sigma
-        if self.graph.degree(var) <= 2:
-            return rescale(intersect_all([self.msgs[var][g] for g in others],
-                                         self.max_states, f"message {var!r} -> {factor!r}"))
+        if self.graph.degree(var) <= 2:  # relay the other message, unpruned
+            return self.msgs[var][others[0]]
         dom = self.domain(var)
         sc = self.scores(var, dom)
         total = np.sum([sc[g] for g in others], axis=0)
@@ -148,7 +202,7 @@ class PrunedSide:
         total = total - np.logaddexp.reduce(total[finite])
         return weighted_strings([(s, -t) for s, t, ok in zip(dom, total, finite) if ok])
 
-    def belief(self, var: str) -> Belief:
+    def _belief(self, var: str) -> Belief:
         if self.graph.variables[var].is_observed:
             return Belief(var, observation_message(self.graph, var), self.graph.alphabet)
         if not self.msgs[var]:

@@ -41,6 +41,7 @@ import pynini
 from strgm.errors import ConvergenceWarning, DivergenceError, StrgmError
 from strgm.features.moments import q_moments
 from strgm.features.theta import FeatureSet, Theta
+from strgm.factors import ConcatFactor
 from strgm.graph import FactorGraph
 from strgm.inference.belief import Belief
 from strgm.inference.result import InferenceResult
@@ -130,8 +131,13 @@ class EPSide:
         if hit is not None and hit[0] == ver:
             return hit[1]
         th = self.theta_to_factor(var, factor)
-        if th.nnz:
-            th = self._make_normalisable(th, var, factor)
+        f = self.graph.factors[factor]
+        if th.nnz and isinstance(f, ConcatFactor) and var in f.parts:
+            whole = None
+            if not self.graph.variables[f.whole].is_observed:
+                self._visit(f.whole)
+                whole = self.theta_to_factor(f.whole, factor)
+            th = self._make_normalisable(th, var, factor, whole)
         fst = th.features.dfa.encode(th.values)
         fst = pynini.arcsort(fst, sort_type="ilabel")
         self._enc_cache[key] = (ver, fst)
@@ -161,31 +167,37 @@ class EPSide:
         old = self.theta_in[var].get(factor)
         return th if old is None else (th - old).restrict(tol=1e-12)
 
-    def _make_normalisable(self, th: Theta, var: str, factor: str) -> Theta:
+    def _make_normalisable(self, th: Theta, var: str, factor: str,
+                           partner: Optional[Theta] = None) -> Theta:
         """θ_{V→F} itself, or — if ENCODE(θ_{V→F}) has infinite total weight — θ_{V→F}
         plus the smallest tried length penalty −δ·|v| that makes it finite.
 
-        EP messages need not be normalisable, but a factor that sums over ε-cycles of an
-        inserted message (concatenation, ε-removal) would then diverge. A product of
-        normalisable messages is normalisable, so this keeps every factor computation
-        finite; ``repairs`` counts how often it was needed (never on the paper's models
-        with proper priors in our runs, see benchmarks)."""
-        try:
-            q_moments(th)
+        EP messages need not be normalisable, but a concatenation factor sums over the
+        ε-cycles of the messages it inserts around the identity (ε-removal), and OpenFst
+        would never terminate if that sum diverged. Applied to messages from
+        concatenation *parts* only, and also required of θ_{V→F} + ``partner`` (the
+        whole's message, against which the inserted part is summed); ``repairs`` counts
+        how often it was needed."""
+        def ok(t: Theta) -> bool:
+            try:
+                q_moments(t)
+                if partner is not None and partner.nnz:
+                    q_moments(t + partner)
+                return True
+            except DivergenceError:
+                return False
+
+        if ok(th):
             return th
-        except DivergenceError:
-            pass
         n = self.n
         unig = FeatureSet([(a,) for a in range(1, n + 1)], n)
         delta = 0.05
         for _ in range(40):
             cand = th + Theta(unig, np.full(n, -delta))
-            try:
-                q_moments(cand)
+            if ok(cand):
                 self.repairs += 1
                 return cand
-            except DivergenceError:
-                delta *= 2
+            delta *= 2
         raise DivergenceError(f"message from variable {var!r} to factor {factor!r} cannot "
                               "be made normalisable")
 
@@ -212,10 +224,33 @@ class EPSide:
                 try:
                     self._update(var, f, cache if len(pend) == 1 else None)
                 except DivergenceError:
-                    # p̂_V = μ_{F→V} ⊙ ENCODE(θ_{V→F}) has infinite mass: no projection
-                    # exists; keep the previous θ_{F→V} (counted, reported in the result).
-                    self.skipped += 1
+                    self._damped_update(var, f)
         self.project_seconds += time.perf_counter() - t0
+
+    def _damped_update(self, var: str, factor: str) -> None:
+        """p̂_V = μ_{F→V} ⊙ ENCODE(θ_{V→F}) has infinite mass (a cavity that is not
+        normalisable, the classic EP failure): fit θ_V in closed form to the damped
+        p̂' = μ_{F→V} ⊙ ENCODE(θ_{V→F} − δ·|v|) with the smallest tried δ, then keep the
+        invariant θ_{F→V} := θ_V − θ_{V→F}. If no δ works the update is skipped. Both
+        events are counted (``repairs``, ``skipped``)."""
+        mu = self.mu[var][factor]
+        base = self.theta_to_factor(var, factor)
+        n = self.n
+        unig = FeatureSet([(a,) for a in range(1, n + 1)], n)
+        fam = self._family() if self.s["projection"] in ("closed", "gradient") \
+            else order_feature_set(1 if self.unigram_only else 2, n)
+        delta = 0.25
+        for _ in range(12):
+            damped = base + Theta(unig, np.full(n, -delta))
+            try:
+                th, _ = closed_form(mu, fam, damped)
+            except DivergenceError:
+                delta *= 2
+                continue
+            self.repairs += 1
+            self._set(var, factor, (th - base).restrict(tol=1e-12), th)
+            return
+        self.skipped += 1
 
     def _family(self) -> FeatureSet:
         order = 1 if self.unigram_only else self.s["order"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 import pynini
@@ -81,8 +82,9 @@ def arc_table(fst: pynini.Fst) -> ArcTable:
     """Vectorised view of ``fst`` (see :class:`ArcTable`), with exact double weights.
 
     Parses OpenFst's binary VectorFst serialisation (per state: final weight f64, arc
-    count i64, then arcs as i32 ilabel, i32 olabel, f64 weight, i32 nextstate): one
-    Python step per state and none per arc. O(|E| + |Q|).
+    count i64, then arcs as i32 ilabel, i32 olabel, f64 weight, i32 nextstate). The arc
+    counts come from ``num_arcs`` so that every record is located by a cumulative sum and
+    gathered with one numpy indexing operation. O(|E| + |Q|).
     """
     n = fst.num_states()
     start = fst.start()
@@ -91,28 +93,79 @@ def arc_table(fst: pynini.Fst) -> ArcTable:
         return ArcTable(0, -1, e, e, e, e, np.empty(0), np.empty(0))
     if fst.arc_type() != ARC_TYPE:
         raise TypeError(f"arc_table needs a {ARC_TYPE} automaton, got {fst.arc_type()}")
+    na = fst.num_arcs
+    counts = np.fromiter((na(s) for s in range(n)), dtype=np.int64, count=n)
+    m = int(counts.sum())
     blob = fst.write_to_string()
-    m = num_arcs(fst)
-    pos = len(blob) - (16 * n + _ARC_DTYPE.itemsize * m)
-    final = np.empty(n)
-    counts = np.empty(n, dtype=np.int64)
-    arc_starts = np.empty(n, dtype=np.int64)
-    unpack = struct.Struct("<dq").unpack_from
     step = _ARC_DTYPE.itemsize
-    for s in range(n):
-        fw, na = unpack(blob, pos)
-        final[s] = fw
-        counts[s] = na
-        arc_starts[s] = pos + 16
-        pos += 16 + step * na
+    sizes = 16 + step * counts
+    header = len(blob) - int(sizes.sum())
+    state_pos = header + np.concatenate([[0], np.cumsum(sizes)[:-1]])
     raw = np.frombuffer(blob, dtype=np.uint8)
-    offs = np.repeat(arc_starts, counts) + step * (
+    final = raw[state_pos[:, None] + np.arange(8)].copy().view("<f8").reshape(n)
+    first_arc = state_pos + 16
+    offs = np.repeat(first_arc, counts) + step * (
         np.arange(m) - np.repeat(np.cumsum(counts) - counts, counts))
     recs = raw[offs[:, None] + np.arange(step)].copy().view(_ARC_DTYPE).reshape(m)
     src = np.repeat(np.arange(n, dtype=np.int64), counts)
     return ArcTable(n, start, src, recs["nextstate"].astype(np.int64),
                     recs["ilabel"].astype(np.int64), recs["olabel"].astype(np.int64),
-                    recs["weight"].astype(np.float64), final)
+                    recs["weight"].astype(np.float64), final.astype(np.float64))
+
+
+def topological_levels(t: ArcTable) -> Optional[np.ndarray]:
+    """Longest-path depth of every state from any source, or None if there is a cycle.
+
+    Relaxation depth[dst] = max(depth[src] + 1) repeated until stable: at most (longest
+    path + 1) vectorised passes over the arcs."""
+    depth = np.zeros(t.num_states, dtype=np.int64)
+    for _ in range(t.num_states + 1):
+        new = depth.copy()
+        if t.num_arcs:
+            np.maximum.at(new, t.dst, depth[t.src] + 1)
+        if np.array_equal(new, depth):
+            return depth
+        depth = new
+    return None
+
+
+def acyclic_distances(t: ArcTable, reverse: bool = False,
+                      levels: Optional[np.ndarray] = None) -> np.ndarray:
+    """Log-semiring shortest distances (-log α, or -log β with ``reverse``) of an acyclic
+    automaton, by one vectorised log-sum-exp pass per topological level. Exact in float64.
+    """
+    if levels is None:
+        levels = topological_levels(t)
+        if levels is None:
+            raise ValueError("acyclic_distances needs an acyclic automaton")
+    n = t.num_states
+    d = np.full(n, ZERO)
+    if n == 0:
+        return d
+    if reverse:
+        d = t.final.copy()
+        by_level = levels[t.src]
+        order = range(int(levels.max()), -1, -1)
+        for lev in order:
+            sel = by_level == lev
+            if not sel.any():
+                continue
+            cand = -(t.weight[sel] + d[t.dst[sel]])
+            acc = -d.copy()
+            np.logaddexp.at(acc, t.src[sel], cand)
+            d = -acc
+        return d
+    d[t.start] = ONE
+    by_level = levels[t.src]
+    for lev in range(int(levels.max()) + 1):
+        sel = by_level == lev
+        if not sel.any():
+            continue
+        cand = -(d[t.src[sel]] + t.weight[sel])
+        acc = -d.copy()
+        np.logaddexp.at(acc, t.dst[sel], cand)
+        d = -acc
+    return d
 
 
 def weights_to_array(weights) -> np.ndarray:
@@ -136,6 +189,8 @@ def shortest_distance(fst: pynini.Fst, reverse: bool = False, delta: float = 1e-
     """Exact-precision log-semiring shortest distances (-log α or -log β) per state,
     ``inf`` for states that cannot reach / be reached. Never call on a divergent machine
     (see :func:`strgm.wfsa.measure.check_normalisable`)."""
+    if is_acyclic(fst):
+        return acyclic_distances(arc_table(fst), reverse=reverse)
     d = weights_to_array(pynini.shortestdistance(fst, delta=delta, reverse=reverse))
     out = np.full(fst.num_states(), ZERO)
     out[: len(d)] = d

@@ -1,11 +1,21 @@
 """k-best strings and exact sampling from log64 acceptors.
 
 k-best by *total* string weight (summed over all paths of the string) is what users want,
-but it needs log-semiring determinisation, which does not terminate on every cyclic
-automaton. We therefore take the ``n`` best distinct strings by best-path (tropical)
-weight — OpenFst's n-shortest-paths with ``unique=True`` — and rescore each of them
-exactly with :func:`score_strings`. The result is exact whenever the automaton has at
-most ``n`` strings, and in practice on unambiguous automata; ``n = max(2k, k + 10)``.
+but it needs determinisation, which does not terminate on every cyclic automaton (even
+OpenFst's lazy ``unique=True`` n-shortest-paths can loop forever on a cyclic ambiguous
+machine). We therefore collect candidate strings by best-path (tropical) weight and rescore
+each of them exactly with :func:`score_strings`:
+
+* acyclic automata: the ``n`` best *distinct* strings (``unique=True`` is safe: acyclic
+  machines always determinise), so the result is exact when there are at most ``n``
+  strings;
+* cyclic automata: the ``5n`` best paths, deduplicated (several paths may spell one
+  string, e.g. alternative edit alignments).
+
+``n = max(2k, k + 10)``. Before searching, paths more than ``prune`` nats (default 30,
+a factor e^-30 ≈ 1e-13) worse than the best are pruned away in the tropical copy, which
+shrinks typical messages tenfold. On ambiguous cyclic machines a string whose best single path is
+poor but whose many paths add up could be missed; it is then also improbable.
 """
 
 from __future__ import annotations
@@ -15,25 +25,34 @@ from typing import Optional
 import numpy as np
 import pynini
 
-from strgm.wfsa.core import arc_table, shortest_distance
+from strgm.wfsa.core import arc_table, is_acyclic, shortest_distance
 from strgm.wfsa.measure import check_normalisable, score_strings
 
 
-def candidate_strings(fst: pynini.Fst, n: int) -> list[tuple[int, ...]]:
+PRUNE_NATS = 30.0
+
+
+def candidate_strings(fst: pynini.Fst, n: int, prune: float = PRUNE_NATS
+                      ) -> list[tuple[int, ...]]:
     """Up to ``n`` distinct strings with the best single-path weights (output tape)."""
     if n <= 0 or fst.num_states() == 0:
         return []
     std = pynini.arcmap(pynini.project(fst.copy(), "output"), map_type="to_std")
+    if prune is not None and np.isfinite(prune):
+        std = pynini.prune(std, weight=prune)
     std = pynini.rmepsilon(std).connect()
     if std.num_states() == 0:
         return []
-    best = pynini.shortestpath(std, nshortest=n, unique=True)
+    if is_acyclic(std):
+        best = pynini.shortestpath(std, nshortest=n, unique=True)
+    else:
+        best = pynini.shortestpath(std, nshortest=5 * n)
     out = []
     it = best.paths()
     while not it.done():
         out.append(tuple(a for a in it.ilabels() if a != 0))
         it.next()
-    return list(dict.fromkeys(out))
+    return list(dict.fromkeys(out))[:n]
 
 
 def kbest(fst: pynini.Fst, k: int, n_candidates: Optional[int] = None

@@ -1,0 +1,192 @@
+"""The ``strgm`` command line.
+
+    strgm demo                      English verbs from CMUdict: URs and predictions
+    strgm infer FILE [options]      underlying forms for a paradigm (TSV or wide CSV)
+    strgm graph FILE --dot OUT      the paradigm's factor graph in Graphviz dot
+    strgm pcfg train|parse ...      Bayesian PCFGs (see ``strgm pcfg --help``)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Optional
+
+from strgm.errors import StrgmError
+
+
+def _progress(args):
+    from strgm.inference import Progress
+
+    enabled = not getattr(args, "quiet", False) and (getattr(args, "progress", False)
+                                                    or sys.stderr.isatty())
+    return Progress(enabled)
+
+
+def _add_inference_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("inference")
+    g.add_argument("--method", default="pruned", choices=["bp", "pruned", "ep", "pep"],
+                   help="bp: exact messages; pruned: k-best domains (Cotterell et al. 2015); "
+                        "ep: n-gram EP; pep: penalized EP (default: %(default)s)")
+    g.add_argument("--kbest", type=int, default=20,
+                   help="pruned BP domain size per message (default: %(default)s)")
+    g.add_argument("--order", type=int, default=2, choices=[1, 2, 3],
+                   help="EP n-gram order (default: %(default)s)")
+    g.add_argument("--projection", default="prox", choices=["prox", "grow"],
+                   help="PEP projection (default: %(default)s)")
+    g.add_argument("--lambda", dest="lam", type=float, default=0.01,
+                   help="PEP penalty λ (default: %(default)s)")
+    g.add_argument("--anneal", action="store_true", help="PEP: decay λ over iterations")
+    g.add_argument("--max-iters", type=int, default=10, help="default: %(default)s")
+    g.add_argument("--tol", type=float, default=1e-4,
+                   help="convergence: max change of top-5 belief probabilities")
+    g.add_argument("--max-states", type=int, default=200_000,
+                   help="size guard for exact messages (default: %(default)s)")
+    m = p.add_argument_group("model")
+    m.add_argument("--p-copy", type=float, default=0.99,
+                   help="untrained edit transducer copy probability (default: %(default)s)")
+    m.add_argument("--boundary", default=None, metavar="SYMBOL",
+                   help="morpheme boundary symbol in word URs (default: none)")
+    m.add_argument("--mean-length", type=float, default=None,
+                   help="prior mean UR length (default: surface segments per morpheme)")
+    o = p.add_argument_group("output")
+    o.add_argument("--json", metavar="OUT", help="write results as JSON")
+    o.add_argument("--top", type=int, default=3, help="strings shown per morpheme")
+    o.add_argument("--holdout", type=float, default=None, metavar="FRAC",
+                   help="hide this fraction of observed words and predict them")
+    o.add_argument("--seed", type=int, default=0, help="holdout seed (default: %(default)s)")
+    o.add_argument("--quiet", action="store_true", help="no progress display")
+    o.add_argument("--progress", action="store_true", help="progress even when not a tty")
+
+
+def _method_options(args) -> dict:
+    if args.method == "ep":
+        return {"order": args.order}
+    if args.method == "pep":
+        return {"projection": args.projection, "lam": args.lam, "anneal": args.anneal}
+    return {}
+
+
+def run_paradigm(paradigm, args, out=sys.stdout, title: Optional[str] = None) -> int:
+    """Shared body of ``infer`` and ``demo``: build, infer, print, optionally save."""
+    from strgm.inference import infer
+    from strgm.models.phonology import build_phonology_model, holdout_split, score_holdout
+    from strgm.report import holdout_line, morpheme_table, prediction_table, result_json
+
+    gold = {}
+    if args.holdout:
+        keys = holdout_split(paradigm, args.holdout, args.seed)
+        surf = {e.key: e.surface for e in paradigm.entries}
+        gold = {k: surf[k] for k in keys}
+    model = build_phonology_model(paradigm, p_copy=args.p_copy, boundary=args.boundary,
+                                  mean_length=args.mean_length, hidden=gold.keys())
+    n_obs = len(model.paradigm.observed)
+    print(title or f"{paradigm.source}", file=out)
+    print(f"{len(paradigm)} words ({n_obs} observed), {len(model.morpheme_vars)} morphemes, "
+          f"{model.alphabet.num_segments} segments; method: {args.method}", file=out)
+    progress = _progress(args)
+    opts = {"kbest": args.kbest} if args.method == "pruned" else {}
+    result = infer(model.graph, args.method, max_iters=args.max_iters, tol=args.tol,
+                   max_states=args.max_states, progress=progress, **opts,
+                   **_method_options(args))
+    progress.done()
+    status = "converged" if result.converged else "stopped at the iteration cap"
+    print(f"inference: {result.seconds:.1f}s, {result.iterations} iterations ({status})\n",
+          file=out)
+    print("Underlying forms", file=out)
+    print(morpheme_table(result, model, args.top), file=out)
+    scores = None
+    if model.unobserved_words:
+        gold_joined = {k: model.alphabet.join(model.alphabet.encode(v)) for k, v in gold.items()
+                       if all(s in model.alphabet for s in __import__(
+                           "strgm.alphabet", fromlist=["segment"]).segment(v))}
+        print("\nPredicted surface forms", file=out)
+        print(prediction_table(result, model, gold_joined), file=out)
+        if gold:
+            scores = score_holdout(result.beliefs(), model, gold)
+            print("\n" + holdout_line(scores), file=out)
+    if args.json:
+        data = result_json(result, model, args.top, scores)
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, ensure_ascii=False, indent=1)
+        print(f"\nwrote {args.json}", file=out)
+    return 0
+
+
+def cmd_infer(args) -> int:
+    from strgm.datasets.paradigm import read_paradigm
+
+    return run_paradigm(read_paradigm(args.file), args)
+
+
+def cmd_demo(args) -> int:
+    from strgm.datasets.cmudict_paradigm import english_paradigm
+
+    t0 = time.perf_counter()
+    paradigm = english_paradigm(args.roots, args.seed)
+    title = (f"strgm demo: {args.roots} regular English verbs from CMUdict (seed {args.seed}),"
+             " bare/PAST/3SG/PROG forms.\nThe untrained phonology copies with p = "
+             f"{args.p_copy}; `strgm train` (EM) learns alternations such as -d ~ -t ~ -ɪd.")
+    rc = run_paradigm(paradigm, args, title=title)
+    print(f"\ntotal time {time.perf_counter() - t0:.1f}s")
+    return rc
+
+
+def cmd_graph(args) -> int:
+    from strgm.datasets.paradigm import read_paradigm
+    from strgm.models.phonology import build_phonology_model
+
+    model = build_phonology_model(read_paradigm(args.file), boundary=args.boundary)
+    text = model.graph.to_dot()
+    if args.dot == "-":
+        sys.stdout.write(text)
+    else:
+        with open(args.dot, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        print(f"wrote {args.dot} ({len(model.graph.variables)} variables, "
+              f"{len(model.graph.factors)} factors)")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="strgm", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+    d = sub.add_parser("demo", help="run the bundled English demo")
+    d.add_argument("--roots", type=int, default=30, help="verbs sampled (default: %(default)s)")
+    _add_inference_options(d)
+    d.set_defaults(func=cmd_demo, holdout=0.1)
+    i = sub.add_parser("infer", help="infer URs for a paradigm file")
+    i.add_argument("file", help="paradigm: long TSV (morphemes<TAB>surface) or wide .csv")
+    _add_inference_options(i)
+    i.set_defaults(func=cmd_infer)
+    gr = sub.add_parser("graph", help="export the factor graph as Graphviz dot")
+    gr.add_argument("file")
+    gr.add_argument("--dot", required=True, help="output path, or - for stdout")
+    gr.add_argument("--boundary", default=None)
+    gr.set_defaults(func=cmd_graph)
+    for module in ("strgm.grammars.cli",):
+        try:
+            mod = __import__(module, fromlist=["add_subparser"])
+        except ImportError:
+            continue
+        mod.add_subparser(sub)
+    return p
+
+
+def main(argv: Optional[list] = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except StrgmError as e:
+        print(f"strgm: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("strgm: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

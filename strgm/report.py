@@ -1,0 +1,69 @@
+"""Plain-text tables and JSON summaries of phonology inference results."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from strgm.models.phonology import HoldoutScores, PhonologyModel
+
+
+def _fmt(s: str, p: float) -> str:
+    return f"{s or 'ε'} ({p:.3f})"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)] if rows else \
+        [len(h) for h in header]
+    line = lambda r: "  ".join(str(x).ljust(w) for x, w in zip(r, widths)).rstrip()  # noqa
+    return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])
+
+
+def morpheme_table(result, model: PhonologyModel, k: int = 3) -> str:
+    rows = []
+    for label, var in model.morpheme_vars.items():
+        top = result.belief(var).kbest(k)
+        rows.append([label] + [_fmt(s, p) for s, p in top] + [""] * (k - len(top)))
+    return _table(["morpheme"] + [f"UR #{i + 1} (p)" for i in range(k)], rows)
+
+
+def prediction_table(result, model: PhonologyModel, gold: Optional[dict] = None,
+                     k: int = 1) -> str:
+    gold = gold or {}
+    rows = []
+    for key in model.unobserved_words:
+        top = result.belief(model.word_vars[key]).kbest(k)
+        pred = top[0] if top else ("?", 0.0)
+        row = [key, _fmt(*pred)]
+        if gold:
+            g = gold.get(key, "")
+            row += [g, "✓" if g and pred[0] == g else "✗"]
+        rows.append(row)
+    header = ["word", "predicted surface (p)"] + (["true surface", "ok"] if gold else [])
+    return _table(header, rows)
+
+
+def holdout_line(scores: HoldoutScores) -> str:
+    return (f"held-out words: {scores.n}   exact match: {scores.exact_match:.1%}   "
+            f"mean -log p(true form): {scores.mean_neg_logp:.3f} nats")
+
+
+def result_json(result, model: PhonologyModel, k: int, scores: Optional[HoldoutScores],
+                extra: Optional[dict] = None) -> dict:
+    out = {
+        "source": model.paradigm.source,
+        "method": result.method,
+        "settings": {**result.settings, **model.settings, "kbest_reported": k},
+        "timing": {"inference_seconds": result.seconds, "iterations": result.iterations,
+                   "converged": result.converged},
+        "alphabet": model.alphabet.to_dict(),
+        "morphemes": {lab: [[s, p] for s, p in result.belief(v).kbest(k)]
+                      for lab, v in model.morpheme_vars.items()},
+        "words": {key: [[s, p] for s, p in result.belief(model.word_vars[key]).kbest(k)]
+                  for key in model.unobserved_words},
+    }
+    if scores is not None:
+        out["holdout"] = {"n": scores.n, "exact_match": scores.exact_match,
+                          "mean_neg_logp": scores.mean_neg_logp, "per_word": scores.per_word}
+    if extra:
+        out.update(extra)
+    return out
