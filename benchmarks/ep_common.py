@@ -1,0 +1,101 @@
+"""Shared helpers for the EP/PEP benchmarks: methods, datasets, metrics, output.
+
+Methods (PEP §7 / Figure 3): pruned-20 BP (Cotterell et al. 2015 baseline), EP with 1-,
+2-, 3-gram features (closed-form projection), PEP-prox (λ = 0.01, η = 0.05) and PEP-grow.
+Accuracy: mean −log b_M(gold UR) over morpheme variables (nats; a probability below
+1e-12, e.g. a gold UR outside a pruned domain, is floored there and counted as "missed");
+held-out words: exact match and mean −log p of the true surface.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import warnings
+
+import numpy as np
+
+from strgm.inference import infer
+from strgm.models.phonology import build_phonology_model, holdout_split, score_holdout
+
+RESULTS = os.path.join(os.path.dirname(__file__), "results")
+FLOOR = 1e-12
+
+METHODS = {
+    "pruned20": ("pruned", {"kbest": 20}),
+    "ep1": ("ep", {"order": 1}),
+    "ep2": ("ep", {"order": 2}),
+    "ep3": ("ep", {"order": 3}),
+    "pep_prox": ("pep", {"projection": "prox"}),
+    "pep_grow": ("pep", {"projection": "grow"}),
+}
+
+
+def gold_xent(result, model, gold_urs) -> tuple[float, int]:
+    vals, missed = [], 0
+    for m, ur in gold_urs.items():
+        lp = result.belief(model.morpheme_vars[m]).logprob(ur)
+        if lp < np.log(FLOOR):
+            missed += 1
+            lp = np.log(FLOOR)
+        vals.append(-lp)
+    return float(np.mean(vals)), missed
+
+
+def run_method(name, model, gold_urs=None, gold_words=None, max_iters=5):
+    method, opts = METHODS[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t0 = time.perf_counter()
+        r = infer(model.graph, method, max_iters=max_iters, **opts)
+        secs = time.perf_counter() - t0
+    out = {"method": name, "seconds": secs, "iterations": r.iterations,
+           "converged": r.converged}
+    if gold_urs:
+        out["gold_xent"], out["gold_missed"] = gold_xent(r, model, gold_urs)
+    if gold_words:
+        beliefs = {model.word_vars[k]: r.belief(model.word_vars[k]) for k in gold_words}
+        h = score_holdout(beliefs, model, gold_words)
+        out["heldout_exact"] = h.exact_match
+        out["heldout_neglogp"] = min(h.mean_neg_logp, -np.log(FLOOR))
+    if "mean_features_per_belief" in r.extra:
+        out["features_per_belief"] = r.extra["mean_features_per_belief"]
+        out["skipped_updates"] = r.extra.get("skipped_updates", 0)
+    return out
+
+
+def build(paradigm, alphabet=None, holdout=0.1, seed=0):
+    hidden = holdout_split(paradigm, holdout, seed) if holdout else []
+    gold_words = {e.key: e.surface for e in paradigm.entries if e.key in set(hidden)}
+    model = build_phonology_model(paradigm, alphabet=alphabet, hidden=hidden)
+    return model, gold_words
+
+
+def median_runs(name, model, reps, **kw):
+    runs = [run_method(name, model, **kw) for _ in range(reps)]
+    out = dict(runs[-1])
+    out["seconds"] = float(np.median([r["seconds"] for r in runs]))
+    out["seconds_all"] = [r["seconds"] for r in runs]
+    return out
+
+
+def save(name, payload, markdown):
+    os.makedirs(RESULTS, exist_ok=True)
+    with open(os.path.join(RESULTS, f"{name}.json"), "w") as fh:
+        json.dump(payload, fh, indent=1)
+    with open(os.path.join(RESULTS, f"{name}.md"), "w") as fh:
+        fh.write(markdown)
+
+
+def plt_or_none():
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        return plt
+    except ImportError:
+        print("matplotlib missing: skipping plots (pip install matplotlib)")
+        return None
