@@ -1,0 +1,142 @@
+"""EM for the phonology: expected edit counts from factor beliefs, L2 M-step, driver.
+
+E-step. Inference (any method) on the factor graph of the *training* words gives, for
+each observed word w, the message μ_{U→F} into its phonology factor F. The factor belief
+is b_F(u, s_w) ∝ μ_{U→F}(u)·T_θ(s_w | u). Expected arc counts of T_θ under b_F come from
+forward–backward (ARCHITECTURE §3) on the acceptor over T's *arc ids*
+
+    B_w = in-project( relabel_out( in-project(T_θ^{ids} ∘ s_w), id → x(id) ) ∘ μ_{U→F} )
+
+(T^{ids} has the arc id on its input tape; relabelling the output back to the arc's input
+symbol lets μ_U check the underlying string). Each path of B_w is one path of T_θ, with
+weight μ_U(u)·(its T weight), so c(arc) = Σ_w posterior_w(arc) and log Z(B_w) =
+log Σ_u μ_U(u) T_θ(s_w | u). Arc counts map to decision events (ev1, ev2, final_ev).
+
+M-step (one phonology tied across all words): maximise the penalised expected
+complete-data log-likelihood
+
+    Q(θ) = Σ_e c_e log p_θ(e) − (λ/2)‖θ‖²,  log p_θ(e) = θ·f_e − log Σ_{e'∈g(e)} exp θ·f_e'
+    ∇Q = Σ_e c_e f_e − Σ_g C_g Σ_{e∈g} p_θ(e) f_e − λθ,   C_g = Σ_{e∈g} c_e
+
+with scipy L-BFGS over the groups with C_g > 0 (the others do not enter Q).
+
+Objective trace: at each E-step, ℓ̂(θ_t) = Σ_w log Z(B_w) − (λ/2)‖θ_t‖². When μ_{U→F} is
+the exact normalised prior of U (e.g. single-morpheme words, exact BP) ℓ̂ is the exact
+penalised marginal log-likelihood and EM cannot decrease it (tested); with loopy/pruned
+inference it is the usual approximation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+import pynini
+from scipy.optimize import minimize
+
+from fst_factors.contextual_edit import EditStructure
+from strgm.errors import InputError
+from strgm.wfsa.core import compose
+from strgm.wfsa.expectations import expected_arc_counts
+from strgm.wfsa.construct import string_acceptor
+
+
+# ---------------------------------------------------------------- expected counts
+def id_belief(t_ids: pynini.Fst, structure: EditStructure, mu_u: pynini.Fst,
+              surface: tuple) -> pynini.Fst:
+    """The acceptor B over T's arc ids (module docstring) for one observed surface."""
+    g = compose(t_ids, string_acceptor(surface))
+    a = pynini.project(g, "input")
+    n_arcs = structure.num_arcs
+    ids = np.unique(_labels(a))
+    ids = ids[ids > 0]
+    inl = np.where(ids <= n_arcs, structure.ilabel[np.minimum(ids, n_arcs) - 1], 0)
+    a.relabel_pairs(opairs=list(zip(ids.tolist(), inl.tolist())))
+    return pynini.project(compose(a, mu_u), "input")
+
+
+def _labels(fst: pynini.Fst) -> np.ndarray:
+    from strgm.wfsa.core import arc_table
+
+    return arc_table(fst).ilabel
+
+
+def event_counts(structure: EditStructure, b: pynini.Fst) -> tuple[np.ndarray, float]:
+    """(expected count of every decision event under B, log Z(B))."""
+    post = expected_arc_counts(b, what="phonology factor belief")
+    lab = post.table.ilabel
+    c = np.bincount(lab, weights=post.arc_counts,
+                    minlength=structure.num_arcs + structure.num_states + 1)
+    arc_c, fin_c = c[1:structure.num_arcs + 1], c[structure.num_arcs + 1:]
+    ev = np.zeros(structure.num_events)
+    for evs in (structure.ev1, structure.ev2):
+        m = evs >= 0
+        ev += np.bincount(evs[m], weights=arc_c[m], minlength=structure.num_events)
+    mf = structure.final_ev >= 0
+    ev += np.bincount(structure.final_ev[mf], weights=fin_c[:structure.num_states][mf],
+                      minlength=structure.num_events)
+    return ev, post.log_z
+
+
+def expected_counts(structure: EditStructure, theta: np.ndarray, pairs: list
+                    ) -> tuple[np.ndarray, float]:
+    """Σ over (μ_U acceptor, surface labels) pairs of event counts, and Σ log Z."""
+    from fst_factors.contextual_edit import compile_fst
+
+    t_ids = compile_fst(structure, theta, ids=True)
+    total = np.zeros(structure.num_events)
+    ll = 0.0
+    for mu, s in pairs:
+        c, lz = event_counts(structure, id_belief(t_ids, structure, mu, s))
+        total += c
+        ll += lz
+    return total, ll
+
+
+# ---------------------------------------------------------------- M-step
+def q_and_grad(structure: EditStructure, counts: np.ndarray, theta: np.ndarray,
+               l2: float, active: Optional[np.ndarray] = None) -> tuple[float, np.ndarray]:
+    """Q(θ) and ∇Q (module docstring). ``active``: boolean mask of events to use (all
+    events of the groups with positive count); default computed from ``counts``."""
+    if active is None:
+        active = active_events(structure, counts)
+    F = structure.features[active]
+    c = counts[active]
+    g = structure.ev_group[active]
+    s = F @ theta
+    starts = np.flatnonzero(np.concatenate([[True], g[1:] != g[:-1]]))
+    gid = np.cumsum(np.concatenate([[True], g[1:] != g[:-1]])) - 1
+    m = np.maximum.reduceat(s, starts)
+    e = np.exp(s - m[gid])
+    z = np.add.reduceat(e, starts)
+    p = e / z[gid]
+    logp = s - (m + np.log(z))[gid]
+    C = np.add.reduceat(c, starts)
+    q = float(c @ logp) - 0.5 * l2 * float(theta @ theta)
+    grad = F.T @ (c - C[gid] * p) - l2 * theta
+    return q, grad
+
+
+def active_events(structure: EditStructure, counts: np.ndarray) -> np.ndarray:
+    C = np.add.reduceat(counts, structure.group_start)
+    return np.repeat(C > 1e-12, np.diff(np.append(structure.group_start, len(counts))))
+
+
+def m_step(structure: EditStructure, counts: np.ndarray, theta0: np.ndarray,
+           l2: float = 0.1, max_iter: int = 200) -> tuple[np.ndarray, float]:
+    """argmax_θ Q(θ) by L-BFGS from θ₀; never returns a θ with lower Q than θ₀."""
+    active = active_events(structure, counts)
+
+    def fun(th):
+        q, g = q_and_grad(structure, counts, th, l2, active)
+        return -q, -g
+
+    q0 = -fun(theta0)[0]
+    res = minimize(fun, theta0, jac=True, method="L-BFGS-B",
+                   options={"maxiter": max_iter, "gtol": 1e-6})
+    q1 = -float(res.fun)
+    return (res.x, q1) if q1 >= q0 else (theta0.copy(), q0)
