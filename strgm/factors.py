@@ -26,8 +26,8 @@ from strgm.errors import GraphError
 from strgm.wfsa.core import compose, trim
 
 
-def _clean(fst: pynini.Fst) -> pynini.Fst:
-    return pynini.arcsort(trim(fst), sort_type="ilabel")
+def _clean(fst: pynini.Fst, what: str = "message") -> pynini.Fst:
+    return pynini.arcsort(trim(fst, what), sort_type="ilabel")
 
 
 @dataclass(frozen=True, eq=False)
@@ -96,10 +96,10 @@ class BinaryFactor(Factor):
         self._missing(var, incoming)
         if var == self.output_var:
             return _clean(pynini.project(compose(incoming[self.input_var], self.fst),
-                                         "output"))
+                                         "output"), f"message from factor {self.name!r} to {var!r}")
         if var == self.input_var:
             return _clean(pynini.project(compose(self.fst, incoming[self.output_var]),
-                                         "input"))
+                                         "input"), f"message from factor {self.name!r} to {var!r}")
         raise GraphError(f"factor {self.name!r} is not attached to {var!r}")
 
 
@@ -128,5 +128,6 @@ class ConcatFactor(Factor):
             i = self.parts.index(var)
             ctx = [incoming.get(p) if j != i else None for j, p in enumerate(self.parts)]
             t = concat_context_transducer(ctx, i, num_labels, self.boundary_label)
-            return _clean(pynini.project(compose(t, incoming[self.whole]), "input"))
+            return _clean(pynini.project(compose(t, incoming[self.whole]), "input"),
+                          f"message from factor {self.name!r} to {var!r}")
         raise GraphError(f"factor {self.name!r} is not attached to {var!r}")

@@ -226,8 +226,48 @@ def intersect(a: pynini.Fst, b: pynini.Fst) -> pynini.Fst:
     return compose(a, b)
 
 
-def trim(fst: pynini.Fst) -> pynini.Fst:
-    """Epsilon-free, connected copy: the usual clean-up after composition/projection."""
+def epsilon_cycles_diverge(fst: pynini.Fst) -> bool:
+    """True when the ε-arcs alone have a cycle structure of infinite total weight.
+
+    ε-removal sums the ε-paths between every pair of states in the log semiring; OpenFst
+    never returns when that sum is infinite. The test is ρ(A_ε) ≥ 1 for the matrix of
+    ε-arc weights, decided as in :func:`strgm.wfsa.measure.spectral_margin`:
+    (I - A_ε) x = 1 must have a solution x ≥ 1."""
+    t = arc_table(fst)
+    eps = (t.ilabel == 0) & (t.olabel == 0)
+    if not eps.any():
+        return False
+    import scipy.sparse as sp
+    import scipy.sparse.linalg as spla
+    import warnings
+
+    src, dst = t.src[eps], t.dst[eps]
+    with np.errstate(over="ignore"):
+        vals = np.exp(-t.weight[eps])
+    if not np.all(np.isfinite(vals)):
+        return True
+    nodes, inv = np.unique(np.concatenate([src, dst]), return_inverse=True)
+    k = len(nodes)
+    a = sp.csc_matrix((vals, (inv[: len(src)], inv[len(src):])), shape=(k, k))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            x = np.atleast_1d(spla.spsolve(sp.identity(k, format="csc") - a, np.ones(k)))
+        except Exception:
+            return True
+    return not (np.all(np.isfinite(x)) and x.min() >= 1.0 - 1e-9)
+
+
+def trim(fst: pynini.Fst, what: str = "automaton") -> pynini.Fst:
+    """Epsilon-free, connected copy: the usual clean-up after composition/projection.
+
+    Raises :class:`strgm.errors.DivergenceError` instead of hanging when the ε-paths have
+    infinite total weight (e.g. a non-normalisable message inserted by a concatenation)."""
+    if not is_acyclic(fst) and epsilon_cycles_diverge(fst):
+        from strgm.errors import DivergenceError
+
+        raise DivergenceError(f"{what}: its ε-cycles have infinite total weight (a "
+                              "non-normalisable message); ε-removal would not terminate")
     return pynini.rmepsilon(fst.copy()).connect()
 
 

@@ -80,7 +80,7 @@ def entropy(fst: pynini.Fst, n_samples: int = 2000, seed: int = 0,
         raise ValueError("entropy of the empty language is undefined")
     exact = None
     if is_acyclic(f):
-        exact = path_entropy(pynini.determinize(f))
+        exact = path_entropy(pynini.determinize(f, delta=1e-12))
     elif f.properties(pynini.I_DETERMINISTIC, True) == pynini.I_DETERMINISTIC:
         exact = path_entropy(f)
     if exact is not None:

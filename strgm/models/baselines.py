@@ -1,0 +1,71 @@
+"""Baselines as settings of the same prediction code (strgm.models.em.predict).
+
+* ``no_training``: the untrained copy-biased edit transducer (p_copy = 0.99) as the
+  phonology, pruned BP on the training words, prediction from morpheme beliefs.
+* ``surface_baseline``: each morpheme's surface allomorphs (pieces of the training
+  surfaces, split at the boundaries that best match the untrained model's 1-best URs by
+  edit distance), most frequent first; p(word) = the allomorph frequency product,
+  smoothed by the same untrained edit transducer (so the 1-best is the concatenation of
+  the most frequent allomorphs).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+
+import numpy as np
+
+import fst_factors as ff
+from strgm.inference import infer
+from strgm.models.em import predict, predict_word, split
+from strgm.models.phonology import build_phonology_model
+
+
+def _untrained(paradigm, heldout, p_copy):
+    alphabet = paradigm.alphabet()
+    train = split(paradigm, set(heldout))
+    fst = ff.edit_transducer(alphabet.num_segments, ff.EditParams(p_copy))
+    pm = build_phonology_model(train, alphabet=alphabet, phonology=fst)
+    return alphabet, fst, pm, infer(pm.graph, "pruned", max_iters=3)
+
+
+def no_training(paradigm, heldout, words, p_copy: float = 0.99, k: int = 8) -> dict:
+    alphabet, fst, pm, res = _untrained(paradigm, heldout, p_copy)
+    return predict(fst, alphabet, res, pm, words, k)
+
+
+def _edit(a, b) -> int:
+    d = np.arange(len(b) + 1)
+    for i, x in enumerate(a, 1):
+        prev, d[0] = d[0], i
+        for j, y in enumerate(b, 1):
+            prev, d[j] = d[j], min(d[j] + 1, d[j - 1] + 1, prev + (x != y))
+    return int(d[-1])
+
+
+def surface_baseline(paradigm, heldout, words, p_copy: float = 0.99) -> dict:
+    alphabet, fst, pm, res = _untrained(paradigm, heldout, p_copy)
+    ur = {m: res.belief(v).kbest_labels(1)[0][0] for m, v in pm.morpheme_vars.items()}
+    allo: dict = {m: Counter() for m in ur}
+    for e in split(paradigm, set(heldout)).observed:
+        s = alphabet.encode(e.surface)
+        k = len(e.morphemes)
+        best = None
+        for cuts in itertools.combinations(range(len(s) + 1), k - 1):
+            b = (0,) + cuts + (len(s),)
+            cost = sum(_edit(s[b[i]:b[i + 1]], ur[m]) for i, m in enumerate(e.morphemes))
+            if best is None or cost < best[0]:
+                best = (cost, b)
+        b = best[1]
+        for i, m in enumerate(e.morphemes):
+            allo[m][s[b[i]:b[i + 1]]] += 1
+    out = {}
+    for e in words:
+        lists = []
+        for m in e.morphemes:
+            c = allo.get(m) or Counter({ur.get(m, ()): 1})
+            tot = sum(c.values())
+            lists.append([(a, float(np.log(n / tot))) for a, n in c.most_common(8)])
+        out[e.key] = predict_word(fst, alphabet, lists, e.key)
+    return out

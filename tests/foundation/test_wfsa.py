@@ -1,0 +1,185 @@
+"""Oracle tests for the WFSA layer: every function against brute-force enumeration."""
+
+import math
+
+import numpy as np
+import pynini
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import strgm.wfsa as W
+from strgm.errors import DivergenceError
+from foundation_oracles import arcs_of, enumerate_paths, random_acceptor, string_distribution
+
+SEEDS = st.integers(0, 10_000)
+
+
+@settings(max_examples=25, deadline=None)
+@given(SEEDS, st.booleans())
+def test_log_partition_and_scores_match_enumeration_acyclic(seed, eps):
+    rng = np.random.default_rng(seed)
+    f = random_acceptor(rng, 5, 2, acyclic=True, eps=eps)
+    dist = string_distribution(f, 10)
+    z = sum(dist.values())
+    lz = W.log_partition(f)
+    if z == 0:
+        assert lz == -np.inf
+        return
+    assert lz == pytest.approx(math.log(z), abs=1e-9)
+    strings = list(dist) + [(9, 9)]
+    scores = W.score_strings(f, strings)
+    for s, sc in zip(strings, scores):
+        assert sc == (pytest.approx(math.log(dist[s]), abs=1e-9) if s in dist else -np.inf)
+
+
+def dense_log_partition(f) -> float:
+    """Independent oracle for cyclic machines: Z = e_start^T (I - A)^-1 ρ, dense numpy."""
+    arcs, finals = arcs_of(f)
+    n = f.num_states()
+    a = np.zeros((n, n))
+    for q, lst in arcs.items():
+        for _, _, w, d in lst:
+            a[q, d] += math.exp(-w)
+    rho = np.array([math.exp(-finals[q]) if q in finals else 0.0 for q in range(n)])
+    assert max(abs(np.linalg.eigvals(a))) < 1
+    return math.log(np.linalg.solve(np.eye(n) - a, rho)[f.start()])
+
+
+@settings(max_examples=15, deadline=None)
+@given(SEEDS)
+def test_log_partition_cyclic_matches_dense_solve(seed):
+    rng = np.random.default_rng(seed)
+    f = random_acceptor(rng, 3, 2, acyclic=False, density=0.35)
+    if f.copy().connect().num_states() == 0:
+        return
+    assert W.log_partition(f) == pytest.approx(dense_log_partition(f), abs=1e-8)
+
+
+def test_divergence_is_detected_not_looped():
+    f = W.sigma_star(2, neglogw_per_symbol=-np.log(0.6))  # 2 * 0.6 > 1
+    with pytest.raises(DivergenceError):
+        W.log_partition(f)
+    assert W.spectral_margin(f) == 0.0
+    g = W.sigma_star(2, neglogw_per_symbol=-np.log(0.49))  # 0.98 < 1: fine
+    assert W.log_partition(g) == pytest.approx(math.log(1 / (1 - 0.98)), abs=1e-6)
+
+
+def test_normalise():
+    f = W.weighted_strings({(1,): 0.5, (1, 2): 2.0})
+    g, lz = W.normalise(f)
+    assert lz == pytest.approx(math.log(math.exp(-0.5) + math.exp(-2.0)))
+    assert W.log_partition(g) == pytest.approx(0.0, abs=1e-12)
+    assert W.log_partition(f) == pytest.approx(lz)  # input untouched
+
+
+@settings(max_examples=20, deadline=None)
+@given(SEEDS)
+def test_kbest_matches_brute_force_total_weight_order(seed):
+    rng = np.random.default_rng(seed)
+    f = random_acceptor(rng, 5, 2, acyclic=True, eps=True)
+    dist = string_distribution(f, 10)
+    k = 4
+    got = W.kbest(f, k)
+    want = sorted(dist.items(), key=lambda kv: -kv[1])[:k]
+    assert len(got) == len(want)
+    for (s, lw), (ws, wv) in zip(got, want):
+        assert lw == pytest.approx(math.log(wv), abs=1e-9)
+        assert math.log(dist[s]) == pytest.approx(lw, abs=1e-9)
+
+
+def test_kbest_on_cyclic_ambiguous_machine_terminates_and_is_right():
+    # Two paths per string (non-determinisable in general); strings a^n b.
+    f = W.new_fst() if hasattr(W, "new_fst") else None
+    from strgm.wfsa.core import new_fst, weight
+    f = new_fst()
+    f.add_states(4)
+    f.set_start(0)
+    f.add_arc(0, pynini.Arc(1, 1, weight(0.1), 1))
+    f.add_arc(0, pynini.Arc(1, 1, weight(0.2), 2))
+    f.add_arc(1, pynini.Arc(1, 1, weight(1.0), 1))
+    f.add_arc(2, pynini.Arc(1, 1, weight(2.0), 2))
+    f.add_arc(1, pynini.Arc(2, 2, weight(0.0), 3))
+    f.add_arc(2, pynini.Arc(2, 2, weight(0.0), 3))
+    f.set_final(3)
+    got = W.kbest(f, 3)
+    dist = string_distribution(f, 30)
+    want = sorted(dist.items(), key=lambda kv: -kv[1])[:3]
+    assert [s for s, _ in got] == [s for s, _ in want]
+    for (_, lw), (_, wv) in zip(got, want):
+        assert lw == pytest.approx(math.log(wv), abs=1e-9)
+
+
+def test_sampling_matches_exact_probabilities():
+    f = W.weighted_strings({(1,): 0.0, (2, 1): 1.0, (): 2.0})
+    p = np.exp(-np.array([0.0, 1.0, 2.0]))
+    p /= p.sum()
+    draws = W.sample(f, 6000, seed=3)
+    freq = np.array([draws.count(s) for s in [(1,), (2, 1), ()]]) / len(draws)
+    se = np.sqrt(p * (1 - p) / len(draws))
+    assert np.all(np.abs(freq - p) < 4 * se)
+
+
+def test_sampling_from_cyclic_machine_matches_geometric_length():
+    f = W.unigram_acceptor(np.log([0.3]), np.log(0.7))  # |v| ~ Geometric: P(n) = .7 * .3^n
+    draws = W.sample(f, 5000, seed=1)
+    lens = np.bincount([len(d) for d in draws], minlength=3)[:3] / 5000
+    want = np.array([0.7, 0.21, 0.063])
+    assert np.all(np.abs(lens - want) < 4 * np.sqrt(want * (1 - want) / 5000))
+
+
+@settings(max_examples=15, deadline=None)
+@given(SEEDS)
+def test_entropy_matches_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    f = random_acceptor(rng, 4, 2, acyclic=True, eps=True)
+    dist = string_distribution(f, 10)
+    z = sum(dist.values())
+    if z == 0:
+        return
+    h = -sum(v / z * math.log(v / z) for v in dist.values())
+    assert W.entropy(f) == pytest.approx(h, abs=1e-8)
+
+
+def test_entropy_cyclic_deterministic_exact_and_ambiguous_estimate():
+    f = W.unigram_acceptor(np.log([0.2, 0.1]), np.log(0.7))
+    # Each string is a sequence of i.i.d. choices among {a: .2, b: .1, stop: .7} ending
+    # at the first stop, so H = E[#choices] · H(choice) = H(choice) / 0.7.
+    probs = np.array([0.2, 0.1, 0.7])
+    h = float(-(probs * np.log(probs)).sum() / 0.7)
+    val, se = W.entropy(f, return_stderr=True)
+    assert se == 0.0 and val == pytest.approx(h, abs=1e-6)
+    g = pynini.union(f, f.copy())  # every string has two paths: ambiguous, cyclic
+    est, se = W.entropy(g, return_stderr=True, n_samples=4000)
+    assert se > 0 and abs(est - h) < 5 * se + 1e-3
+
+
+@settings(max_examples=20, deadline=None)
+@given(SEEDS)
+def test_expected_arc_counts_match_path_enumeration(seed):
+    rng = np.random.default_rng(seed)
+    f = random_acceptor(rng, 4, 2, acyclic=True, eps=True)
+    paths = list(enumerate_paths(f, 10))
+    z = sum(math.exp(-w) for *_, w, _ in paths)
+    if z == 0:
+        return
+    post = W.expected_arc_counts(f)
+    t = post.table
+    # map (state, k-th arc of state) to table index
+    index = {}
+    for i, s in enumerate(t.src):
+        index[(int(s), sum(1 for j in range(i) if t.src[j] == s))] = i
+    want = np.zeros(t.num_arcs)
+    for _, _, w, path in paths:
+        for q, k in path:
+            want[index[(q, k)]] += math.exp(-w) / z
+    np.testing.assert_allclose(post.arc_counts, want, atol=1e-9)
+    assert post.log_z == pytest.approx(math.log(z), abs=1e-9)
+
+
+def test_arc_table_roundtrip_exact_weights():
+    f = W.weighted_strings({(1, 2): 0.123456789012345, (3,): 7.0})
+    t = W.arc_table(f)
+    g = W.from_arc_table(t.num_states, t.start, t.src, t.dst, t.ilabel, t.olabel,
+                         t.weight, t.final)
+    assert pynini.equal(f, g)
+    assert 0.123456789012345 in t.final.tolist()
