@@ -51,6 +51,7 @@ def _add_inference_options(p: argparse.ArgumentParser) -> None:
                    help="morpheme boundary symbol in word URs (default: none)")
     m.add_argument("--mean-length", type=float, default=None,
                    help="prior mean UR length (default: surface segments per morpheme)")
+    m.add_argument("--model", default=None, help="trained phonology from `strgm train --save`")
     o = p.add_argument_group("output")
     o.add_argument("--json", metavar="OUT", help="write results as JSON")
     o.add_argument("--top", type=int, default=3, help="strings shown per morpheme")
@@ -80,8 +81,13 @@ def run_paradigm(paradigm, args, out=sys.stdout, title: Optional[str] = None) ->
         keys = holdout_split(paradigm, args.holdout, args.seed)
         surf = {e.key: e.surface for e in paradigm.entries}
         gold = {k: surf[k] for k in keys}
+    extra = {}
+    if getattr(args, "model", None):
+        from strgm.cli_train import load_phonology
+
+        extra["alphabet"], extra["phonology"] = load_phonology(args.model)
     model = build_phonology_model(paradigm, p_copy=args.p_copy, boundary=args.boundary,
-                                  mean_length=args.mean_length, hidden=gold.keys())
+                                  mean_length=args.mean_length, hidden=gold.keys(), **extra)
     n_obs = len(model.paradigm.observed)
     print(title or f"{paradigm.source}", file=out)
     print(f"{len(paradigm)} words ({n_obs} observed), {len(model.morpheme_vars)} morphemes, "
@@ -167,7 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
     gr.add_argument("--dot", required=True, help="output path, or - for stdout")
     gr.add_argument("--boundary", default=None)
     gr.set_defaults(func=cmd_graph)
-    for module in ("strgm.grammars.cli",):
+    for module in ("strgm.grammars.cli", "strgm.cli_train"):
         try:
             mod = __import__(module, fromlist=["add_subparser"])
         except ImportError:
