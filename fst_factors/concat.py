@@ -31,7 +31,7 @@ def concat_acceptors(parts: Sequence[pynini.Fst], boundary_label: Optional[int] 
         if b is not None:
             out = pynini.concat(out, b)
         out = pynini.concat(out, p)
-    return pynini.rmepsilon(out).connect()
+    return pynini.rmepsilon(out, delta=1e-12).connect()
 
 
 def concat_context_transducer(parts: Sequence[Optional[pynini.Fst]], i: int,

@@ -268,7 +268,7 @@ def trim(fst: pynini.Fst, what: str = "automaton") -> pynini.Fst:
 
         raise DivergenceError(f"{what}: its ε-cycles have infinite total weight (a "
                               "non-normalisable message); ε-removal would not terminate")
-    return pynini.rmepsilon(fst.copy()).connect()
+    return pynini.rmepsilon(fst.copy(), delta=1e-12).connect()
 
 
 def project(fst: pynini.Fst, tape: str) -> pynini.Fst:

@@ -75,7 +75,7 @@ def entropy(fst: pynini.Fst, n_samples: int = 2000, seed: int = 0,
     determinisable) it is a Monte-Carlo estimate -mean log p(v_i) over exact samples, and
     ``return_stderr=True`` returns (estimate, standard error); stderr is 0.0 when exact.
     """
-    f = pynini.rmepsilon(pynini.project(fst.copy(), "output")).connect()
+    f = pynini.rmepsilon(pynini.project(fst.copy(), "output"), delta=1e-12).connect()
     if f.num_states() == 0:
         raise ValueError("entropy of the empty language is undefined")
     exact = None
