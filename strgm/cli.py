@@ -70,8 +70,9 @@ def _method_options(args) -> dict:
     return {}
 
 
-def run_paradigm(paradigm, args, out=sys.stdout, title: Optional[str] = None) -> int:
+def run_paradigm(paradigm, args, out=None, title: Optional[str] = None) -> int:
     """Shared body of ``infer`` and ``demo``: build, infer, print, optionally save."""
+    out = sys.stdout if out is None else out
     from strgm.inference import infer
     from strgm.models.phonology import build_phonology_model, holdout_split, score_holdout
     from strgm.report import holdout_line, morpheme_table, prediction_table, result_json

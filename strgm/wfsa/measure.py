@@ -40,24 +40,36 @@ def spectral_margin(fst: pynini.Fst) -> float:
     f = fst.copy().connect()
     if f.num_states() == 0 or is_acyclic(f):
         return 1.0
+    margin, _ = _cyclic_solve(f)
+    return margin
+
+
+def _cyclic_solve(f: pynini.Fst) -> tuple[float, float]:
+    """(spectral margin, Z) of a trimmed cyclic automaton from one sparse LU of I - A:
+    x = (I - A)^{-1} 1 decides normalisability and z = (I - A)^{-1} ρ gives Z = z[start]
+    exactly (in probability space; ``nan`` when the weights under/overflow float64)."""
     t = arc_table(f)
     n = t.num_states
     with np.errstate(over="ignore"):
         vals = np.exp(-t.weight)
     if not np.all(np.isfinite(vals)):
-        return 0.0
+        return 0.0, float("nan")
     a = sp.csc_matrix((vals, (t.src, t.dst)), shape=(n, n))
     m = sp.identity(n, format="csc") - a
+    with np.errstate(over="ignore", under="ignore"):
+        rho = np.exp(-t.final)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            x = spla.spsolve(m, np.ones(n))
+            lu = spla.splu(m)
+            x = lu.solve(np.ones(n))
+            z = lu.solve(rho)
         except Exception:  # singular matrix: spectral radius exactly 1
-            return 0.0
-    x = np.atleast_1d(x)
+            return 0.0, float("nan")
     if not np.all(np.isfinite(x)) or x.min() < 1.0 - 1e-9:
-        return 0.0
-    return float(1.0 / x.max())
+        return 0.0, float("nan")
+    zs = float(z[t.start]) if np.all(np.isfinite(z)) else float("nan")
+    return float(1.0 / x.max()), zs
 
 
 def check_normalisable(fst: pynini.Fst, what: str = "automaton") -> None:
@@ -78,10 +90,16 @@ def log_partition(fst: pynini.Fst, what: str = "automaton") -> float:
     f = fst.copy().connect()
     if f.num_states() == 0:
         return -np.inf
-    cyclic = not is_acyclic(f)
-    if cyclic:
-        check_normalisable(f, what)
-    d = shortest_distance(f, reverse=True, delta=CYCLIC_DELTA)
+    if not is_acyclic(f):
+        margin, z = _cyclic_solve(f)
+        if margin <= 0.0:
+            check_normalisable(f, what)  # raises with the standard message
+        if 1e-250 < z < 1e250:
+            return float(np.log(z))
+        # weights beyond float64 range in probability space: iterate in log space
+        d = shortest_distance(f, reverse=True, delta=CYCLIC_DELTA)
+        return -float(d[f.start()])
+    d = shortest_distance(f, reverse=True)
     return -float(d[f.start()])
 
 
