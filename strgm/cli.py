@@ -74,7 +74,8 @@ def run_paradigm(paradigm, args, out=None, title: Optional[str] = None) -> int:
     """Shared body of ``infer`` and ``demo``: build, infer, print, optionally save."""
     out = sys.stdout if out is None else out
     from strgm.inference import infer
-    from strgm.models.phonology import build_phonology_model, holdout_split, score_holdout
+    from strgm.models.phonology import (build_phonology_model, holdout_split, in_alphabet,
+                                        score_holdout)
     from strgm.report import holdout_line, morpheme_table, prediction_table, result_json
 
     gold = {}
@@ -106,9 +107,8 @@ def run_paradigm(paradigm, args, out=None, title: Optional[str] = None) -> int:
     print(morpheme_table(result, model, args.top), file=out)
     scores = None
     if model.unobserved_words:
-        gold_joined = {k: model.alphabet.join(model.alphabet.encode(v)) for k, v in gold.items()
-                       if all(s in model.alphabet for s in __import__(
-                           "strgm.alphabet", fromlist=["segment"]).segment(v))}
+        gold_joined = {k: model.alphabet.join(model.alphabet.encode(v))
+                       if in_alphabet(v, model.alphabet) else v for k, v in gold.items()}
         print("\nPredicted surface forms", file=out)
         print(prediction_table(result, model, gold_joined), file=out)
         if gold:

@@ -33,7 +33,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Protocol
 
-import numpy as np
 import pynini
 
 from strgm.errors import MessageTooLargeError

@@ -14,13 +14,13 @@ contextual edit transducer).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Optional
+from typing import Iterable, Optional
 
 import numpy as np
 import pynini
 
 import fst_factors as ff
-from strgm.alphabet import Alphabet
+from strgm.alphabet import Alphabet, segment
 from strgm.datasets.paradigm import Paradigm
 from strgm.errors import InputError
 from strgm.graph import FactorGraph
@@ -68,8 +68,6 @@ def unigram_from_paradigm(paradigm: Paradigm, alphabet: Alphabet, smoothing: flo
 
 def default_mean_length(paradigm: Paradigm) -> float:
     """Mean surface length per morpheme, a sensible prior mean for morpheme URs."""
-    from strgm.alphabet import segment
-
     obs = paradigm.observed
     if not obs:
         return 4.0
@@ -115,7 +113,6 @@ def build_phonology_model(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = 
         model.morpheme_vars[m] = v
     for e in paradigm.entries:
         s = surface_var(e.key)
-        where = f"{paradigm.source}:{e.line}" if e.line else paradigm.source
         try:
             g.add_variable(s, observed=e.surface)
         except InputError as err:
@@ -131,7 +128,6 @@ def build_phonology_model(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = 
         model.ur_vars[e.key] = u
         g.add_binary(f"phonology:{e.key}", u, s, phonology)
         model.word_vars[e.key] = s
-        del where
     return model
 
 
@@ -153,6 +149,12 @@ class HoldoutScores:
     per_word: dict  # key -> {"gold", "predicted", "p_gold"}
 
 
+def in_alphabet(word: str, alphabet: Alphabet) -> bool:
+    """True when every segment of ``word`` is a symbol of ``alphabet`` (a held-out word may
+    contain a segment seen nowhere else; it then has probability 0, not an error)."""
+    return all(s in alphabet for s in segment(word))
+
+
 def score_holdout(beliefs: dict, model: PhonologyModel, gold: dict) -> HoldoutScores:
     """Exact-match accuracy and mean -log p of the true forms under the word beliefs.
 
@@ -163,9 +165,7 @@ def score_holdout(beliefs: dict, model: PhonologyModel, gold: dict) -> HoldoutSc
         top = b.kbest(1)
         pred = top[0][0] if top else None
         target = model.alphabet.join(model.alphabet.encode(truth))
-        lp = b.logprob(truth) if all(s in model.alphabet for s in
-                                     __import__("strgm.alphabet", fromlist=["segment"])
-                                     .segment(truth)) else -np.inf
+        lp = b.logprob(truth) if in_alphabet(truth, model.alphabet) else -np.inf
         hits += pred == target
         nll.append(-lp)
         per[key] = {"gold": target, "predicted": pred, "p_gold": float(np.exp(lp))}

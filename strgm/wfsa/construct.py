@@ -118,8 +118,7 @@ def identity_transducer(num_symbols: int) -> pynini.Fst:
 
 def insertion_transducer(acceptor: pynini.Fst) -> pynini.Fst:
     """(ε : L): reads nothing and writes any string of the acceptor with its weight."""
-    f = acceptor.copy()
-    st = f.states()
+    f = acceptor
     out = new_fst()
     out.add_states(f.num_states())
     if f.num_states() == 0:
@@ -131,5 +130,4 @@ def insertion_transducer(acceptor: pynini.Fst) -> pynini.Fst:
         fw = f.final(s)
         if float(fw) != ZERO:
             out.set_final(s, fw)
-    del st
     return out

@@ -11,7 +11,6 @@ six digits) and no per-arc Python work.
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 from typing import Optional
 
