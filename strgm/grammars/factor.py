@@ -262,7 +262,8 @@ def _lexical_products(cg: CompiledGrammar, term_label: dict, mats: np.ndarray):
 def _fixed_point(step, x0, what: str, max_iters: int, tol: float):
     x = x0
     for it in range(max_iters):
-        y = step(x)
+        with np.errstate(over="ignore", invalid="ignore"):
+            y = step(x)
         if not np.all(np.isfinite(y)) or y.max(initial=0.0) > 1e250:
             raise DivergenceError(f"PCFG factor: {what} diverges (P_G ⊙ μ has infinite "
                                   "total weight); give a length bound (max_len)")
