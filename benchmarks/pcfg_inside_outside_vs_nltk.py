@@ -15,8 +15,8 @@ Two modes:
 * ``sweep`` (default): grammar-size sweep, side by side, see :func:`main_sweep`;
   writes ``pcfg_inside_outside_vs_nltk_sweep.{json,md,png}``.
 
-      python benchmarks/pcfg_inside_outside_vs_nltk.py [sweep] [--trees 30 80 200 500 1200]
-          [--sentences 10] [--cap 4] [--repeats 3]
+      python benchmarks/pcfg_inside_outside_vs_nltk.py [sweep] [--trees 0 10 25 50 100 200 400 800]
+          [--sentences 11] [--cap 10] [--repeats 3]
 
 * ``single``: the original one-grammar measurement (arguments below).
 
@@ -49,7 +49,11 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
+# single-threaded on both sides (NLTK is pure Python): set before numpy is imported
+for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
+
+import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / ".." / "shared" / "data" / "treebank" / "wsj"
@@ -165,6 +169,12 @@ def main(argv=None):
     return 0
 
 
+#: sweep mode measures process CPU time (user + system, all threads): the benchmark machine
+#: is shared, and wall time under contention would penalise whichever side ran while
+#: another job was busy.  numpy may use several BLAS threads; their CPU time is counted.
+_clock = time.process_time
+
+
 class _Timeout(Exception):
     pass
 
@@ -174,25 +184,26 @@ def _alarm(signum, frame):
 
 
 def _nltk_parse_capped(parser, tokens, cap):
-    """(seconds, parses or None, reason).  SIGALRM interrupts the pure-Python parser."""
+    """(CPU seconds, parses or None, reason).  A SIGPROF timer (process CPU time) interrupts
+    the pure-Python parser after ``cap`` CPU seconds."""
     import signal
-    old = signal.signal(signal.SIGALRM, _alarm)
-    t = time.perf_counter()
+    old = signal.signal(signal.SIGPROF, _alarm)
+    t = _clock()
     try:
-        signal.setitimer(signal.ITIMER_REAL, cap)
+        signal.setitimer(signal.ITIMER_PROF, cap)
         try:
             parses = list(parser.parse(list(tokens)))
         finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-        return time.perf_counter() - t, parses, "ok"
+            signal.setitimer(signal.ITIMER_PROF, 0)
+        return _clock() - t, parses, "ok"
     except _Timeout:
-        return time.perf_counter() - t, None, "timeout"
+        return _clock() - t, None, "timeout"
     except ValueError as e:  # NLTK's MAX_PARSE_TREES guard on an exponential forest
         if "Refusing to extract" in str(e):
-            return time.perf_counter() - t, None, "tree-budget"
+            return _clock() - t, None, "tree-budget"
         raise
     finally:
-        signal.signal(signal.SIGALRM, old)
+        signal.signal(signal.SIGPROF, old)
 
 
 def break_unary_cycles(trees):
@@ -257,7 +268,7 @@ def _ours(cg, theta, sents):
     """Inside + outside + expected counts + Viterbi for every sentence (batched by length).
     Returns (seconds, logZ array, Viterbi log P array)."""
     from strgm.grammars.chart import batches_by_length, inside
-    t = time.perf_counter()
+    t = _clock()
     lz = np.full(len(sents), -np.inf)
     vit = np.full(len(sents), -np.inf)
     for idx in batches_by_length(sents):
@@ -266,7 +277,7 @@ def _ours(cg, theta, sents):
         vt = ch.viterbi()
         lz[idx] = ch.logZ
         vit[idx] = [v[1] if v is not None else -np.inf for v in vt]
-    return time.perf_counter() - t, lz, vit
+    return _clock() - t, lz, vit
 
 
 def main_sweep(argv=None):
@@ -275,7 +286,7 @@ def main_sweep(argv=None):
     the first k cleaned trees plus the test sentences' own trees (so every sentence parses;
     grammars are nested, hence NLTK's exhaustive chart only grows with k).
 
-    NLTK: pass 1 parses each sentence under a per-sentence cap (--cap seconds, SIGALRM);
+    NLTK: pass 1 parses each sentence under a per-sentence cap (--cap CPU seconds, SIGPROF);
     a sentence that hit the cap on a smaller grammar is not retried on a larger one
     (charted as ≥ cap).  The finished sentences are re-parsed --repeats − 1 more times
     (medians over --repeats runs).  strgm: --repeats runs on all sentences and on the
@@ -284,12 +295,13 @@ def main_sweep(argv=None):
     each capped NLTK sentence at the cap (a lower bound on the true ratio).
     """
     ap = argparse.ArgumentParser(description=main_sweep.__doc__.splitlines()[0])
-    ap.add_argument("--trees", type=int, nargs="+", default=[30, 80, 200, 500, 1200],
+    ap.add_argument("--trees", type=int, nargs="+", default=[0, 10, 25, 50, 100, 200, 400, 800],
                     help="training trees per grammar (grammar sizes)")
     ap.add_argument("--min-len", type=int, default=5)
     ap.add_argument("--max-len", type=int, default=15)
     ap.add_argument("--sentences", type=int, default=11)
-    ap.add_argument("--cap", type=float, default=4.0, help="NLTK seconds per sentence")
+    ap.add_argument("--cap", type=float, default=10.0,
+                    help="NLTK CPU seconds per sentence")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--out", default=str(OUT))
     a = ap.parse_args(argv)
@@ -321,6 +333,7 @@ def main_sweep(argv=None):
     print(f"{len(sents)} test sentences, lengths {[len(s) for s in sents]}", flush=True)
     capped: set = set()
     rows = []
+    load0 = list(os.getloadavg())
     for k in a.trees:
         g = treebank_grammar(trees[:k] + [trees[i] for i in test])
         theta = g.probabilities()
@@ -357,9 +370,9 @@ def main_sweep(argv=None):
         # built above; strgm: compile_grammar, timed separately)
         our_all, our_fin, comp = [], [], []
         for _ in range(a.repeats):
-            t = time.perf_counter()
+            t = _clock()
             cg = compile_grammar(g)
-            comp.append(time.perf_counter() - t)
+            comp.append(_clock() - t)
             dt, lz, vit = _ours(cg, theta, sents)
             our_all.append(dt + 0.0)
             if fin:
@@ -397,7 +410,8 @@ def main_sweep(argv=None):
               f"sent/s; max |Δ log inside| {row['max_abs_diff_log_inside']}, "
               f"|Δ log viterbi| {row['max_abs_diff_log_viterbi']}", flush=True)
     res = {"mode": "sweep", "sentence_lengths": [len(s) for s in sents], "cap_seconds": a.cap,
-           "repeats": a.repeats, "rows": rows,
+           "repeats": a.repeats, "rows": rows, "clock": "time.process_time (CPU seconds)",
+           "loadavg_at_start": load0,
            "unary_rules_removed": [list(e) for e in removed], "nltk_version": nltk.__version__,
            "python": platform.python_version(), "numpy": np.__version__,
            "machine": platform.machine(), "loadavg_at_end": list(os.getloadavg()),
@@ -417,13 +431,14 @@ def main_sweep(argv=None):
           "NLTK's InsideChartParser does not terminate on a grammar with a unary cycle "
           "(edges with different probabilities are distinct, so A→…→A yields ever new "
           "edges). "
-          f"NLTK per-sentence cap {a.cap:g} s (SIGALRM); a sentence capped on a smaller "
+          f"All times are process CPU seconds (the machine is shared; see the JSON's load "
+          f"average). NLTK per-sentence cap {a.cap:g} CPU s (SIGPROF); a sentence capped on a smaller "
           "grammar is not retried on larger (nested) grammars. Medians of "
           f"{a.repeats} runs, side by side in one process.", "",
           "NLTK computes: `InsideChartParser.parse` = exhaustive agenda chart parse, then "
           "the list of *all* parse trees with P(t), sorted (first = Viterbi tree; Σ P(t) = "
           "inside probability). strgm computes per sentence: inside (log P(w)), outside, "
-          "expected counts of every rule and the Viterbi tree. Grammar preprocessing is "
+          "expected counts of every rule and the Viterbi tree (numpy single-threaded). Grammar preprocessing is "
           "excluded on both sides (NLTK: PCFG/parser construction; strgm: compile_grammar, "
           "≤ a few ms, in the JSON).", "",
           "| train trees | rules | NTs | NLTK finished | NLTK sent/s | strgm sent/s (same) | "

@@ -170,7 +170,11 @@ class Chart:
                 f"~{need / 2**20:.0f} MiB > max_chart_bytes={max_chart_bytes / 2**20:.0f} MiB")
         self.max_temp_bytes = max_temp_bytes
         self.theta = np.asarray(theta, dtype=float)
-        self.ops = _Operators(cg, self.theta)
+        key = self.theta.tobytes()  # reuse the operators of the last θ (one chart per batch)
+        hit = cg._cache.get("ops")
+        if hit is None or hit[0] != key:
+            hit = cg._cache["ops"] = (key, _Operators(cg, self.theta))
+        self.ops = hit[1]
         self._lexical()
         self._inside()
         self._outside_done = False
