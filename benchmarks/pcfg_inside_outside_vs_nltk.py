@@ -280,6 +280,37 @@ def _ours(cg, theta, sents):
     return _clock() - t, lz, vit
 
 
+def _plot_sweep(rows, out):
+    """sentences/second and speed ratio vs grammar size (PNG; skipped without matplotlib).
+    Re-plot from the JSON: ``_plot_sweep(json.load(f)["rows"], out_dir)``."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, ax = plt.subplots(1, 2, figsize=(10, 4))
+        x = [r["rules"] for r in rows]
+        xf = [r["rules"] for r in rows if r["ratio_finished"] is not None]
+        ax[0].loglog(xf, [r["nltk_sent_per_s_finished"] for r in rows if r["ratio_finished"] is not None], "o-", label="NLTK (finished sentences)")
+        ax[0].loglog(xf, [r["strgm_sent_per_s_finished"] for r in rows if r["ratio_finished"] is not None], "s-", label="strgm (same sentences)")
+        ax[0].loglog(x, [r["strgm_sent_per_s_all"] for r in rows], "s--", label="strgm (all sentences)")
+        ax[0].set_xlabel("grammar rules")
+        ax[0].set_ylabel("sentences / second")
+        ax[0].legend()
+        ax[1].loglog(xf, [r["ratio_finished"] for r in rows if r["ratio_finished"] is not None], "o-", label="same sentences")
+        ax[1].loglog(x, [r["ratio_all_lower_bound"] for r in rows], "^--", label="all (lower bound)")
+        ax[1].axhline(100, color="gray", ls=":")
+        ax[1].set_xlabel("grammar rules")
+        ax[1].set_ylabel("speed ratio strgm / NLTK")
+        ax[1].legend()
+        from matplotlib.ticker import NullFormatter
+        for x_ in ax:
+            x_.xaxis.set_minor_formatter(NullFormatter())
+        fig.tight_layout()
+        fig.savefig(out / "pcfg_inside_outside_vs_nltk_sweep.png", dpi=100)
+    except ImportError:
+        pass
+
+
 def main_sweep(argv=None):
     """Grammar-size sweep.  Test sentences: one per length in [--min-len, --max-len] (up to
     --sentences), taken from the end of the treebank.  Grammar k: relative-frequency PCFG of
@@ -456,29 +487,7 @@ def main_sweep(argv=None):
            + " ".join(map(str, a.trees)) + f" --sentences {a.sentences} --cap {a.cap:g} "
            f"--repeats {a.repeats}`"]
     (out / "pcfg_inside_outside_vs_nltk_sweep.md").write_text("\n".join(md) + "\n")
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        fig, ax = plt.subplots(1, 2, figsize=(10, 4))
-        x = [r["rules"] for r in rows]
-        xf = [r["rules"] for r in rows if r["ratio_finished"] is not None]
-        ax[0].loglog(xf, [r["nltk_sent_per_s_finished"] for r in rows if r["ratio_finished"] is not None], "o-", label="NLTK (finished sentences)")
-        ax[0].loglog(xf, [r["strgm_sent_per_s_finished"] for r in rows if r["ratio_finished"] is not None], "s-", label="strgm (same sentences)")
-        ax[0].loglog(x, [r["strgm_sent_per_s_all"] for r in rows], "s--", label="strgm (all sentences)")
-        ax[0].set_xlabel("grammar rules")
-        ax[0].set_ylabel("sentences / second")
-        ax[0].legend()
-        ax[1].loglog(xf, [r["ratio_finished"] for r in rows if r["ratio_finished"] is not None], "o-", label="same sentences")
-        ax[1].loglog(x, [r["ratio_all_lower_bound"] for r in rows], "^--", label="all (lower bound)")
-        ax[1].axhline(100, color="gray", ls=":")
-        ax[1].set_xlabel("grammar rules")
-        ax[1].set_ylabel("speed ratio strgm / NLTK")
-        ax[1].legend()
-        fig.tight_layout()
-        fig.savefig(out / "pcfg_inside_outside_vs_nltk_sweep.png", dpi=100)
-    except ImportError:
-        pass
+    _plot_sweep(rows, out)
     return 0
 
 
