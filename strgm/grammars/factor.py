@@ -101,7 +101,7 @@ __all__ = ["PCFGFactor", "pcfg_moments", "sampled_moments", "SampledMoments",
            "exact_message", "terminal_labels"]
 
 #: default Kleene/Neumann iteration cap and tolerance
-MAX_ITERS = 100000
+MAX_ITERS = 20000
 TOL = 1e-14
 
 

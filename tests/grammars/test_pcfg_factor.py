@@ -15,10 +15,10 @@ import pytest
 
 from pcfg_oracles import R, brute_force
 from strgm.errors import (DivergenceError, GraphError, InconsistentEvidenceError, InputError,
-                          UnknownSymbolError)
+                          MessageTooLargeError, UnknownSymbolError)
 from strgm.features import FeatureSet, Theta, encode, ngram_features, q_moments
 from strgm.grammars.cfg import Grammar
-from strgm.grammars.factor import (PCFGFactor, pcfg_moments, sampled_moments,
+from strgm.grammars.factor import (PCFGFactor, exact_message, pcfg_moments, sampled_moments,
                                    string_features)
 from strgm.projection.closed_form import closed_form_from_expectations
 from strgm.wfsa.construct import weighted_strings
@@ -234,3 +234,18 @@ def test_errors():
         f.message_to("U", {}, N)
     with pytest.raises(GraphError):
         f.message_to("W", {}, N)
+    with pytest.raises(MessageTooLargeError):
+        exact_message(g, LABELS, 12, max_strings=1000)
+    with pytest.raises(MessageTooLargeError):
+        pcfg_moments(g, LABELS, FeatureSet(ngram_features(4, N), N), max_states=10)
+
+
+def test_factor_sampling_method_uses_length_bound():
+    g = cyclic_grammar()
+    fs = FeatureSet(ngram_features(1, N), N)
+    f = PCFGFactor("G", var="U", grammar=g, labels=LABELS, num_labels=N, max_len=4)
+    exact = f.moments(None, fs)
+    est = f.moments(None, fs, method="sample", n_samples=3000, seed=5)
+    assert est.n_truncated > 0
+    var = est.stderr > 1e-9
+    assert (np.abs(est.expectations - exact.expectations)[var] / est.stderr[var]).max() < 4.0
