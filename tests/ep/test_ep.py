@@ -1,4 +1,7 @@
-"""EP / PEP inference: exactness on acyclic graphs, λ→0 limit, every factor type, API."""
+"""EP / PEP inference: exactness on acyclic graphs, λ→0 limit, every factor type, API.
+
+These tests exercise the θ machinery, so they run textbook EP (``relay=False``: θ at every
+latent variable); the default degree-≤2 relay is tested in test_phonology_ep.py."""
 
 import numpy as np
 import pynini
@@ -45,37 +48,37 @@ def test_ep_with_rich_features_reproduces_exact_bp_on_a_tree():
     g = tree_graph()
     assert g.is_acyclic()
     bp = infer(g, "bp")
-    ep = infer(g, "ep", order=5, max_iters=6)
+    ep = infer(g, "ep", relay=False, order=5, max_iters=6)
     assert max_belief_error(bp, ep) < 1e-7
     # and a too-poor family does not (the test can fail)
-    ep2 = infer(g, "ep", order=2, max_iters=6)
+    ep2 = infer(g, "ep", relay=False, order=2, max_iters=6)
     assert max_belief_error(bp, ep2) > 1e-2
 
 
 def test_ep_reproduces_bp_with_boundary_concatenation():
     g = tree_graph("ab", boundary=True)
     bp = infer(g, "bp")
-    ep = infer(g, "ep", order=5, max_iters=6)
+    ep = infer(g, "ep", relay=False, order=5, max_iters=6)
     assert max_belief_error(bp, ep) < 1e-7
 
 
 def test_pep_with_lambda_to_zero_matches_fixed_order_ep():
     g = tree_graph("ab")
-    ep = infer(g, "ep", order=2, max_iters=8, tol=1e-9)
-    pep = infer(g, "pep", lam=1e-8, max_len=2, eta=0.5, steps=25, K_early=1,
+    ep = infer(g, "ep", relay=False, order=2, max_iters=8, tol=1e-9)
+    pep = infer(g, "pep", relay=False, lam=1e-8, max_len=2, eta=0.5, steps=25, K_early=1,
                 max_iters=6, tol=1e-9)
     # (the gap shrinks with more steps: 4e-3 at 25 steps/6 iterations, 7e-4 at 100/8,
     # 2e-4 at 300/10; the order-1 answer is 0.4 away)
     assert max_belief_error(ep, pep) < 6e-3
     # while a large λ gives a visibly different (coarser) answer
-    coarse = infer(g, "pep", lam=0.05, max_len=2, eta=0.5, steps=10, K_early=1, max_iters=4)
+    coarse = infer(g, "pep", relay=False, lam=0.05, max_len=2, eta=0.5, steps=10, K_early=1, max_iters=4)
     assert max_belief_error(ep, coarse) > 0.1
 
 
 def test_gradient_ep_approaches_closed_form_ep():
     g = tree_graph("ab")
-    cf = infer(g, "ep", order=2, max_iters=8, tol=1e-9)
-    gr = infer(g, "ep", order=2, projection="gradient", eta=0.5, steps=20, max_iters=5,
+    cf = infer(g, "ep", relay=False, order=2, max_iters=8, tol=1e-9)
+    gr = infer(g, "ep", relay=False, order=2, projection="gradient", eta=0.5, steps=20, max_iters=5,
                tol=1e-9)
     assert max_belief_error(cf, gr) < 1.5e-2  # order-1 EP is 0.4 away
 
@@ -89,8 +92,8 @@ def _xent(r, ref, names=LATENT):
 def test_pep_beats_unigram_ep_and_finds_the_whole_word(projection):
     g = tree_graph("abab")
     bp = infer(g, "bp")
-    r = infer(g, "pep", projection=projection, max_iters=5)
-    uni = infer(g, "ep", order=1, max_iters=5)
+    r = infer(g, "pep", relay=False, projection=projection, max_iters=5)
+    uni = infer(g, "ep", relay=False, order=1, max_iters=5)
     assert r.belief("W").kbest_labels(1)[0][0] == (1, 2, 1, 2)
     assert _xent(r, bp) < _xent(uni, bp) - 0.3
     assert r.extra["mean_features_per_belief"] > 0
@@ -108,15 +111,15 @@ def test_ep_handles_an_fst_file_factor_and_edit_transducer(tmp_path):
     g.add_fst_file("phon", path, "M", "S")
     bp = infer(g, "bp")
     for kw in ({"order": 3}, {}):
-        r = infer(g, "ep" if kw else "pep", max_iters=4, **kw)
+        r = infer(g, "ep" if kw else "pep", relay=False, max_iters=4, **kw)
         assert r.belief("M").kbest_labels(1)[0][0] == (1, 2)
-    ep4 = infer(g, "ep", order=4, max_iters=4)
+    ep4 = infer(g, "ep", relay=False, order=4, max_iters=4)
     assert abs(ep4.belief("M").prob("ab") - bp.belief("M").prob("ab")) < 0.05
 
 
 def test_ep_belief_answers_the_same_queries():
     g = tree_graph("ab")
-    b = infer(g, "pep", max_iters=3).belief("M1")
+    b = infer(g, "pep", relay=False, max_iters=3).belief("M1")
     strings = all_strings(N, 12)
     total = np.exp(np.logaddexp.reduce(b.logprobs(strings)))
     assert total == pytest.approx(1.0, abs=1e-4)
@@ -134,16 +137,16 @@ def test_k_passes_and_anneal_schedule():
     assert side.K == 7 and side.lam == 0.1 and side.unigram_only
     side.start_iteration(2)
     assert side.K == 1 and side.lam == pytest.approx(0.025) and not side.unigram_only
-    many = infer(g, "pep", K_early=10, max_iters=2, tol=0)
-    few = infer(g, "pep", K_early=1, max_iters=2, tol=0)
+    many = infer(g, "pep", relay=False, K_early=10, max_iters=2, tol=0)
+    few = infer(g, "pep", relay=False, K_early=1, max_iters=2, tol=0)
     assert many.extra["updates"] > few.extra["updates"]
 
 
 def test_bad_options_are_rejected():
     g = tree_graph("ab")
     with pytest.raises(StrgmError):
-        infer(g, "ep", projection="prox")
+        infer(g, "ep", relay=False, projection="prox")
     with pytest.raises(StrgmError):
-        infer(g, "pep", nonsense=1)
+        infer(g, "pep", relay=False, nonsense=1)
     with pytest.raises(StrgmError):
-        infer(g, "ep", order=0)
+        infer(g, "ep", relay=False, order=0)
