@@ -47,12 +47,30 @@ def run(path, seeds, em_iters):
 
 
 NOTES = {
-    "Roca_25_Zoque": "nasal place assimilation needs the *place* of the following "
-                     "segment; the default right-context scheme (coarse) only sees major class",
-    "Halle_85_Turkish": "vowel harmony: tier context (nearest output vowel) helps, but "
-                        "suffix vowels alternate in 2-4 ways and held-out sets are small",
-    "Odden_2.1_Hungarian": "vowel harmony (tier context); small held-out set",
-    "Odden_2.2_Kikuria": "small problem: 10% held out is 1-3 words, so one miss costs 33-100%",
+    "Roca_25_Zoque": "nasal place assimilation needs the *place* of the following segment; "
+                     "the default right-context scheme (coarse) only sees major class; "
+                     "24 words, 2 held out per seed",
+    "Halle_85_Turkish": "31 words, 3 held out: one miss costs 33%. Seed 0 miss: rounding "
+                        "harmony of a high suffix vowel after ø (køjyn → køjin); the vowel "
+                        "tier (back, round) sees it but 28 training words give little evidence",
+    "Odden_2.1_Hungarian": "held-out root R06 (lakaːʃ) appears in training only before "
+                           "voiced/voiceless suffix consonants (ʒ/ʃ by assimilation), so its UR "
+                           "/ʃ/ vs /ʒ/ is decided only by the held-out forms; kaːd+toːl "
+                           "(regressive devoicing) missed",
+    "Odden_2.2_Kikuria": "32 words, 3 held out: one miss costs 33%. Misses: the root vowel "
+                         "lowers in the applicative (siika / seekera, suka / sokera), triggered "
+                         "by the suffix vowel two segments to the right; the default right "
+                         "window is one segment, so T cannot learn it and all systems tie",
+    "Odden_3.2_Polish": "44 words, 4 held out. Misses are words whose alternation is shown "
+                        "only by the held-out form itself: trut / trudi (from [trut] alone "
+                        "/d/ vs /t/ is undecidable under final devoicing), vuw / vowi (o→u "
+                        "raising seen in no training word), and nos / nosi where the trained "
+                        "model, having learned final devoicing, picks UR /noz/ (equally "
+                        "consistent with [nos]) and predicts nozi, while copying is right",
+    "Odden_1.12_English": "ə-epenthesis between sibilants (bʌz+z → bʌzəz) missed: an insertion "
+                          "conditioned on both neighbours' sibilance, few training examples",
+    "Odden_3.5_Catalan": "",
+    "Odden_68_69_Russian": "",
 }
 
 
@@ -80,7 +98,7 @@ def write(res, a, elapsed):
         mark = "yes" if best else ("tie" if tie else "no")
         nho = rows[0]["trained"]["n"]
         lines.append(f"| {p} | {nho} | " + " | ".join(cells) + f" | {mark} | "
-                     + (NOTES.get(p, "") if not best else "") + " |")
+                     + (NOTES.get(p, "") if not best or ems["trained"] < 0.8 else "") + " |")
     lines.append("| **mean** | | " + " | ".join(f"{100 * np.mean(v):.1f}%"
                                                for v in means.values()) + " | | |")
     done = {p: len(r) for p, r in res.items()}
@@ -93,7 +111,10 @@ def write(res, a, elapsed):
           f"Seeds completed per problem: {done}. Wall time {elapsed / 60:.1f} min on a "
           f"shared 2-core machine.\n\n"
           "Cells: mean over seeds of held-out exact match / mean −log p(true form) (inf if "
-          "some true form got probability 0, e.g. an unseen segment or morpheme).\n\n"
+          "some true form got probability 0, e.g. an unseen segment or morpheme). "
+          "\"trained best?\": strictly higher exact match than both baselines. Notes explain "
+          "problems below the 80% target or not won by the trained model (seed-0 misses "
+          "inspected in the JSON `per_word`).\n\n"
           + "\n".join(lines) + "\n")
     with open(os.path.join(OUT, name + ".md"), "w", encoding="utf-8") as fh:
         fh.write(md)
@@ -124,8 +145,17 @@ def main():
     ap.add_argument("--em-iters", type=int, default=3)
     ap.add_argument("--problems", nargs="*")
     ap.add_argument("--tag", default="")
+    ap.add_argument("--from-json", action="store_true",
+                    help="only rebuild the markdown/PNG from the saved JSON")
     a = ap.parse_args()
     warnings.simplefilter("ignore")
+    if a.from_json:
+        with open(os.path.join(OUT, "phonology_textbook" + a.tag + ".json"),
+                  encoding="utf-8") as fh:
+            saved = json.load(fh)
+        a.seeds, a.em_iters = saved["settings"]["seeds"], saved["settings"]["em_iters"]
+        print(write(saved["problems"], a, saved["settings"]["wall_seconds"]))
+        return
     files = sorted(glob.glob(os.path.join(DATA, "*.tsv")))
     if a.problems:
         files = [f for f in files if any(p in f for p in a.problems)]
