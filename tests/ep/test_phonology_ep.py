@@ -1,0 +1,64 @@
+"""EP / PEP on the phonology model (default: exact relay at degree ≤ 2 variables).
+
+The θ approximation then sits only at morphemes shared by several words (a prior plus
+≥ 2 words); word URs and held-out words keep exact WFSA messages (see strgm.inference.ep).
+"""
+
+import numpy as np
+import pytest
+
+from test_ep import LATENT, max_belief_error, tree_graph
+from strgm.datasets.paradigm import Paradigm
+from strgm.inference import infer
+from strgm.models.phonology import build_phonology_model
+
+ROOTS = {"R1": "pata", "R2": "kimo", "R3": "lusa"}
+SUFFIX = ("PL", "ne")
+
+
+def small_paradigm(hidden=()):
+    pairs = []
+    for r, ur in ROOTS.items():
+        pairs.append(((r,), ur))
+        pairs.append(((r, SUFFIX[0]), ur + SUFFIX[1]))
+    gold = dict(ROOTS)
+    gold[SUFFIX[0]] = SUFFIX[1]
+    return build_phonology_model(Paradigm.from_pairs(pairs), hidden=hidden), gold
+
+
+def test_relay_makes_degree_two_variables_exact():
+    # every latent variable of this tree has degree 2, so relayed EP is exact BP even
+    # with unigram features — while textbook EP (θ everywhere) with unigrams is not
+    g = tree_graph()
+    bp = infer(g, "bp")
+    relayed = infer(g, "ep", order=1, max_iters=3)
+    assert relayed.extra["relayed_variables"] == len(LATENT)
+    assert max_belief_error(bp, relayed) < 1e-7
+    textbook = infer(g, "ep", order=1, relay=False, max_iters=3)
+    assert max_belief_error(bp, textbook) > 1e-2
+
+
+@pytest.mark.parametrize("method,opts", [("ep", {"order": 2}), ("pep", {}),
+                                         ("pep", {"projection": "grow"})])
+def test_ep_on_phonology_finds_gold_urs_like_pruned_bp(method, opts):
+    model, gold = small_paradigm()
+    pruned = infer(model.graph, "pruned", kbest=20, max_iters=4)
+    r = infer(model.graph, method, max_iters=4, **opts)
+    top = {m: r.belief(v).kbest(1)[0][0] for m, v in model.morpheme_vars.items()}
+    assert sum(top[m] == gold[m] for m in gold) >= len(gold) - 1
+    ref = {m: pruned.belief(v).kbest(1)[0][0] for m, v in model.morpheme_vars.items()}
+    assert sum(top[m] == ref[m] for m in gold) >= len(gold) - 1
+    xent = np.mean([-r.belief(model.morpheme_vars[m]).logprob(u) for m, u in gold.items()])
+    xent_pruned = np.mean([-pruned.belief(model.morpheme_vars[m]).logprob(u)
+                           for m, u in gold.items()])
+    assert xent < xent_pruned + 1.0
+    # the suffix (degree 4: prior + 3 words) is approximated by θ, roots too
+    assert r.extra["relayed_variables"] == 3  # the three word URs
+    assert r.extra["mean_features_per_belief"] > 0
+
+
+def test_heldout_word_gets_an_exact_belief():
+    model, gold = small_paradigm(hidden=["R2 PL"])
+    r = infer(model.graph, "pep", max_iters=4)
+    b = r.belief(model.word_vars["R2 PL"])
+    assert b.kbest(1)[0][0] == "kimone"
