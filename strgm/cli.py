@@ -3,6 +3,7 @@
     strgm demo                      English verbs from CMUdict: URs and predictions
     strgm infer FILE [options]      underlying forms for a paradigm (TSV or wide CSV)
     strgm graph FILE --dot OUT      the paradigm's factor graph in Graphviz dot
+    strgm train FILE [options]      learn the phonology by EM (see ``strgm train --help``)
     strgm pcfg train|parse ...      Bayesian PCFGs (see ``strgm pcfg --help``)
 """
 
