@@ -64,6 +64,19 @@ from strgm.grammars.cfg import compile_grammar  # noqa: E402
 from strgm.grammars.chart import corpus_inside_outside  # noqa: E402
 
 
+def _inputs_available() -> bool:
+    """True when the treebank sample and nltk are both present (else says which is not)."""
+    if not DATA.exists():
+        print(f"treebank sample not found at {DATA}; nothing to do", file=sys.stderr)
+        return False
+    try:
+        import nltk  # noqa: F401
+    except ImportError:
+        print("nltk is not installed (pip install nltk, or the 'bench' extra)", file=sys.stderr)
+        return False
+    return True
+
+
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] != ["single"]:
@@ -79,16 +92,11 @@ def main(argv=None):
     ap.add_argument("--max-sentences", type=int, default=100, help="sentences for strgm")
     ap.add_argument("--out", default=str(OUT))
     a = ap.parse_args(argv)
-    if not DATA.exists():
-        print(f"treebank sample not found at {DATA}; nothing to do", file=sys.stderr)
+    if not _inputs_available():
         return 1
-    try:
-        import nltk
-        from nltk.grammar import PCFG, Nonterminal, ProbabilisticProduction
-        from nltk.parse.pchart import InsideChartParser
-    except ImportError:
-        print("nltk is not installed (pip install nltk, or the 'bench' extra)", file=sys.stderr)
-        return 1
+    import nltk
+    from nltk.grammar import PCFG, Nonterminal, ProbabilisticProduction
+    from nltk.parse.pchart import InsideChartParser
     alltrees = [clean_tree(t) for t in read_treebank(DATA)]
     alltrees = relabel_collisions([t for t in alltrees if t is not None])
     nfirst = len([t for t in read_treebank(DATA, limit=a.files) if clean_tree(t) is not None]) \
@@ -336,16 +344,11 @@ def main_sweep(argv=None):
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--out", default=str(OUT))
     a = ap.parse_args(argv)
-    if not DATA.exists():
-        print(f"treebank sample not found at {DATA}; nothing to do", file=sys.stderr)
+    if not _inputs_available():
         return 1
-    try:
-        import nltk
-        from nltk.grammar import PCFG, Nonterminal, ProbabilisticProduction
-        from nltk.parse.pchart import InsideChartParser
-    except ImportError:
-        print("nltk is not installed (pip install nltk)", file=sys.stderr)
-        return 1
+    import nltk
+    from nltk.grammar import PCFG, Nonterminal, ProbabilisticProduction
+    from nltk.parse.pchart import InsideChartParser
     trees = [clean_tree(t) for t in read_treebank(DATA)]
     trees = relabel_collisions([t for t in trees if t is not None])
     trees, removed = break_unary_cycles(trees)

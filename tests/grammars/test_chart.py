@@ -126,7 +126,8 @@ def test_divergent_unary_cycle_is_reported():
         inside(compile_grammar(g), [("a",)], g.weights)
 
 
-def test_sampler_matches_exact_posterior():
+def _sampler_case():
+    """A tiny ambiguous grammar, a sentence, its trees and their exact posterior."""
     g = Grammar([R("S", "S", "S", w=0.4), R("S", "A", w=0.2), R("S", "a", w=0.4),
                  R("A", "a", w=0.5), R("A", "a", "a", w=0.5)])
     theta = g.probabilities()
@@ -134,6 +135,11 @@ def test_sampler_matches_exact_posterior():
     _, _, trees, lw = brute_force(g, s, theta)
     p = np.exp(lw - lw.max())
     p /= p.sum()
+    return g, theta, s, trees, p
+
+
+def test_sampler_matches_exact_posterior():
+    g, theta, s, trees, p = _sampler_case()
     rng = np.random.default_rng(0)
     draws = inside(compile_grammar(g), [s], theta).sample(rng, k=4000)[0]
     c = Counter(t for t, _ in draws)
@@ -148,13 +154,7 @@ def test_sampler_matches_exact_posterior():
 
 def test_sampler_detects_wrong_distribution():
     """The same chi-square statistic rejects a sampler run with the wrong θ."""
-    g = Grammar([R("S", "S", "S", w=0.4), R("S", "A", w=0.2), R("S", "a", w=0.4),
-                 R("A", "a", w=0.5), R("A", "a", "a", w=0.5)])
-    theta = g.probabilities()
-    s = tuple("aaa")
-    _, _, trees, lw = brute_force(g, s, theta)
-    p = np.exp(lw - lw.max())
-    p /= p.sum()
+    g, theta, s, trees, p = _sampler_case()
     wrong = theta.copy()
     wrong[3], wrong[4] = 0.8, 0.2
     draws = inside(compile_grammar(g), [s], wrong).sample(np.random.default_rng(0), k=4000)[0]
