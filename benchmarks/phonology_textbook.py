@@ -155,6 +155,10 @@ def write(res, a, elapsed):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--first-seed", type=int, default=0,
+                    help="run seeds first-seed .. seeds-1 (split a long run across processes)")
+    ap.add_argument("--merge", nargs="+", metavar="TAG",
+                    help="merge the JSONs of runs tagged TAG... (in order) into --tag's table")
     ap.add_argument("--em-iters", type=int, default=3)
     ap.add_argument("--problems", nargs="*")
     ap.add_argument("--tag", default="")
@@ -162,6 +166,19 @@ def main():
                     help="only rebuild the markdown/PNG from the saved JSON")
     a = ap.parse_args()
     warnings.simplefilter("ignore")
+    if a.merge:
+        merged, wall = {}, 0.0
+        for tag in a.merge:
+            with open(os.path.join(OUT, "phonology_textbook" + tag + ".json"),
+                      encoding="utf-8") as fh:
+                saved = json.load(fh)
+            wall += saved["settings"]["wall_seconds"]
+            a.em_iters = saved["settings"]["em_iters"]
+            for p, rows in saved["problems"].items():
+                merged.setdefault(p, []).extend(rows)
+        a.seeds = min(len(r) for r in merged.values())
+        print(write({p: r[:a.seeds] for p, r in merged.items()}, a, wall))
+        return
     if a.from_json:
         with open(os.path.join(OUT, "phonology_textbook" + a.tag + ".json"),
                   encoding="utf-8") as fh:
@@ -179,7 +196,7 @@ def main():
     t0 = time.perf_counter()
     # seed-major order, results written after every (problem, seed): a budget-limited run
     # still leaves a complete table for the seeds that finished
-    for seed in range(a.seeds):
+    for seed in range(a.first_seed, a.seeds):
         for f in files:
             res.setdefault(os.path.basename(f)[:-4], []).extend(run(f, [seed], a.em_iters))
             md = write(res, a, time.perf_counter() - t0)

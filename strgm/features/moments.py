@@ -6,7 +6,8 @@ transition matrix of ENCODE(θ) restricted to the states reachable from the star
 
     Z_θ = e_sᵀ (I − P)⁻¹ φ,   finite  ⟺  ρ(P) < 1  ⟺  (I − P) x = 1 has a solution x ≥ 1
 
-(the last equivalence as in :mod:`strgm.wfsa.measure`). With β = (I − P)⁻¹ φ (backward)
+(the last equivalence as in :mod:`strgm.wfsa.measure`; one dense LU up to
+``_DENSE_MAX`` states, a sparse one above). With β = (I − P)⁻¹ φ (backward)
 and α = (I − P)⁻ᵀ e_s (forward), the expected arc counts under q_θ are
 c(h, a) = α_h e^{A[h,a]} β_{goto(h,a)} / Z and c(h, $) = α_h φ_h / Z, and E_q[f] follows by
 accumulating them up the failure tree (:meth:`FeatureDFA.accumulate`). One sparse LU of
@@ -29,6 +30,7 @@ from typing import Optional
 import numpy as np
 import pynini
 import scipy.sparse as sp
+import scipy.linalg as sla
 import scipy.sparse.linalg as spla
 from scipy.sparse.csgraph import breadth_first_order
 
@@ -80,25 +82,23 @@ def q_moments(theta: Theta, features: Optional[FeatureSet] = None,
                                         return_predecessors=False))
     pos = np.full(nc, -1)
     pos[reach] = np.arange(len(reach))
-    pr = p[reach][:, reach]
-    m = (sp.identity(len(reach), format="csc") - pr.tocsc()).tocsc()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            lu = spla.splu(m)
-            x = lu.solve(np.ones(len(reach)))
-        except RuntimeError:
-            x = None
-    if x is None or not np.all(np.isfinite(x)) or x.min() < 1.0 - 1e-9:
+    k = len(reach)
+    s = pos[dfa.start]
+    e_s = np.zeros(k)
+    e_s[s] = 1.0
+    phi = ea[reach, -1]
+    if nc <= _DENSE_MAX:
+        dense = np.bincount(src * nc + dst, weights=ea[:, :-1].reshape(-1),
+                            minlength=nc * nc).reshape(nc, nc)
+        solve = _solve_dense(dense[np.ix_(reach, reach)])
+    else:
+        solve = _solve_sparse(p, reach)
+    if solve is None:
         raise DivergenceError(
             f"{what} is not normalisable: its weighted transition matrix has spectral "
             "radius >= 1 (Z_theta = infinity)")
-    phi = ea[reach, -1]
-    beta = lu.solve(phi)
-    s = pos[dfa.start]
-    e_s = np.zeros(len(reach))
-    e_s[s] = 1.0
-    alpha = lu.solve(e_s, trans="T")
+    beta = solve(phi, False)
+    alpha = solve(e_s, True)
     z = beta[s]
     if not z > 0:
         raise InconsistentEvidenceError(f"{what} gives every string weight zero")
@@ -110,6 +110,46 @@ def q_moments(theta: Theta, features: Optional[FeatureSet] = None,
     counts[:, :-1] = alpha_full[:, None] * ea[:, :-1] * beta_full[dfa.goto] / z
     counts[:, -1] = alpha_full * ea[:, -1] / z
     return Moments(fs, float(np.log(z)), dfa.accumulate(counts), counts)
+
+
+#: Largest DFA solved with a dense LU (faster than the sparse one below a few hundred
+#: states, where multithreaded BLAS starts to cost more than it gains; the q-side DFAs of
+#: EP beliefs have tens to hundreds).
+_DENSE_MAX = 160
+
+
+def _normalisable(x: Optional[np.ndarray]) -> bool:
+    return x is not None and bool(np.all(np.isfinite(x))) and x.min() >= 1.0 - 1e-9
+
+
+def _solve_dense(pr: np.ndarray):
+    """A solver for I − P_r (``solve(b, transposed)``), or None if ρ(P_r) ≥ 1."""
+    m = np.eye(len(pr)) - pr
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            lu = sla.lu_factor(m, check_finite=False)
+            x = sla.lu_solve(lu, np.ones(len(pr)), check_finite=False)
+        except (ValueError, np.linalg.LinAlgError):
+            return None
+    if not _normalisable(x):
+        return None
+    return lambda b, trans: sla.lu_solve(lu, b, trans=1 if trans else 0, check_finite=False)
+
+
+def _solve_sparse(p: sp.csr_matrix, reach: np.ndarray):
+    """As :func:`_solve_dense`, with a sparse LU."""
+    m = (sp.identity(len(reach), format="csc") - p[reach][:, reach].tocsc()).tocsc()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            lu = spla.splu(m)
+            x = lu.solve(np.ones(len(reach)))
+        except RuntimeError:
+            return None
+    if not _normalisable(x):
+        return None
+    return lambda b, trans: lu.solve(b, trans="T" if trans else "N")
 
 
 def log_partition_theta(theta: Theta) -> float:

@@ -16,6 +16,7 @@ footnote 4) and arithmetic stays exact.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from functools import cached_property
 from typing import Iterable, Mapping, Optional
 
@@ -26,6 +27,10 @@ from strgm.features.symbols import Feature, check_feature, describe, feature_key
 
 #: log of a "zero" probability (finite so that θ arithmetic never produces NaN).
 LOG_FLOOR = -40.0
+
+#: Least-recently-used cache of feature DFAs, keyed by (equal) feature sets.
+_DFA_CACHE: "OrderedDict[FeatureSet, object]" = OrderedDict()
+_DFA_CACHE_SIZE = 512
 
 
 class FeatureSet:
@@ -90,10 +95,19 @@ class FeatureSet:
 
     @cached_property
     def dfa(self):
-        """The ENCODE structure (contexts, transitions, feature map) of this set; cached."""
+        """The ENCODE structure (contexts, transitions, feature map) of this set; cached,
+        and shared by equal sets (EP rebuilds the same active sets many times)."""
         from strgm.features.dfa import FeatureDFA
 
-        return FeatureDFA(self)
+        hit = _DFA_CACHE.get(self)
+        if hit is None:
+            hit = FeatureDFA(self)
+            _DFA_CACHE[self] = hit
+            if len(_DFA_CACHE) > _DFA_CACHE_SIZE:
+                _DFA_CACHE.popitem(last=False)
+        else:
+            _DFA_CACHE.move_to_end(self)
+        return hit
 
     @cached_property
     def prefixes(self) -> tuple[Feature, ...]:

@@ -75,7 +75,7 @@ from strgm.inference.bp import intersect_all, rescale, same_message
 from strgm.inference.result import InferenceResult
 from strgm.inference.schedule import observation_message, run_sweeps
 from strgm.projection.closed_form import closed_form, order_feature_set
-from strgm.projection.prox import prox_step
+from strgm.projection.prox import prox_step, same_theta
 from strgm.wfsa.construct import sigma_star
 
 _DEFAULTS = {
@@ -137,6 +137,9 @@ class EPSide:
                        if self.s["relay"] and not var.is_observed and graph.degree(v) <= 2}
         self._sigma = sigma_star(self.n)
         self._belief_cache: dict[str, tuple[int, Belief]] = {}
+        # (θ_V, moments of q_θV) from the last prox step at each variable: the next step
+        # (same or another factor's message) starts from the same θ_V
+        self._q_last: dict[str, tuple[Theta, object]] = {}
 
     def is_relay(self, var: str) -> bool:
         """True for latent variables of degree ≤ 2 (exact WFSA relay, no θ)."""
@@ -393,11 +396,15 @@ class EPSide:
             self._set(var, factor, (th - base).restrict(tol=1e-12), th)
             return
         cur = self.theta(var)
-        try:
-            q = q_moments(cur, what=what) if cur.nnz else None
-        except DivergenceError:
-            q = None
-        if q is None:  # θ_V not normalisable yet: start from the closed-form unigram fit
+        last = self._q_last.get(var)
+        if last is not None and same_theta(last[0], cur):
+            q_ok = True  # θ_V was checked normalisable by the previous prox step
+        else:
+            try:
+                q_ok = bool(cur.nnz) and q_moments(cur, what=what) is not None
+            except DivergenceError:
+                q_ok = False
+        if not q_ok:  # θ_V not normalisable yet: start from the closed-form unigram fit
             th, _ = closed_form(mu, order_feature_set(1, self.n), base_ctx, what=what)
             self._set(var, factor, (th - base).restrict(tol=1e-12), th)
             return
@@ -421,10 +428,11 @@ class EPSide:
                 old = self.theta_in[var].get(factor) or Theta(self._empty)
                 r = prox_step(mu, old, base_ctx, self.lam, self.s["eta"], max_len,
                               p_cache=cache.get("p") if cache is not None else None,
-                              what=what)
+                              what=what, q_cache=self._q_last.get(var))
                 if cache is not None:
                     cache["p"] = r.p
                 self._set(var, factor, r.x, r.theta)
+                self._q_last[var] = (r.theta, r.q)
             cur = self.theta(var)
 
 

@@ -127,11 +127,14 @@ class ProxStep:
 
 def prox_step(p: pynini.Fst, x: Theta, base: Optional[Theta], lam: float, eta: float = 0.05,
               max_len: Optional[int] = None, p_cache: Optional[Moments] = None,
-              max_halvings: int = 30, what: str = "automaton") -> ProxStep:
+              max_halvings: int = 30, what: str = "automaton",
+              q_cache: Optional[tuple[Theta, Moments]] = None) -> ProxStep:
     """One proximal-gradient step on D(p̂ ‖ q_{base+x}) + λΩ(x), p̂ ∝ p ⊙ ENCODE(base).
 
     ``p_cache``: moments of p̂ from an earlier call with the same (p, base); reused when
-    its feature set covers the working set (saves the composition).
+    its feature set covers the working set (saves the composition). ``q_cache``: (θ,
+    moments of q_θ) from an earlier step (its ``(theta, q)``); reused when θ = base + x
+    and the moments cover the working set (saves one linear solve per step).
     """
     act = active_set(x, max_len)
     work = act if base is None else act.union(base.features)
@@ -143,8 +146,12 @@ def prox_step(p: pynini.Fst, x: Theta, base: Optional[Theta], lam: float, eta: f
     ep = _on(pm, work)
     xa = x.align(work, strict=False)
     b = Theta(work) if base is None else base.align(work)
-    q = q_moments(b + xa, what=what)
-    g = ep - q.expectations
+    cur = b + xa
+    if q_cache is not None and covers(q_cache[1], work) and same_theta(q_cache[0], cur):
+        eq = _on(q_cache[1], work)
+    else:
+        eq = q_moments(cur, what=what).expectations
+    g = ep - eq
     in_act = np.array([w in act.index for w in work.features])
     g = np.where(in_act, g, 0.0)
     for _ in range(max_halvings + 1):
@@ -158,6 +165,21 @@ def prox_step(p: pynini.Fst, x: Theta, base: Optional[Theta], lam: float, eta: f
         xr = xn.restrict()
         return ProxStep(xr, b + xn, qn, eta, pm)
     raise DivergenceError(f"{what}: no step size keeps Z_theta finite")
+
+
+def covers(m: Moments, fs: FeatureSet) -> bool:
+    """True when the moments ``m`` include every feature of ``fs``."""
+    idx = m.features.index
+    return m.features is fs or all(w in idx for w in fs.features)
+
+
+def same_theta(a: Theta, b: Theta, tol: float = 1e-12) -> bool:
+    """True when a and b are the same vector (up to ``tol``; absent entries are 0)."""
+    if a is b:
+        return True
+    fs = a.features.union(b.features)
+    return bool(np.max(np.abs(a.align(fs, strict=False).values
+                              - b.align(fs, strict=False).values), initial=0.0) <= tol)
 
 
 def _on(m: Moments, fs: FeatureSet) -> np.ndarray:

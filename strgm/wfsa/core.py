@@ -101,11 +101,14 @@ def arc_table(fst: pynini.Fst) -> ArcTable:
     header = len(blob) - int(sizes.sum())
     state_pos = header + np.concatenate([[0], np.cumsum(sizes)[:-1]])
     raw = np.frombuffer(blob, dtype=np.uint8)
-    final = raw[state_pos[:, None] + np.arange(8)].copy().view("<f8").reshape(n)
-    first_arc = state_pos + 16
-    offs = np.repeat(first_arc, counts) + step * (
-        np.arange(m) - np.repeat(np.cumsum(counts) - counts, counts))
-    recs = raw[offs[:, None] + np.arange(step)].copy().view(_ARC_DTYPE).reshape(m)
+    head = state_pos[:, None] + np.arange(16)  # per state: final weight, arc count
+    final = raw[head[:, :8]].copy().view("<f8").reshape(n)
+    # dropping the file header and the 16-byte state headers leaves the arc records
+    # back to back: one boolean mask, one copy, one view
+    arc_bytes = np.ones(len(raw), dtype=bool)
+    arc_bytes[:header] = False
+    arc_bytes[head.reshape(-1)] = False
+    recs = raw[arc_bytes].view(_ARC_DTYPE).reshape(m)
     src = np.repeat(np.arange(n, dtype=np.int64), counts)
     return ArcTable(n, start, src, recs["nextstate"].astype(np.int64),
                     recs["ilabel"].astype(np.int64), recs["olabel"].astype(np.int64),

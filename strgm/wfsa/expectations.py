@@ -13,8 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 import pynini
 
-from strgm.wfsa.core import ArcTable, ZERO, arc_table, is_acyclic, shortest_distance
-from strgm.wfsa.measure import check_normalisable, score_strings
+from strgm.errors import DivergenceError
+from strgm.wfsa.core import (ArcTable, ZERO, acyclic_distances, arc_table, is_acyclic,
+                              shortest_distance, topological_levels)
+from strgm.wfsa.measure import check_normalisable, cyclic_forward_backward, score_strings
 from strgm.wfsa.paths import sample
 
 
@@ -30,22 +32,34 @@ class ArcPosteriors:
     beta: np.ndarray  # -log backward weights
 
 
-def _distances(f: pynini.Fst, reverse: bool, n: int, cyclic: bool) -> np.ndarray:
-    return shortest_distance(f, reverse=reverse, delta=1e-10)
-
-
 def expected_arc_counts(fst: pynini.Fst, what: str = "automaton") -> ArcPosteriors:
     """Forward–backward: expected traversal counts of each arc of ``fst`` (as given, not
-    trimmed, so arc indices match ``arc_table(fst)``). O(|Q| + |E|) plus shortest distance.
+    trimmed, so arc indices match ``arc_table(fst)``). O(|Q| + |E|) on acyclic machines
+    (vectorised level passes); on cyclic ones one sparse LU of I − A gives the
+    normalisability test, α and β together (:func:`strgm.wfsa.measure.
+    cyclic_forward_backward`), with OpenFst's log-space shortest distance as the fallback
+    when the weights leave float64's range.
     Raises :class:`DivergenceError` if Z = ∞ and ``ValueError`` if Z = 0."""
-    cyclic = not is_acyclic(fst)
-    if cyclic:
-        check_normalisable(fst, what)
     t = arc_table(fst)
     if t.start < 0:
         raise ValueError(f"{what} accepts no string")
-    alpha = _distances(fst, False, t.num_states, cyclic)
-    beta = _distances(fst, True, t.num_states, cyclic)
+    levels = topological_levels(t) if is_acyclic(fst) else None
+    if levels is not None:
+        alpha = acyclic_distances(t, reverse=False, levels=levels)
+        beta = acyclic_distances(t, reverse=True, levels=levels)
+    else:
+        try:
+            fb = cyclic_forward_backward(t)
+        except DivergenceError:
+            check_normalisable(fst, what)  # raises with the standard message
+            fb = None
+        if fb is not None:
+            with np.errstate(divide="ignore"):
+                alpha, beta = -np.log(fb[0]), -np.log(fb[1])
+        else:
+            check_normalisable(fst, what)
+            alpha = shortest_distance(fst, reverse=False, delta=1e-10)
+            beta = shortest_distance(fst, reverse=True, delta=1e-10)
     neg_logz = beta[t.start]
     if neg_logz == ZERO:
         raise ValueError(f"{what} accepts no string")

@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pynini
 import pytest
+import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 
 import strgm.wfsa as W
@@ -182,3 +183,65 @@ def test_arc_table_roundtrip_exact_weights():
                          t.weight, t.final)
     assert pynini.equal(f, g)
     assert 0.123456789012345 in t.final.tolist()
+
+
+def dense_arc_counts(f):
+    """Oracle for cyclic machines: α, β by dense solves, c(e) = α_src w_e β_dst / Z."""
+    t = W.arc_table(f)
+    n = t.num_states
+    a = np.zeros((n, n))
+    np.add.at(a, (t.src, t.dst), np.exp(-t.weight))
+    rho = np.exp(-t.final)
+    e = np.zeros(n)
+    e[t.start] = 1.0
+    beta = np.linalg.solve(np.eye(n) - a, rho)
+    alpha = np.linalg.solve((np.eye(n) - a).T, e)
+    z = beta[t.start]
+    return alpha[t.src] * np.exp(-t.weight) * beta[t.dst] / z, math.log(z)
+
+
+@settings(max_examples=20, deadline=None)
+@given(SEEDS, st.booleans())
+def test_expected_arc_counts_cyclic_match_dense_solve(seed, force_lu):
+    """Both cyclic paths (fixed-point iteration, sparse-LU fallback) against dense solves;
+    the random machines include dead-end and unreachable states."""
+    import strgm.wfsa.measure as M
+
+    rng = np.random.default_rng(seed)
+    f = random_acceptor(rng, 4, 2, acyclic=False, density=0.3)
+    if f.copy().connect().num_states() == 0 or W.is_acyclic(f):
+        return
+    orig = M._iterative_solves
+    if force_lu:
+        M._iterative_solves = lambda *a, **k: None
+    try:
+        post = W.expected_arc_counts(f)
+    finally:
+        M._iterative_solves = orig
+    want, logz = dense_arc_counts(f)
+    np.testing.assert_allclose(post.arc_counts, want, atol=1e-9)
+    assert post.log_z == pytest.approx(logz, abs=1e-9)
+
+
+def test_cyclic_forward_backward_iterates_only_with_a_proof():
+    """Nearly nilpotent machines take the iteration; one with ρ = 0.98 needs thousands of
+    steps, so the LU answers; ρ ≥ 1 raises DivergenceError on either path."""
+    import strgm.wfsa.measure as M
+
+    near_nilpotent = pynini.concat(W.weighted_strings({(1, 2, 1): 0.5}),
+                                   W.sigma_star(2, neglogw_per_symbol=5.0))
+    t = W.arc_table(near_nilpotent)
+    a = sp.csr_matrix((np.exp(-t.weight), (t.src, t.dst)), shape=(t.num_states,) * 2)
+    e = np.zeros(t.num_states)
+    e[t.start] = 1.0
+    assert M._iterative_solves(a, np.exp(-t.final), e) is not None
+    assert M._iterative_solves(a, np.exp(-t.final), e, max_iter=2) is None
+    post = W.expected_arc_counts(near_nilpotent)
+    want, logz = dense_arc_counts(near_nilpotent)
+    np.testing.assert_allclose(post.arc_counts, want, rtol=1e-12)
+    slow = W.sigma_star(2, neglogw_per_symbol=-np.log(0.49))
+    post = W.expected_arc_counts(slow)  # LU fallback, still exact
+    want, logz = dense_arc_counts(slow)
+    np.testing.assert_allclose(post.arc_counts, want, rtol=1e-9)
+    with pytest.raises(DivergenceError):
+        W.expected_arc_counts(W.sigma_star(2, neglogw_per_symbol=-np.log(0.6)))
