@@ -34,7 +34,7 @@ from functools import cached_property
 import numpy as np
 import pynini
 
-from strgm.features.symbols import bos, eos
+from strgm.features.symbols import bos, canonical_sorted, eos
 
 _HEADER_MAGIC = 2125659606
 _ARC = np.dtype([("ilabel", "<i4"), ("olabel", "<i4"), ("weight", "<f8"),
@@ -98,7 +98,7 @@ class FeatureDFA:
         for w in features.features:
             for k in range(1, len(w)):
                 ctx.add(w[:k])
-        contexts = sorted(ctx, key=lambda c: (len(c), c))
+        contexts = canonical_sorted(ctx)
         self.contexts = tuple(contexts)
         index = {c: i for i, c in enumerate(contexts)}
         self.context_index = index

@@ -23,7 +23,7 @@ from typing import Iterable, Mapping, Optional
 import numpy as np
 
 from strgm.errors import InputError
-from strgm.features.symbols import Feature, check_feature, describe, feature_key
+from strgm.features.symbols import Feature, canonical_sorted, check_feature, describe
 
 #: log of a "zero" probability (finite so that θ arithmetic never produces NaN).
 LOG_FLOOR = -40.0
@@ -43,8 +43,7 @@ class FeatureSet:
         if _checked:
             feats = tuple(features)
         else:
-            feats = tuple(sorted({check_feature(w, num_labels) for w in features},
-                                 key=feature_key))
+            feats = tuple(canonical_sorted({check_feature(w, num_labels) for w in features}))
         self.features: tuple[Feature, ...] = feats
         self.index: dict[Feature, int] = {w: i for i, w in enumerate(feats)}
         self._hash = hash((self.num_labels, feats))
@@ -78,7 +77,7 @@ class FeatureSet:
             return self
         if all(w in other.index for w in self.features):
             return other
-        merged = sorted(set(self.features) | set(other.features), key=feature_key)
+        merged = canonical_sorted(set(self.features) | set(other.features))
         return FeatureSet(merged, self.num_labels, _checked=True)
 
     def with_features(self, extra: Iterable[Feature]) -> "FeatureSet":
@@ -86,7 +85,7 @@ class FeatureSet:
         new = [w for w in extra if w not in self.index]
         if not new:
             return self
-        return FeatureSet(sorted(set(self.features) | set(new), key=feature_key),
+        return FeatureSet(canonical_sorted(set(self.features) | set(new)),
                           self.num_labels, _checked=True)
 
     @cached_property
@@ -116,7 +115,7 @@ class FeatureSet:
         for w in self.features:
             for k in range(1, len(w) + 1):
                 out.add(w[:k])
-        return tuple(sorted(out, key=feature_key))
+        return tuple(canonical_sorted(out))
 
 
 class Theta:

@@ -34,7 +34,7 @@ import pynini
 
 from strgm.errors import DivergenceError
 from strgm.features.moments import Moments, p_moments, q_moments
-from strgm.features.symbols import Feature, bos, eos, feature_key
+from strgm.features.symbols import Feature, bos, canonical_sorted, eos
 from strgm.features.theta import FeatureSet, Theta
 
 
@@ -113,7 +113,7 @@ def active_set(x: Theta, max_len: Optional[int] = None) -> FeatureSet:
             if a != b:
                 out.add(w + (a,))
     out.discard((b,))
-    return FeatureSet(sorted(out, key=feature_key), n, _checked=True)
+    return FeatureSet(canonical_sorted(out), n, _checked=True)
 
 
 @dataclass(frozen=True)
