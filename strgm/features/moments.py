@@ -23,7 +23,9 @@ Cost O(|p ∘ DFA|) plus the forward–backward on it.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Optional
 
@@ -38,8 +40,8 @@ from strgm.errors import DivergenceError, InconsistentEvidenceError
 from strgm.features.symbols import eos
 from strgm.features.theta import FeatureSet, Theta
 from strgm.wfsa.construct import string_acceptor
-from strgm.wfsa.core import compose
-from strgm.wfsa.expectations import expected_arc_counts
+from strgm.wfsa.core import arc_table, compose, is_acyclic, topological_levels
+from strgm.wfsa.expectations import table_arc_counts
 
 #: exp() of larger log weights would overflow the linear solves.
 _MAX_LOG = 600.0
@@ -170,6 +172,31 @@ def _with_eos(p: pynini.Fst, num_labels: int) -> pynini.Fst:
                          string_acceptor((eos(num_labels),)))
 
 
+#: Topologies of p·EOS ∘ (counting transducer) by (id(p), feature set), least recently
+#: used first. Entries hold p itself, so an id is never reused while cached.
+_TOPOLOGY: "OrderedDict[tuple, tuple]" = OrderedDict()
+_TOPOLOGY_SIZE = 16
+
+
+def _topology(p: pynini.Fst, features: FeatureSet, what: str):
+    """(arc table of p·EOS ∘ T_f with T_f's weights all one, its levels or None)."""
+    key = (id(p), features)
+    hit = _TOPOLOGY.get(key)
+    if hit is not None and hit[0] is p:
+        _TOPOLOGY.move_to_end(key)
+        return hit[1], hit[2]
+    n = features.num_labels
+    comp = compose(_with_eos(p, n), features.dfa.counting_transducer(None))
+    if comp.num_states() == 0 or comp.start() < 0:
+        raise InconsistentEvidenceError(f"{what} accepts no string")
+    t = arc_table(comp)
+    levels = topological_levels(t) if is_acyclic(comp) else None
+    _TOPOLOGY[key] = (p, t, levels)
+    if len(_TOPOLOGY) > _TOPOLOGY_SIZE:
+        _TOPOLOGY.popitem(last=False)
+    return t, levels
+
+
 def p_moments(p: pynini.Fst, features: FeatureSet, theta: Optional[Theta] = None,
               what: str = "automaton") -> Moments:
     """Expected counts E_{p̃}[f_w] of every w ∈ ``features`` under p̃ ∝ p ⊙ ENCODE(θ)
@@ -178,19 +205,28 @@ def p_moments(p: pynini.Fst, features: FeatureSet, theta: Optional[Theta] = None
     ``p`` is any log64 acceptor over labels 1..N (cyclic or not). Raises
     :class:`DivergenceError` if the total weight is infinite and
     :class:`InconsistentEvidenceError` if it is zero.
+
+    The composition C = p·EOS ∘ T_f does not depend on θ: every arc of C pairs one arc of
+    p with at most one DFA arc (its output label, the DFA arc id + 1), so the arcs of
+    p ⊙ ENCODE(θ) weigh w_C(e) − A_θ[id(e)]. C's arc table is cached per (p, feature
+    set) and re-weighted with numpy: EP's K passes re-project the same message against
+    changing cavities. (Automata are treated as immutable: do not modify ``p`` in place
+    between calls.)
     """
     dfa = features.dfa
     n = features.num_labels
-    vals = None if theta is None else theta.align(features).values
-    comp = compose(_with_eos(p, n), dfa.counting_transducer(vals))
-    if comp.num_states() == 0 or comp.start() < 0:
-        raise InconsistentEvidenceError(f"{what} accepts no string")
+    t, levels = _topology(p, features, what)
+    ol = t.olabel
+    ok = ol > 0
+    if theta is not None:
+        a = dfa.arc_logweights(theta.align(features).values).reshape(-1)
+        w = t.weight.copy()
+        w[ok] -= a[ol[ok] - 1]
+        t = dataclasses.replace(t, weight=w)
     try:
-        post = expected_arc_counts(comp, what=what)
+        post = table_arc_counts(t, levels, what=what)
     except ValueError as e:
         raise InconsistentEvidenceError(f"{what}: {e}") from None
-    ol = post.table.olabel
-    ok = ol > 0
     nc = dfa.num_states
     counts = np.bincount(ol[ok] - 1, weights=post.arc_counts[ok],
                          minlength=nc * (n + 1)).reshape(nc, n + 1)

@@ -9,14 +9,16 @@ This one routine underlies expected n-gram counts, EM for transducers and gradie
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 import pynini
 
 from strgm.errors import DivergenceError
-from strgm.wfsa.core import (ArcTable, ZERO, acyclic_distances, arc_table, is_acyclic,
-                              shortest_distance, topological_levels)
-from strgm.wfsa.measure import check_normalisable, cyclic_forward_backward, score_strings
+from strgm.wfsa.core import (ArcTable, ZERO, acyclic_distances, arc_table, from_arc_table,
+                              is_acyclic, shortest_distance, topological_levels)
+from strgm.wfsa.measure import (check_normalisable, cyclic_forward_backward,
+                                divergence_message, score_strings)
 from strgm.wfsa.paths import sample
 
 
@@ -44,6 +46,16 @@ def expected_arc_counts(fst: pynini.Fst, what: str = "automaton") -> ArcPosterio
     if t.start < 0:
         raise ValueError(f"{what} accepts no string")
     levels = topological_levels(t) if is_acyclic(fst) else None
+    return table_arc_counts(t, levels, what)
+
+
+def table_arc_counts(t: ArcTable, levels: Optional[np.ndarray],
+                     what: str = "automaton") -> ArcPosteriors:
+    """:func:`expected_arc_counts` on an arc table; ``levels`` = its topological levels
+    when acyclic (:func:`strgm.wfsa.core.topological_levels`), ``None`` when cyclic.
+    Lets callers that re-weight one topology many times skip rebuilding the automaton."""
+    if t.start < 0:
+        raise ValueError(f"{what} accepts no string")
     if levels is not None:
         alpha = acyclic_distances(t, reverse=False, levels=levels)
         beta = acyclic_distances(t, reverse=True, levels=levels)
@@ -51,12 +63,13 @@ def expected_arc_counts(fst: pynini.Fst, what: str = "automaton") -> ArcPosterio
         try:
             fb = cyclic_forward_backward(t)
         except DivergenceError:
-            check_normalisable(fst, what)  # raises with the standard message
-            fb = None
+            raise DivergenceError(divergence_message(what)) from None
         if fb is not None:
             with np.errstate(divide="ignore"):
                 alpha, beta = -np.log(fb[0]), -np.log(fb[1])
-        else:
+        else:  # weights beyond float64 in probability space: iterate in log space
+            fst = from_arc_table(t.num_states, t.start, t.src, t.dst, t.ilabel, t.olabel,
+                                 t.weight, t.final)
             check_normalisable(fst, what)
             alpha = shortest_distance(fst, reverse=False, delta=1e-10)
             beta = shortest_distance(fst, reverse=True, delta=1e-10)

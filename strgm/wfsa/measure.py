@@ -192,13 +192,16 @@ def _iterative_solves(a: sp.csr_matrix, rho: np.ndarray, e: np.ndarray,
     return out[0], out[1]
 
 
+def divergence_message(what: str) -> str:
+    return (f"{what} has infinite total weight (a cycle's weights have spectral radius "
+            ">= 1); it cannot be normalised. Give the variable a proper prior, or lower "
+            "the weights on its cycles.")
+
+
 def check_normalisable(fst: pynini.Fst, what: str = "automaton") -> None:
     """Raise :class:`DivergenceError` (naming ``what``) if the total weight is infinite."""
     if spectral_margin(fst) <= 0.0:
-        raise DivergenceError(
-            f"{what} has infinite total weight (a cycle's weights have spectral radius "
-            ">= 1); it cannot be normalised. Give the variable a proper prior, or lower "
-            "the weights on its cycles.")
+        raise DivergenceError(divergence_message(what))
 
 
 def log_partition(fst: pynini.Fst, what: str = "automaton") -> float:

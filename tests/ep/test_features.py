@@ -87,6 +87,26 @@ def test_p_moments_cyclic_wfsa_with_context_theta():
     np.testing.assert_allclose(m.expectations, pr @ F, atol=1e-6)
 
 
+def test_p_moments_reweights_a_cached_topology_exactly():
+    """The same p with two different θ (the cached composition re-weighted) agrees with
+    fresh compositions and with brute force."""
+    prior = ff.geometric_unigram_prior(N, mean_length=0.4)
+    msg = pynini.project(compose(ff.edit_transducer(N, ff.EditParams(0.7)),
+                                 weighted_strings({(2, 1): 0.0})), "input")
+    p = intersect(prior, pynini.rmepsilon(msg))
+    strings = all_strings(N, 11)
+    for seed in (4, 5, 6):
+        th = random_theta(seed, shift=0.0) * 0.3
+        fs = th.features
+        cached = p_moments(p, fs, th)
+        fresh = p_moments(p.copy(), fs, th)
+        np.testing.assert_allclose(cached.expectations, fresh.expectations, atol=1e-12)
+        F = feature_matrix(fs.features, strings, N)
+        lw = score_strings(p, strings) + F @ th.values
+        pr = np.exp(lw - np.logaddexp.reduce(lw))
+        np.testing.assert_allclose(cached.expectations, pr @ F, atol=1e-6)
+
+
 def test_p_moments_of_encode_equal_q_moments():
     th = random_theta(3)
     m1, m2 = q_moments(th), p_moments(encode(th), th.features)
