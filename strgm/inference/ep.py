@@ -398,13 +398,13 @@ class EPSide:
             return
         cur = self.theta(var)
         last = self._q_last.get(var)
-        if last is not None and same_theta(last[0], cur):
-            q_ok = True  # θ_V was checked normalisable by the previous prox step
-        else:
+        q_ok = last is not None and same_theta(last[0], cur)  # checked by the last step
+        if not q_ok and cur.nnz:
             try:
-                q_ok = bool(cur.nnz) and q_moments(cur, what=what) is not None
+                q_moments(cur, what=what)
+                q_ok = True
             except DivergenceError:
-                q_ok = False
+                pass
         if not q_ok:  # θ_V not normalisable yet: start from the closed-form unigram fit
             th, _ = closed_form(mu, order_feature_set(1, self.n), base_ctx, what=what)
             self._set(var, factor, (th - base).restrict(tol=1e-12), th)

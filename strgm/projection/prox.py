@@ -139,7 +139,7 @@ def prox_step(p: pynini.Fst, x: Theta, base: Optional[Theta], lam: float, eta: f
     act = active_set(x, max_len)
     work = act if base is None else act.union(base.features)
     work = work.union(x.features)
-    if p_cache is not None and all(w in p_cache.features.index for w in work.features):
+    if p_cache is not None and covers(p_cache, work):
         pm = p_cache
     else:
         pm = p_moments(p, work, base, what=what)

@@ -26,7 +26,8 @@ from scipy.sparse.csgraph import breadth_first_order
 
 from strgm.errors import DivergenceError
 from strgm.wfsa.construct import weighted_strings
-from strgm.wfsa.core import ZERO, ArcTable, arc_table, compose, is_acyclic, shortest_distance, weight
+from strgm.wfsa.core import (ZERO, ArcTable, arc_table, compose, is_acyclic,
+                              shortest_distance, weight)
 
 #: Convergence threshold for OpenFst's shortest distance on cyclic machines.
 CYCLIC_DELTA = 1e-10
@@ -74,18 +75,20 @@ def _cyclic_solve(f: pynini.Fst) -> tuple[float, float]:
 
 
 def cyclic_forward_backward(t: ArcTable) -> Optional[tuple[np.ndarray, np.ndarray, float]]:
-    """Forward and backward weights of a cyclic automaton from one sparse LU.
+    """Forward and backward weights of a cyclic automaton by linear solves.
 
     On the states that are both accessible and co-accessible (the others carry no path
     mass), with A[q, r] = Σ_{arcs q→r} exp(-w) and ρ the final weights:
 
         β = (I − A)⁻¹ ρ,   α = (I − A)⁻ᵀ e_start,   Z = β[start],
 
-    after checking normalisability with x = (I − A)⁻¹ 1 ≥ 1 (module docstring); one
-    factorisation serves the three solves. Returns (α, β, Z) in probability space over all
+    after checking normalisability with x = (I − A)⁻¹ 1 ≥ 1 (module docstring). The
+    solves are fixed-point iterations when those provably converge
+    (:func:`_iterative_solves`; the usual case for string messages), else one sparse LU
+    serves all three. Returns (α, β, Z) in probability space over all
     states (0 off the trimmed part), raises :class:`DivergenceError` when Z = ∞, and
     returns ``None`` when the weights leave float64's range (the caller then falls back
-    to OpenFst's log-space shortest distance). Cost: one sparse LU of size |Q|.
+    to OpenFst's log-space shortest distance). Cost: O(steps · |E|) or one sparse LU.
     """
     n = t.num_states
     fin = np.isfinite(t.final)

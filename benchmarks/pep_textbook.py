@@ -1,0 +1,128 @@
+"""`strgm infer <problem> --method pep --json` on every shared textbook problem.
+
+    python benchmarks/pep_textbook.py run [--out DIR] [--timeout S]
+    python benchmarks/pep_textbook.py collect DIR     # summarise an earlier run's outputs
+
+``run`` starts one ``strgm infer`` process per problem (exactly the user's command) and
+records exit status, wall and CPU seconds (children's rusage), peak memory, and from the
+JSON written: iterations, whether the belief change fell below tol, and how many roots'
+1-best UR equals their bare (unaffixed) surface form. ``collect`` rebuilds the table from a
+directory holding ``<problem>.json`` and ``times.txt`` lines in the format
+``<problem> <wall> s wall <user> s user <KB> KB exit <code>`` (what ``run`` writes, and
+what ``/usr/bin/time -f "%e s wall %U s user %M KB exit %x"`` prints). Output:
+``results/pep_textbook.{json,md}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(HERE, "..", "..", "shared", "data", "phonology")
+RESULTS = os.path.join(HERE, "results")
+TIME_LINE = re.compile(r"^(\S+) ([\d.]+) s wall ([\d.]+) s user (\d+) KB exit (-?\d+)")
+
+
+def summarise(problem: str, out_json: str, wall: float, cpu: float, kb: int, code: int):
+    rec = {"problem": problem, "exit": code, "wall_seconds": wall, "cpu_seconds": cpu,
+           "max_rss_mb": kb / 1024}
+    if code == 0 and os.path.exists(out_json):
+        with open(out_json, encoding="utf-8") as fh:
+            d = json.load(fh)
+        rec.update(iterations=d["timing"]["iterations"], converged=d["timing"]["converged"])
+        from strgm.datasets.paradigm import read_paradigm
+
+        surfaces: dict = {}
+        for e in read_paradigm(d["source"]).entries:
+            if e.surface is not None and len(e.morphemes) == 1:  # a bare form
+                surfaces.setdefault(e.morphemes[0], set()).add(e.surface)
+        bare = [m for m in d["morphemes"] if m in surfaces]
+        rec["bare_roots"] = len(bare)
+        rec["ur_is_bare_form"] = sum(1 for m in bare if d["morphemes"][m]
+                                     and d["morphemes"][m][0][0] in surfaces[m])
+    return rec
+
+
+def run(args) -> list:
+    os.makedirs(args.out, exist_ok=True)
+    rows = []
+    for path in sorted(glob.glob(os.path.join(DATA, "*.tsv"))):
+        p = os.path.basename(path)[:-4]
+        out = os.path.join(args.out, p + ".json")
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        try:
+            code = subprocess.run(["strgm", "infer", path, "--method", "pep", "--json", out,
+                                   "--quiet"], timeout=args.timeout,
+                                  capture_output=True).returncode
+        except subprocess.TimeoutExpired:
+            code = 124
+        wall = time.perf_counter() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        with open(os.path.join(args.out, "times.txt"), "a") as fh:
+            fh.write(f"{p} {wall:.2f} s wall {cpu:.2f} s user {after.ru_maxrss} KB exit "
+                     f"{code}\n")
+        rows.append(summarise(p, out, wall, cpu, after.ru_maxrss, code))
+        print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
+def collect(directory: str) -> list:
+    rows = []
+    with open(os.path.join(directory, "times.txt")) as fh:
+        for line in fh:
+            m = TIME_LINE.match(line.strip())
+            if m:
+                p, wall, cpu, kb, code = m.groups()
+                rows.append(summarise(p, os.path.join(directory, p + ".json"), float(wall),
+                                      float(cpu), int(kb), int(code)))
+    return rows
+
+
+def write(rows: list, how: str) -> None:
+    os.makedirs(RESULTS, exist_ok=True)
+    with open(os.path.join(RESULTS, "pep_textbook.json"), "w") as fh:
+        json.dump(rows, fh, indent=1)
+    lines = ["# `strgm infer <problem> --method pep --json` on the shared problems", "",
+             how, "",
+             "| problem | exit | wall s | CPU s | peak MB | iterations | converged | "
+             "morphemes with a bare form whose 1-best UR is that form |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['problem']} | {r['exit']} | {r['wall_seconds']:.0f} | "
+                     f"{r['cpu_seconds']:.0f} | {r['max_rss_mb']:.0f} | "
+                     f"{r.get('iterations', '')} | {r.get('converged', '')} | "
+                     f"{r.get('ur_is_bare_form', '')}/{r.get('bare_roots', '')} |")
+    with open(os.path.join(RESULTS, "pep_textbook.md"), "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--out", default=os.path.join(RESULTS, "pep_textbook_runs"))
+    r.add_argument("--timeout", type=float, default=1800)
+    c = sub.add_parser("collect")
+    c.add_argument("dir")
+    c.add_argument("--how", default="")
+    a = ap.parse_args()
+    if a.cmd == "run":
+        write(run(a), f"What was run: `python benchmarks/pep_textbook.py run` "
+                      f"(one process per problem, default PEP settings).")
+    else:
+        write(collect(a.dir), a.how or f"Collected from `{a.dir}`.")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
