@@ -166,33 +166,25 @@ def _iterative_solves(a: sp.csr_matrix, rho: np.ndarray, e: np.ndarray,
     (y_{k+1} == y_k in float64) within ``max_iter`` steps; the remaining error is then
     (I − A)⁻¹ applied to a residual below rounding, amplified by at most 1/(1 − r).
     Cost O(steps · nnz(A)), against one sparse LU."""
-    at = a.T.tocsr()
-    k = a.shape[0]
-    one = np.ones(k)
-    x = one.copy()
-    for _ in range(max_iter):
-        xn = a @ x + one
-        if np.array_equal(xn, x):
-            break
-        x = xn
-    else:
-        return None
-    xn = a @ x + one
-    delta = float(np.max((xn - x) / x))
-    if not np.all(np.isfinite(x)) or 1.0 + delta - 1.0 / x.max() > max_bound:
-        return None
-    out = []
-    for m, b in ((a, rho), (at, e)):
+    def fixed_point(m: sp.csr_matrix, b: np.ndarray) -> Optional[np.ndarray]:
         y = b.copy()
         for _ in range(max_iter):
             yn = m @ y + b
             if np.array_equal(yn, y):
-                break
+                return y
             y = yn
-        else:
-            return None
-        out.append(y)
-    return out[0], out[1]
+        return None
+
+    one = np.ones(a.shape[0])
+    x = fixed_point(a, one)
+    if x is None or not np.all(np.isfinite(x)):
+        return None
+    delta = float(np.max((a @ x + one - x) / x))
+    if 1.0 + delta - 1.0 / x.max() > max_bound:
+        return None
+    beta = fixed_point(a, rho)
+    alpha = fixed_point(a.T.tocsr(), e) if beta is not None else None
+    return None if alpha is None else (beta, alpha)
 
 
 def divergence_message(what: str) -> str:
