@@ -118,8 +118,8 @@ def main() -> None:
     c.add_argument("--how", default="")
     a = ap.parse_args()
     if a.cmd == "run":
-        write(run(a), f"What was run: `python benchmarks/pep_textbook.py run` "
-                      f"(one process per problem, default PEP settings).")
+        write(run(a), "What was run: `python benchmarks/pep_textbook.py run` "
+                      "(one process per problem, default PEP settings).")
     else:
         write(collect(a.dir), a.how or f"Collected from `{a.dir}`.")
 
