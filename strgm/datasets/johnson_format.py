@@ -80,14 +80,19 @@ def parse_grammar(text: str, path: str = "<string>", default_pseudocount: float 
         raise InputError(msg, path, line) from None
 
 
-def read_grammar(path, default_pseudocount: float = 1.0) -> Grammar:
-    """Read a grammar file in Johnson's format."""
+def _read_text(path, what: str) -> tuple[str, str]:
+    """(UTF-8 text, path string); an unreadable file raises InputError naming it."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        return p.read_text(encoding="utf-8"), str(p)
     except OSError as e:
-        raise InputError(f"cannot read grammar: {e.strerror}", str(p)) from None
-    return parse_grammar(text, str(p), default_pseudocount)
+        raise InputError(f"cannot read {what}: {e.strerror}", str(p)) from None
+
+
+def read_grammar(path, default_pseudocount: float = 1.0) -> Grammar:
+    """Read a grammar file in Johnson's format."""
+    text, name = _read_text(path, "grammar")
+    return parse_grammar(text, name, default_pseudocount)
 
 
 def format_grammar(g: Grammar, weights=None, pseudocounts: bool = True,
@@ -132,9 +137,5 @@ def parse_yld(text: str, path: str = "<string>", chars: bool = False) -> list:
 
 def read_yld(path, chars: bool = False) -> list:
     """Read a ``.yld`` file: list of token tuples, one per line."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise InputError(f"cannot read corpus: {e.strerror}", str(p)) from None
-    return parse_yld(text, str(p), chars)
+    text, name = _read_text(path, "corpus")
+    return parse_yld(text, name, chars)
