@@ -152,39 +152,80 @@ def cyclic_forward_backward(t: ArcTable) -> Optional[tuple[np.ndarray, np.ndarra
 def _iterative_solves(a: sp.csr_matrix, rho: np.ndarray, e: np.ndarray,
                       max_iter: int = 200, max_bound: float = 1.0 - 1e-6
                       ) -> Optional[tuple[np.ndarray, np.ndarray]]:
-    """(I − A)⁻¹ ρ and (I − A)⁻ᵀ e by fixed-point iteration, or None (use the LU).
+    """(I − A)⁻¹ ρ and (I − A)⁻ᵀ e by fixed-point iteration; None (use the LU) when
+    neither convergence nor divergence can be proved; raises :class:`DivergenceError`
+    when ρ(A) ≥ 1 is proved.
 
     Machines built from a string message (a composition of a word's phonology message
     with a feature DFA, say) are nearly nilpotent: cycles only come from deletion loops
     of small weight, and y ← A y + b reaches a floating-point fixed point in about as
     many steps as the longest path. From y₀ = 0 the iterates increase monotonically.
 
-    Normalisability is *proved*, not assumed: x_k ← A x_{k−1} + 1 (x₀ = 0) gives
-    A x_k = x_{k+1} − 1 ≤ (1 + δ − 1/max x_k)·x_k with δ = max (x_{k+1} − x_k)/x_k, so
-    ρ(A) ≤ r := 1 + δ − 1/max x_k (Collatz–Wielandt, x_k ≥ 1 > 0). The iterations are
-    accepted only when r ≤ ``max_bound`` and both solves reach an exact fixed point
-    (y_{k+1} == y_k in float64) within ``max_iter`` steps; the remaining error is then
-    (I − A)⁻¹ applied to a residual below rounding, amplified by at most 1/(1 − r).
+    Both answers rest on Collatz–Wielandt bounds for a nonnegative A (irreducible or
+    not), which iteration supplies for free:
+
+    * convergence: for any y > 0, ρ(A) ≤ r := maxᵢ (A y)ᵢ / yᵢ (A y ≤ r y gives
+      Aᵏ y ≤ rᵏ y). First y = x = (I − A)⁻¹ 1, where r = maxᵢ (1 − 1/xᵢ); that is
+      weak when some state carries a huge mass (unnormalised messages: max x ≈ 1e8–1e22
+      is common), so then y = z = (I − A)⁻¹ x = Σₖ (k + 1) Aᵏ 1, where
+      r = 1 − minᵢ xᵢ/zᵢ ≈ 1 − 1/(the longest expected path length) on nilpotent-like
+      machines. The solves are accepted only when r ≤ ``max_bound`` and every solve
+      reaches an exact float64 fixed point within ``max_iter`` steps; in the z-weighted
+      max-norm ‖D⁻¹AD‖ ≤ r, so the remaining error is a rounding-level residual
+      amplified by at most 1/(1 − r).
+    * divergence: if v ≥ 0, v ≠ 0 and A v ≥ v then ρ(A) ≥ 1 (Aᵏ v ≥ v). The increments
+      uₖ = Aᵏ 1 of the x iteration approach the dominant direction; every 16 steps the
+      support S = {uₖ > 0} is shrunk to the states where (A u_S)ᵢ ≥ (1 + 1e-9) uᵢ until
+      it is stable, and a non-empty S is the proof. Partial sums that overflow float64
+      also raise: the true x is at least as large (the LU path reports the same).
+
     Cost O(steps · nnz(A)), against one sparse LU."""
-    def fixed_point(m: sp.csr_matrix, b: np.ndarray) -> Optional[np.ndarray]:
+    def fixed_point(m: sp.csr_matrix, b: np.ndarray, watch: bool = False
+                    ) -> Optional[np.ndarray]:
         y = b.copy()
-        for _ in range(max_iter):
-            yn = m @ y + b
+        for k in range(1, max_iter + 1):
+            with np.errstate(over="ignore", invalid="ignore"):
+                yn = m @ y + b
             if np.array_equal(yn, y):
                 return y
+            if watch and not np.all(np.isfinite(yn)):
+                raise DivergenceError("automaton has infinite total weight (its path "
+                                      "sums exceed float64's range)")
+            if watch and (k % 16 == 0 or k == max_iter) and _proves_divergence(m, yn - y):
+                raise DivergenceError("automaton has infinite total weight (spectral "
+                                      "radius >= 1)")
             y = yn
         return None
 
-    one = np.ones(a.shape[0])
-    x = fixed_point(a, one)
-    if x is None or not np.all(np.isfinite(x)):
+    def bound(y: np.ndarray) -> float:
+        return float(np.max((a @ y) / y))
+
+    x = fixed_point(a, np.ones(a.shape[0]), watch=True)
+    if x is None:
         return None
-    delta = float(np.max((a @ x + one - x) / x))
-    if 1.0 + delta - 1.0 / x.max() > max_bound:
-        return None
+    if bound(x) > max_bound:
+        z = fixed_point(a, x)
+        if z is None or not np.all(np.isfinite(z)) or bound(z) > max_bound:
+            return None
     beta = fixed_point(a, rho)
     alpha = fixed_point(a.T.tocsr(), e) if beta is not None else None
     return None if alpha is None else (beta, alpha)
+
+
+def _proves_divergence(a: sp.csr_matrix, u: np.ndarray, rounds: int = 8) -> bool:
+    """True if some v ≥ 0, v ≠ 0 supported inside {u > 0} has A v ≥ (1 + 1e-9) v, which
+    proves ρ(A) > 1 (see :func:`_iterative_solves`); v = u on a shrinking support."""
+    if not np.all(np.isfinite(u)) or u.max() <= 0.0:
+        return False
+    u = u / u.max()
+    s = u > 0.0
+    for _ in range(rounds):
+        v = np.where(s, u, 0.0)
+        keep = s & (a @ v >= (1.0 + 1e-9) * v)
+        if keep.sum() == s.sum():
+            return bool(s.any())
+        s = keep
+    return False
 
 
 def divergence_message(what: str) -> str:

@@ -245,3 +245,76 @@ def test_cyclic_forward_backward_iterates_only_with_a_proof():
     np.testing.assert_allclose(post.arc_counts, want, rtol=1e-9)
     with pytest.raises(DivergenceError):
         W.expected_arc_counts(W.sigma_star(2, neglogw_per_symbol=-np.log(0.6)))
+
+
+def _matrix(f):
+    t = W.arc_table(f)
+    a = sp.csr_matrix((np.exp(-t.weight), (t.src, t.dst)), shape=(t.num_states,) * 2)
+    e = np.zeros(t.num_states)
+    e[t.start] = 1.0
+    return a, np.exp(-t.final), e
+
+
+def test_iteration_accepts_huge_mass_by_the_second_certificate():
+    """Unnormalised messages put masses near e^50 on some states: x = (I − A)⁻¹ 1 then
+    certifies nothing in float64 (maxᵢ (Ax)ᵢ/xᵢ rounds to 1), z = (I − A)⁻¹ x does; the
+    counts still match the dense oracle."""
+    import strgm.wfsa.measure as M
+
+    heavy = pynini.concat(W.weighted_strings({(1, 1, 1, 1, 1): -50.0}),
+                          W.sigma_star(2, neglogw_per_symbol=3.0))
+    a, rho, e = _matrix(heavy)
+    x = np.linalg.solve(np.eye(a.shape[0]) - a.toarray(), np.ones(a.shape[0]))
+    assert np.max((a @ x) / x) > 1.0 - 1e-6  # the first certificate fails
+    assert M._iterative_solves(a, rho, e) is not None
+    post = W.expected_arc_counts(heavy)
+    want, logz = dense_arc_counts(heavy)
+    np.testing.assert_allclose(post.arc_counts, want, rtol=1e-10)
+    assert post.log_z == pytest.approx(logz, rel=1e-12)
+
+
+@pytest.mark.parametrize("rho", [1.0 + 1e-6, 1.2, 50.0])
+def test_iteration_proves_divergence_without_an_lu(rho, monkeypatch):
+    """ρ(A) ≥ 1 is proved from the iterates (A v ≥ v on a shrinking support), also when
+    the divergent loop sits between a transient prefix and suffix; no LU is taken."""
+    import strgm.wfsa.measure as M
+
+    monkeypatch.setattr(M.spla, "splu", lambda *a, **k: pytest.fail("LU was used"))
+    loop = W.sigma_star(2, neglogw_per_symbol=-np.log(rho / 2))
+    f = pynini.concat(pynini.concat(W.weighted_strings({(1, 2): 0.3}), loop),
+                      W.weighted_strings({(2,): 1.0, (1, 1): 0.1}))
+    with pytest.raises(DivergenceError):
+        M._iterative_solves(*_matrix(f))
+    with pytest.raises(DivergenceError):
+        W.expected_arc_counts(f)
+
+
+@settings(max_examples=40, deadline=None)
+@given(SEEDS, st.one_of(st.floats(0.3, 1.7),
+                       st.sampled_from([0.999, 0.9999, 1.0001, 1.001])))
+def test_iteration_decisions_agree_with_the_spectral_radius(seed, target):
+    """On random nonnegative matrices scaled to a chosen ρ: a DivergenceError only when
+    ρ ≥ 1, an accepted solve only when ρ < 1, and then the dense solution."""
+    import strgm.wfsa.measure as M
+
+    rng = np.random.default_rng(seed)
+    n = 12
+    dense = rng.exponential(size=(n, n)) * (rng.random((n, n)) < 0.25)
+    rho_now = max(abs(np.linalg.eigvals(dense)))
+    if rho_now == 0:
+        return
+    dense *= target / rho_now
+    rho = max(abs(np.linalg.eigvals(dense)))
+    a = sp.csr_matrix(dense)
+    b = rng.random(n)
+    e = np.zeros(n)
+    e[0] = 1.0
+    try:
+        out = M._iterative_solves(a, b, e, max_iter=400)
+    except DivergenceError:
+        assert rho >= 1.0 - 1e-9
+        return
+    if out is not None:
+        assert rho < 1.0
+        np.testing.assert_allclose(out[0], np.linalg.solve(np.eye(n) - dense, b),
+                                   rtol=1e-8)
