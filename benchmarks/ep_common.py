@@ -72,12 +72,20 @@ def build(paradigm, alphabet=None, holdout=0.1, seed=0):
     return model, gold_words
 
 
-def median_runs(name, model, reps, **kw):
-    runs = [run_method(name, model, **kw) for _ in range(reps)]
-    out = dict(runs[-1])
-    out["seconds"] = float(np.median([r["seconds"] for r in runs]))
-    out["seconds_all"] = [r["seconds"] for r in runs]
-    out["cpu_seconds"] = float(np.median([r["cpu_seconds"] for r in runs]))
+def median_runs(name, model, reps, on_rep=None, **kw):
+    """Medians over ``reps`` runs; ``on_rep(partial)`` sees the record after each run
+    (so a long run that is stopped still leaves its completed repetitions)."""
+    runs = []
+    for _ in range(reps):
+        runs.append(run_method(name, model, **kw))
+        out = dict(runs[-1])
+        out["seconds"] = float(np.median([r["seconds"] for r in runs]))
+        out["seconds_all"] = [r["seconds"] for r in runs]
+        out["cpu_seconds"] = float(np.median([r["cpu_seconds"] for r in runs]))
+        out["cpu_seconds_all"] = [r["cpu_seconds"] for r in runs]
+        out["reps_done"] = len(runs)
+        if on_rep is not None:
+            on_rep(out)
     return out
 
 

@@ -69,13 +69,15 @@ def run(args) -> None:
         model, gold_urs, gold_words = dataset(args.dataset, words, args.seed)
         for name in args.methods:
             print(f"{args.dataset} {words} {name} ...", flush=True)
+            meta = {"dataset": args.dataset, "words": words, "reps": args.reps,
+                    "latent": len(model.graph.latent)}
             try:
                 rec = median_runs(name, model, args.reps, gold_urs=gold_urs,
-                                  gold_words=gold_words, max_iters=args.max_iters)
+                                  gold_words=gold_words, max_iters=args.max_iters,
+                                  on_rep=lambda r: dump_one({**r, **meta}))
             except Exception as e:  # record the failure, keep going
                 rec = {"method": name, "error": f"{type(e).__name__}: {e}"[:300]}
-            rec.update({"dataset": args.dataset, "words": words, "reps": args.reps,
-                        "latent": len(model.graph.latent)})
+            rec.update(meta)
             print(json.dumps(rec), flush=True)
             dump_one(rec)
 
@@ -101,7 +103,7 @@ def report(_args) -> None:
                 continue
             cells = []
             for c in cols:
-                v = r.get(c, "")
+                v = r.get("reps_done", r.get(c, "")) if c == "reps" else r.get(c, "")
                 cells.append(f"{v:.3g}" if isinstance(v, float) else str(v))
             lines.append(f"| {r['words']} | {r['method']} | " + " | ".join(cells) + " |")
         lines.append("")
