@@ -65,8 +65,9 @@ NOTES = {
                            "(regressive devoicing) missed",
     "Odden_2.2_Kikuria": "32 words, 3 held out: one miss costs 33%. Misses: the root vowel "
                          "lowers in the applicative (siika / seekera, suka / sokera), triggered "
-                         "by the suffix vowel two segments to the right; the default right "
-                         "window is one segment, so T cannot learn it and all systems tie",
+                         "by the suffix vowel two segments to the right; context windows are "
+                         "0 or 1 segment in this implementation, so T cannot learn it and all "
+                         "systems tie",
     "Odden_3.2_Polish": "44 words, 4 held out. Misses are words whose alternation is shown "
                         "only by the held-out form itself: trut / trudi (from [trut] alone "
                         "/d/ vs /t/ is undecidable under final devoicing), vuw / vowi (o→u "
