@@ -24,7 +24,18 @@ DATA = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "ph
 OUT = os.path.join(os.path.dirname(__file__), "results")
 
 
-def run(path, seeds, em_iters):
+def initial_model(para, right_window=1, right_classes="coarse"):
+    """The default copy-biased phonology, or one with a wider/finer right context."""
+    from fst_factors.contextual_edit import ContextSpec
+    from strgm.models.edit_model import PhonologyEditModel
+
+    alphabet = para.alphabet()
+    classes = dict(PhonologyEditModel(alphabet).classes, right_context=right_classes)
+    return PhonologyEditModel(alphabet, ContextSpec(1, right_window, 1, True),
+                              classes).initial()
+
+
+def run(path, seeds, em_iters, right_window=1, right_classes="coarse"):
     para = read_paradigm(path)
     rows = []
     for seed in seeds:
@@ -37,7 +48,8 @@ def run(path, seeds, em_iters):
         words = [e for e in para.entries if e.key in ho and e.key not in unpredictable]
         gold = {e.key: e.surface for e in words}
         t0 = time.perf_counter()
-        r = train_phonology(para, em_iters=em_iters, heldout=ho, infer_opts={"max_iters": 3})
+        r = train_phonology(para, em_iters=em_iters, heldout=ho, infer_opts={"max_iters": 3},
+                            model=initial_model(para, right_window, right_classes))
         alph = r.model.alphabet
         tr = score(predict(r.model.fst(), alph, r.result, r.graph_model, words), gold, alph)
         secs = time.perf_counter() - t0
@@ -93,6 +105,8 @@ def write(res, a, elapsed):
     with open(os.path.join(OUT, name + ".json"), "w", encoding="utf-8") as fh:
         json.dump({"settings": {"seeds": a.seeds, "em_iters": a.em_iters, "holdout": 0.1,
                                 "method": "pruned", "max_iters": 3,
+                                "right_window": getattr(a, "right_window", 1),
+                                "right_classes": getattr(a, "right_classes", "coarse"),
                                 "wall_seconds": elapsed},
                    "problems": res}, fh, ensure_ascii=False, indent=1, default=float)
     lines = ["| problem | held-out words/seed | trained EM | no training | surface baseline "
@@ -163,6 +177,9 @@ def main():
     ap.add_argument("--em-iters", type=int, default=3)
     ap.add_argument("--problems", nargs="*")
     ap.add_argument("--tag", default="")
+    ap.add_argument("--right-window", type=int, default=1, choices=[0, 1, 2])
+    ap.add_argument("--right-classes", default="coarse",
+                    choices=["coarse", "major", "natural", "exact"])
     ap.add_argument("--from-json", action="store_true",
                     help="only rebuild the markdown/PNG from the saved JSON")
     a = ap.parse_args()
@@ -199,7 +216,9 @@ def main():
     # still leaves a complete table for the seeds that finished
     for seed in range(a.first_seed, a.seeds):
         for f in files:
-            res.setdefault(os.path.basename(f)[:-4], []).extend(run(f, [seed], a.em_iters))
+            res.setdefault(os.path.basename(f)[:-4], []).extend(run(f, [seed], a.em_iters,
+                                                                     a.right_window,
+                                                                     a.right_classes))
             md = write(res, a, time.perf_counter() - t0)
     print(md)
 

@@ -9,8 +9,13 @@ right, at input position i the machine knows the context
     O = class of the last output symbol (BOS)
     T = tier: the (back, round) class of the nearest preceding *output* vowel (NONE)
 
-(each window 0 or 1; a window of 0 fixes that component to a single value ``*``), and
-takes two locally normalised decisions:
+(each window 0 or 1; a window of 0 fixes that component to a single value ``*``). The
+right window may also be 2: then K = (class x_i, class x_{i+1}) and
+R = (class x_{i+1}, class x_{i+2}) are *pairs* (for processes triggered two segments
+to the right, e.g. Kikuria vowel lowering before a suffix -CV), and every template over
+K/R exists twice — on the first class of the pair (the window-1 feature, which
+generalises) and on the whole pair (template name + ``"2"``). The machine then takes two
+locally normalised decisions:
 
 1. insertion decision, context c = (L, O, T, K):  actions INS(b) for every segment b,
    and CONT (consume x_i, or stop when K = EOS):
@@ -28,13 +33,16 @@ Finite-state compilation. A state is (L, O, T, K), K being a *promise* of the cl
 the next input symbol: an arc consuming x_i (input label x_i, output y or ε) exists only
 from states with K = class(x_i), and it branches over R, moving to (class(x_i), O', T', R)
 with weight −log p(CONT | c) − log p(y | d). Insertion arcs ε:b loop over L and K. A state
-with K = EOS (or K = ``*`` when the right window is 0) is final with weight
+with K = EOS (or K = ``*`` when the right window is 0; K = (EOS, EOS) for a window of
+2, where a consuming arc from (class x_i, k) branches over R = (k, r) and needs
+k = class x_{i+1}) is final with weight
 −log p(CONT | c). A boundary label (optional, last label) is always deleted (a
 one-action decision) and is visible as context (L = BND, K = BND).
 
-Size: |states| = |L|·|O|·|T|·|K|, arcs ≈ |states|·(|Σ| + Σ_{x∈K}|SUB(x)|·|R|): context
-classes (``fst_factors`` takes them as integer maps; see ``strgm.models.ipa_features``)
-and restricted substitution sets keep it small; :meth:`ContextualEditModel.fst` can prune
+Size: |states| = |L|·|O|·|T|·|K| (|K| squared for a right window of 2),
+arcs ≈ |states|·(|Σ| + Σ_{x∈K}|SUB(x)|·|R|): context classes (``fst_factors`` takes
+them as integer maps; see ``strgm.models.ipa_features``) and restricted substitution
+sets keep it small; :meth:`ContextualEditModel.fst` can prune
 arcs below a probability and renormalise each decision (still locally normalised).
 """
 
@@ -55,7 +63,8 @@ INS, CONT, COPY, SUB, DEL = 0, 1, 2, 3, 4
 
 @dataclass(frozen=True)
 class ContextSpec:
-    """Window sizes (0 or 1) and the tier switch. Defaults: CPE 2014's 1/1/1 plus tier."""
+    """Window sizes (0 or 1; the right input window also 2) and the tier switch.
+    Defaults: CPE 2014's 1/1/1 plus tier."""
 
     left_input: int = 1
     right_input: int = 1
@@ -64,8 +73,10 @@ class ContextSpec:
 
     def __post_init__(self):
         for k in ("left_input", "right_input", "left_output"):
-            if getattr(self, k) not in (0, 1):
-                raise InputError(f"context window {k} must be 0 or 1, got {getattr(self, k)}")
+            allowed = (0, 1, 2) if k == "right_input" else (0, 1)
+            if getattr(self, k) not in allowed:
+                raise InputError(f"context window {k} must be one of {allowed}, got "
+                                 f"{getattr(self, k)}")
 
 
 @dataclass(frozen=True)
@@ -172,7 +183,9 @@ def build_structure(info: SymbolInfo, spec: ContextSpec = ContextSpec()) -> Edit
     n_tier = int(info.tier.max()) + 1 if (info.tier >= 0).any() else 0
     # context ids: L: classes, BOS, BND ; K/R: classes, EOS, BND ; O: classes, BOS ; T: .., NONE
     nL = n_in + 1 + int(bnd is not None) if spec.left_input else 1
-    nK = n_r + 1 + int(bnd is not None) if spec.right_input else 1
+    nK1 = n_r + 1 + int(bnd is not None) if spec.right_input else 1  # one symbol's ids
+    pair = spec.right_input == 2
+    nK = nK1 * nK1 if pair else nK1  # window 2: K = k1·nK1 + k2
     nO = n_out + 1 if spec.left_output else 1
     nT = n_tier + 1 if spec.tier and n_tier else 1
     BOS_L, BND_L, EOS_K, BND_K, BOS_O, NONE_T = n_in, n_in + 1, n_r, n_r + 1, n_out, nT - 1
@@ -219,6 +232,8 @@ def build_structure(info: SymbolInfo, spec: ContextSpec = ContextSpec()) -> Edit
             acts.append(np.concatenate([[x], subs[subs != x], [0]]))
     ctx = np.array(np.meshgrid(np.arange(nL), np.arange(nO), np.arange(nT), np.arange(nK),
                                indexing="ij")).reshape(4, -1)  # (L, O, T, R)
+    if pair:  # nothing follows the end: drop the impossible R = (EOS, r ≠ EOS)
+        ctx = ctx[:, ~((ctx[3] // nK1 == EOS_K) & (ctx[3] % nK1 != EOS_K))]
     rows = []
     for x, ys in zip(labels, acts):
         k = len(ys)
@@ -246,14 +261,15 @@ def build_structure(info: SymbolInfo, spec: ContextSpec = ContextSpec()) -> Edit
     }
     group = np.concatenate([ins_group, e_group])
     gstart = np.flatnonzero(np.concatenate([[True], group[1:] != group[:-1]]))
-    feats, names = _features(attrs, info, bnd, dims, (BOS_L, BND_L, EOS_K, BND_K, BOS_O, NONE_T))
+    feats, names = _features(attrs, info, bnd, nK1 if pair else None)
     # ---- arcs
     ins_arc = ins_kind == INS
     i_src = ins_group[ins_arc]
     i_y = ins_y[ins_arc]
     i_dst = _state_index(dims, ins_L[ins_arc], onext(ins_O[ins_arc], i_y),
                          tnext(ins_T[ins_arc], i_y), ins_K[ins_arc])
-    c_src = _state_index(dims, e_L, e_O, e_T, kclass(e_x))
+    c_src = _state_index(dims, e_L, e_O, e_T,
+                         kclass(e_x) * nK1 + e_R // nK1 if pair else kclass(e_x))
     c_dst = _state_index(dims, lclass(e_x), onext(e_O, e_y), tnext(e_T, e_y), e_R)
     cont_of_state = np.arange(S) * A + n  # CONT event index of each state
     src = np.concatenate([i_src, c_src])
@@ -262,7 +278,8 @@ def build_structure(info: SymbolInfo, spec: ContextSpec = ContextSpec()) -> Edit
     ol = np.concatenate([i_y, e_y])
     ev1 = np.concatenate([np.flatnonzero(ins_arc), cont_of_state[c_src]])
     ev2 = np.concatenate([np.full(len(i_src), -1), n_ins + np.arange(len(e_x))])
-    final_ev = np.where((K == EOS_K) | (nK == 1), cont_of_state, -1)
+    final_ev = np.where((K == (EOS_K * nK1 + EOS_K if pair else EOS_K)) | (nK == 1),
+                        cont_of_state, -1)
     if not spec.right_input:
         final_ev = cont_of_state.copy()
     # start: BOS contexts; with a right window, ε-branch over the promised class K
@@ -312,9 +329,12 @@ def feature_templates() -> list:
     ]
 
 
-def _features(attrs: dict, info: SymbolInfo, bnd, dims, specials):
+def _features(attrs: dict, info: SymbolInfo, bnd, pair_base: Optional[int] = None):
     """Sparse indicator features: one column per (template, attribute values) that
-    occurs in some event. Events of one-action groups (the boundary) get none."""
+    occurs in some event. Events of one-action groups (the boundary) get none. With a
+    right window of 2 (``pair_base`` = number of one-symbol K ids), K is a pair id
+    k1·pair_base + k2: templates over K use k1, and a copy named ``name + "2"`` uses
+    the pair."""
     n = info.n
     x, y, kind = attrs["x"], attrs["y"], attrs["kind"]
     seg_y = (y >= 1) & (y <= n)
@@ -323,12 +343,19 @@ def _features(attrs: dict, info: SymbolInfo, bnd, dims, specials):
     seg_x = (x >= 1) & (x <= n)
     chg = np.where(seg_x & seg_y, info.change[np.clip(x, 1, n) - 1, np.clip(y, 1, n) - 1], -1)
     derived = {**attrs, "vy": vy, "ty": ty, "chg": chg}
+    templates = feature_templates()
+    if pair_base is not None:
+        derived["K2"] = attrs["K"]  # the pair
+        derived["K"] = attrs["K"] // pair_base  # its first class
+        templates = templates + [(name + "2", kinds, tuple("K2" if k == "K" else k
+                                                          for k in keys))
+                                 for name, kinds, keys in templates if "K" in keys]
     live = np.ones(len(x), dtype=bool)
     if bnd is not None:
         live &= x != bnd
     rows, cols, names = [], [], []
     offset = 0
-    for name, kinds, keys in feature_templates():
+    for name, kinds, keys in templates:
         mask = live & np.isin(kind, kinds)
         for k in keys:
             mask &= derived[k] >= 0

@@ -21,7 +21,31 @@ def add_subparser(sub) -> None:
     p.add_argument("--holdout", type=float, default=None, metavar="FRAC")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quiet", action="store_true")
+    c = p.add_argument_group("phonology context (Cotterell, Peng & Eisner 2014 windows)")
+    c.add_argument("--left-window", type=int, default=1, choices=[0, 1],
+                   help="input symbols to the left (default: %(default)s)")
+    c.add_argument("--right-window", type=int, default=1, choices=[0, 1, 2],
+                   help="input symbols to the right; 2 for processes triggered two "
+                        "segments ahead (default: %(default)s)")
+    c.add_argument("--output-window", type=int, default=1, choices=[0, 1],
+                   help="output symbols to the left (default: %(default)s)")
+    c.add_argument("--no-tier", action="store_true",
+                   help="drop the nearest-preceding-output-vowel (harmony) context")
+    c.add_argument("--right-classes", default="coarse",
+                   choices=["coarse", "major", "natural", "exact"],
+                   help="class scheme of the right context (default: %(default)s)")
     p.set_defaults(func=cmd_train)
+
+
+def initial_model(args, alphabet):
+    """The copy-biased starting phonology with the context options of ``args``."""
+    from fst_factors.contextual_edit import ContextSpec
+    from strgm.models.edit_model import PhonologyEditModel
+
+    spec = ContextSpec(args.left_window, args.right_window, args.output_window,
+                       not args.no_tier)
+    classes = dict(PhonologyEditModel(alphabet).classes, right_context=args.right_classes)
+    return PhonologyEditModel(alphabet, spec, classes).initial()
 
 
 def load_phonology(path: str):
@@ -42,8 +66,9 @@ def cmd_train(args) -> int:
     para = read_paradigm(args.file)
     ho = set(holdout_split(para, args.holdout, args.seed)) if args.holdout else set()
     prog = Progress(not args.quiet and sys.stderr.isatty())
+    model = None if args.resume else initial_model(args, para.alphabet())
     r = train_phonology(para, method=args.method, em_iters=args.em_iters, l2=args.l2,
-                        heldout=ho, infer_opts={"max_iters": args.max_iters},
+                        heldout=ho, infer_opts={"max_iters": args.max_iters}, model=model,
                         checkpoint=args.checkpoint, resume=args.resume, progress=prog)
     prog.done()
     for e in r.trace:

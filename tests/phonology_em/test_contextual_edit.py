@@ -8,7 +8,7 @@ from strgm.wfsa import compose, log_partition, project, string_acceptor
 from helpers_pem import exact_logz, random_theta, tiny_info
 
 SPECS = [ContextSpec(), ContextSpec(0, 0, 0, False), ContextSpec(1, 0, 1, True),
-         ContextSpec(0, 1, 0, False)]
+         ContextSpec(0, 1, 0, False), ContextSpec(1, 2, 1, True), ContextSpec(0, 2, 0, False)]
 
 
 @pytest.mark.parametrize("spec", SPECS)
@@ -37,3 +37,29 @@ def test_ipa_size_is_bounded():
     syms = list("ptkbdgszmnlrieaou")
     st = build_structure(symbol_info(syms, max_sub_distance=1), ContextSpec())
     assert st.num_arcs < 120_000
+
+
+def test_right_window_two_sees_two_segments_ahead():
+    """With a right window of 2 the edit of x_i can depend on x_{i+2}: a large weight on
+    the pair features "delete 1 when the segment after next is 2" (over a copy-biased
+    base) deletes the first 1 of 1·1·2 but not of 1·1·1. A window-1 structure has no
+    such features."""
+    st = build_structure(tiny_info(2), ContextSpec(0, 2, 0, False))
+    nk1 = int(round(np.sqrt(st.dims[3])))  # K = k1·nk1 + k2; class of '2' is 1
+    th = np.zeros(st.num_features)
+    for j, name in enumerate(st.feature_names):
+        if name in (("cont",), ("copy",)):
+            th[j] = 8.0
+        elif name[0] == "del_xR2" and name[1] == 1 and name[2] % nk1 == 1:
+            th[j] = 16.0
+    fst = compile_fst(st, th)
+
+    def p(x, y):
+        return np.exp(log_partition(compose(compose(string_acceptor(x), fst),
+                                            string_acceptor(y))))
+
+    assert p((1, 1, 2), (1, 2)) > 0.9  # the first 1 sees the 2 two segments ahead
+    assert p((1, 1, 1), (1, 1, 1)) > 0.9 and p((1, 1, 1), (1, 1)) < 0.01
+    assert p((1, 2), (1, 2)) > 0.9  # the 2 right after the 1 is not the trigger
+    w1 = build_structure(tiny_info(2), ContextSpec(0, 1, 0, False))
+    assert not any(n[0].endswith("2") for n in w1.feature_names)

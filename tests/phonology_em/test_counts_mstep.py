@@ -1,6 +1,7 @@
 import itertools
 
 import numpy as np
+import pytest
 
 from fst_factors.contextual_edit import ContextSpec, build_structure, compile_fst
 from strgm.models.training import event_counts, id_belief, m_step, q_and_grad
@@ -48,8 +49,9 @@ def brute_counts(st, theta, urs, surface):
     return counts, z
 
 
-def test_expected_counts_match_brute_force():
-    st = build_structure(tiny_info(2), ContextSpec())
+@pytest.mark.parametrize("spec", [ContextSpec(), ContextSpec(1, 2, 1, True)])
+def test_expected_counts_match_brute_force(spec):
+    st = build_structure(tiny_info(2), spec)
     th = random_theta(st, 5)
     urs = [((1, 2), 0.3), ((2,), 1.2), ((1, 1, 2), 2.0)]
     surface = (2, 1)

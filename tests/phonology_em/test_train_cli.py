@@ -63,3 +63,26 @@ def test_infer_rejects_a_missing_model(tmp_path, capsys):
     _synthetic_tsv(f)
     rc = main(["infer", str(f), "--model", str(tmp_path / "nope.json"), "--quiet"])
     assert rc == 2 and "nope.json" in capsys.readouterr().err
+
+
+def test_context_options_reach_the_saved_model(tmp_path, capsys):
+    """--right-window 2 / --right-classes / --no-tier are stored in the model, and a
+    window-2 model loads back and serves `infer --model`."""
+    f = tmp_path / "toy.tsv"
+    f.write_text("R1\tro\nR1 PAST\trod\nR2\tʃok\nR2 PAST\tʃokt\nR3\tsim\nR3 PAST\tsimd\n",
+                 encoding="utf-8")
+    model = tmp_path / "m.json"
+    assert main(["train", str(f), "--em-iters", "1", "--right-window", "2",
+                 "--right-classes", "major", "--no-tier", "--save", str(model),
+                 "--quiet"]) == 0
+    saved = json.loads(model.read_text(encoding="utf-8"))
+    assert saved["spec"] == {"left_input": 1, "right_input": 2, "left_output": 1,
+                             "tier": False}
+    assert saved["classes"]["right_context"] == "major"
+    m = PhonologyEditModel.load(str(model))
+    assert any(n[0].endswith("R2") for n in m.structure.feature_names)
+    capsys.readouterr()
+    assert main(["infer", str(f), "--model", str(model), "--quiet"]) == 0
+    assert "Underlying forms" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["train", str(f), "--right-window", "3"])
