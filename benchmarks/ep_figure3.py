@@ -20,8 +20,6 @@ import json
 import os
 import sys
 
-import numpy as np
-
 sys.path.insert(0, os.path.dirname(__file__))
 from ep_common import RESULTS, METHODS, build, median_runs, plt_or_none  # noqa: E402
 

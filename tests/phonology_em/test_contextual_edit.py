@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from fst_factors.contextual_edit import ContextSpec, build_structure, compile_fst
-from strgm.wfsa import compose, log_partition, project, string_acceptor
+from strgm.wfsa import compose, log_partition, string_acceptor
 from helpers_pem import exact_logz, random_theta, tiny_info
 
 SPECS = [ContextSpec(), ContextSpec(0, 0, 0, False), ContextSpec(1, 0, 1, True),
