@@ -29,10 +29,8 @@ def initial_model(para, right_window=1, right_classes="coarse"):
     from fst_factors.contextual_edit import ContextSpec
     from strgm.models.edit_model import PhonologyEditModel
 
-    alphabet = para.alphabet()
-    classes = dict(PhonologyEditModel(alphabet).classes, right_context=right_classes)
-    return PhonologyEditModel(alphabet, ContextSpec(1, right_window, 1, True),
-                              classes).initial()
+    spec = ContextSpec(1, right_window, 1, True)
+    return PhonologyEditModel.copy_biased(para.alphabet(), spec, right_classes)
 
 
 def run(path, seeds, em_iters, right_window=1, right_classes="coarse"):

@@ -44,8 +44,7 @@ def initial_model(args, alphabet):
 
     spec = ContextSpec(args.left_window, args.right_window, args.output_window,
                        not args.no_tier)
-    classes = dict(PhonologyEditModel(alphabet).classes, right_context=args.right_classes)
-    return PhonologyEditModel(alphabet, spec, classes).initial()
+    return PhonologyEditModel.copy_biased(alphabet, spec, args.right_classes)
 
 
 def load_phonology(path: str):

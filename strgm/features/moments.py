@@ -42,6 +42,7 @@ from strgm.features.theta import FeatureSet, Theta
 from strgm.wfsa.construct import string_acceptor
 from strgm.wfsa.core import arc_table, compose, is_acyclic, topological_levels
 from strgm.wfsa.expectations import table_arc_counts
+from strgm.wfsa.measure import certifies_normalisable
 
 #: exp() of larger log weights would overflow the linear solves.
 _MAX_LOG = 600.0
@@ -120,10 +121,6 @@ def q_moments(theta: Theta, features: Optional[FeatureSet] = None,
 _DENSE_MAX = 160
 
 
-def _normalisable(x: Optional[np.ndarray]) -> bool:
-    return x is not None and bool(np.all(np.isfinite(x))) and x.min() >= 1.0 - 1e-9
-
-
 def _solve_dense(pr: np.ndarray):
     """A solver for I − P_r (``solve(b, transposed)``), or None if ρ(P_r) ≥ 1."""
     m = np.eye(len(pr)) - pr
@@ -134,7 +131,7 @@ def _solve_dense(pr: np.ndarray):
             x = sla.lu_solve(lu, np.ones(len(pr)), check_finite=False)
         except (ValueError, np.linalg.LinAlgError):
             return None
-    if not _normalisable(x):
+    if not certifies_normalisable(x):
         return None
     return lambda b, trans: sla.lu_solve(lu, b, trans=1 if trans else 0, check_finite=False)
 
@@ -149,7 +146,7 @@ def _solve_sparse(p: sp.csr_matrix, reach: np.ndarray):
             x = lu.solve(np.ones(len(reach)))
         except RuntimeError:
             return None
-    if not _normalisable(x):
+    if not certifies_normalisable(x):
         return None
     return lambda b, trans: lu.solve(b, trans="T" if trans else "N")
 

@@ -43,6 +43,15 @@ class PhonologyEditModel:
             _CACHE[key] = build_structure(info, self.spec)
         return _CACHE[key]
 
+    @classmethod
+    def copy_biased(cls, alphabet: Alphabet, spec: ContextSpec = ContextSpec(),
+                    right_classes: str = "coarse", p_copy: float = 0.99
+                    ) -> "PhonologyEditModel":
+        """The untrained starting point (:meth:`initial`) with context windows ``spec``
+        and class scheme ``right_classes`` for the right context (other schemes default)."""
+        classes = dict(cls(alphabet).classes, right_context=right_classes)
+        return cls(alphabet, spec, classes).initial(p_copy)
+
     def with_theta(self, theta: np.ndarray) -> "PhonologyEditModel":
         return replace(self, theta=np.asarray(theta, dtype=float).copy())
 

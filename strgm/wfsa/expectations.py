@@ -37,10 +37,11 @@ class ArcPosteriors:
 def expected_arc_counts(fst: pynini.Fst, what: str = "automaton") -> ArcPosteriors:
     """Forward–backward: expected traversal counts of each arc of ``fst`` (as given, not
     trimmed, so arc indices match ``arc_table(fst)``). O(|Q| + |E|) on acyclic machines
-    (vectorised level passes); on cyclic ones one sparse LU of I − A gives the
+    (vectorised level passes); on cyclic ones linear solves of I − A give the
     normalisability test, α and β together (:func:`strgm.wfsa.measure.
-    cyclic_forward_backward`), with OpenFst's log-space shortest distance as the fallback
-    when the weights leave float64's range.
+    cyclic_forward_backward`: certified fixed-point iteration, else one sparse LU), with
+    OpenFst's log-space shortest distance as the fallback when the weights leave
+    float64's range.
     Raises :class:`DivergenceError` if Z = ∞ and ``ValueError`` if Z = 0."""
     t = arc_table(fst)
     if t.start < 0:
