@@ -48,27 +48,48 @@ def dump_one(rec: dict) -> None:
         json.dump(rec, fh, indent=1)
 
 
-def dataset(name: str, words: int, seed: int):
+def dataset(name: str, words: int, seed: int, holdout: float = 0.1):
+    """(model, gold URs or None, held-out words or None); ``holdout`` of the words are
+    hidden (their surface forms become the held-out test)."""
     if name == "synthetic":
         from strgm.datasets.synthetic import synthetic_paradigm
 
         d = synthetic_paradigm(words, seed=seed)
-        model, gold_words = build(d.paradigm, alphabet=d.alphabet, holdout=0.0)
-        return model, d.gold_urs, None
+        model, gold_words = build(d.paradigm, alphabet=d.alphabet, holdout=holdout,
+                                  seed=seed)
+        return model, d.gold_urs, gold_words or None
     from strgm.datasets.cmudict_paradigm import english_paradigm
 
     para = english_paradigm(max(1, words // 4), seed=seed)
-    model, gold_words = build(para, holdout=0.1, seed=seed)
-    return model, None, gold_words
+    model, gold_words = build(para, holdout=holdout, seed=seed)
+    return model, None, gold_words or None
+
+
+def code_revision() -> str:
+    """``git describe``-style revision of the code that produced a record."""
+    import subprocess
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=here,
+                             capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "../strgm",
+                                "../fst_factors"], cwd=here, capture_output=True,
+                               text=True).stdout.strip()
+        return rev + ("+dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
 
 
 def run(args) -> None:
     for words in args.words:
-        model, gold_urs, gold_words = dataset(args.dataset, words, args.seed)
+        model, gold_urs, gold_words = dataset(args.dataset, words, args.seed, args.holdout)
+        rev = code_revision()
         for name in args.methods:
             print(f"{args.dataset} {words} {name} ...", flush=True)
             meta = {"dataset": args.dataset, "words": words, "reps": args.reps,
-                    "latent": len(model.graph.latent)}
+                    "latent": len(model.graph.latent), "holdout": args.holdout,
+                    "heldout_words": len(gold_words or ()), "code": rev}
             try:
                 rec = median_runs(name, model, args.reps, gold_urs=gold_urs,
                                   gold_words=gold_words, max_iters=args.max_iters,
@@ -144,6 +165,8 @@ def main() -> None:
     r.add_argument("--reps", type=int, default=1)
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--max-iters", type=int, default=5)
+    r.add_argument("--holdout", type=float, default=0.1,
+                   help="fraction of words hidden for the held-out metrics (default 0.1)")
     sub.add_parser("report")
     a = p.parse_args()
     run(a) if a.cmd == "run" else report(a)
