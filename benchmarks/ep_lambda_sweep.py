@@ -70,7 +70,11 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--iters", type=int, default=300)
     ap.add_argument("--beliefs", choices=["product", "single"], default="product")
+    ap.add_argument("--replot", action="store_true", help="redraw the PNG from the JSON")
     a = ap.parse_args()
+    name = "ep_lambda_sweep" + ("" if a.beliefs == "product" else "_single")
+    if a.replot:
+        return replot(name)
     d = synthetic_paradigm(a.words, seed=a.seed)
     model, _ = build(d.paradigm, d.alphabet, holdout=0)
     with warnings.catch_warnings():
@@ -131,32 +135,52 @@ def main():
     md += [f"| {r['projection']} | {r['lambda']} | {r['mean_features']:.1f} | "
            f"{r['median_features']:.0f} | {r['mean_xent_to_belief']:.3f} | "
            f"{r['mean_gold_xent']:.3f} | {r['seconds_per_projection']:.3f} |" for r in rows]
-    name = "ep_lambda_sweep" + ("" if a.beliefs == "product" else "_single")
     save(name, {"args": vars(a), "belief_entropy": entropy,
                              "gold_scored": sorted(gold_ok), "feature_seconds_corr": corr,
                              "rows": rows, "points": points}, "\n".join(md) + "\n")
     print("\n".join(md))
+    plot(name, rows, points)
+
+def plot(name: str, rows: list, points: list) -> None:
+    """Paper-style Figure 4: one point per (λ, morpheme), circles for the means per λ."""
     plt = plt_or_none()
-    if plt:
-        fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
-        shade = {lam: 0.25 + 0.75 * i / (len(LAMBDAS) - 1) for i, lam in
-                 enumerate(sorted(LAMBDAS, reverse=True))}  # lighter = larger λ
-        for ax, proj in zip(axes, ("prox", "grow")):
-            for q in points:
-                if q["projection"] == proj:
-                    ax.scatter(q["features"], q["xent"], s=8, alpha=shade[q["lambda"]],
-                               color="tab:orange" if q["affix"] else "tab:blue")
-            rr = [r for r in rows if r["projection"] == proj]
-            ax.plot([r["mean_features"] for r in rr], [r["mean_xent_to_belief"] for r in rr],
-                    "ko-", ms=9, mfc="none", label="mean per λ")
-            ax.set_xscale("log")
-            ax.set_xlabel("features in the belief (log scale)")
-            ax.set_title(f"PEP-{proj}: orange affixes, blue stems; lighter = larger λ",
-                         fontsize=8)
-            ax.legend(fontsize=7)
-        axes[0].set_ylabel("H(p̂, q) [nats]")
-        fig.tight_layout()
-        fig.savefig(f"{__import__('ep_common').RESULTS}/{name}.png", dpi=120)
+    if not plt:
+        return
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    shade = {lam: 0.25 + 0.75 * i / (len(LAMBDAS) - 1) for i, lam in
+             enumerate(sorted(LAMBDAS, reverse=True))}  # lighter = larger λ
+    for ax, proj in zip(axes, ("prox", "grow")):
+        for q in points:
+            if q["projection"] == proj:
+                ax.scatter(q["features"], q["xent"], s=8, alpha=shade[q["lambda"]],
+                           color="tab:orange" if q["affix"] else "tab:blue")
+        rr = [r for r in rows if r["projection"] == proj]
+        ax.plot([r["mean_features"] for r in rr], [r["mean_xent_to_belief"] for r in rr],
+                "ko-", ms=9, mfc="none", label="mean per λ")
+        ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(ScalarFormatter())
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel("features in the belief (log scale)")
+        ax.set_title(f"PEP-{proj}: orange affixes, blue stems; lighter = larger λ",
+                     fontsize=8)
+        ax.legend(fontsize=7)
+    axes[0].set_ylabel("H(p̂, q) [nats]")
+    fig.tight_layout()
+    fig.savefig(f"{__import__('ep_common').RESULTS}/{name}.png", dpi=120)
+
+
+def replot(name: str) -> None:
+    """Redraw ``results/<name>.png`` from its JSON."""
+    import json
+    import os
+
+    from ep_common import RESULTS
+
+    with open(os.path.join(RESULTS, f"{name}.json")) as fh:
+        data = json.load(fh)
+    plot(name, data["rows"], data["points"])
 
 
 if __name__ == "__main__":
