@@ -66,13 +66,15 @@ def dataset(name: str, words: int, seed: int, holdout: float = 0.1):
 
 
 def code_revision() -> str:
-    """``git describe``-style revision of the code that produced a record."""
+    """The last commit that changed the library (``strgm``, ``fst_factors``), plus
+    ``+dirty`` for uncommitted library changes: the code a record was produced with."""
     import subprocess
 
     here = os.path.dirname(os.path.abspath(__file__))
     try:
-        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=here,
-                             capture_output=True, text=True, check=True).stdout.strip()
+        rev = subprocess.run(["git", "log", "-1", "--format=%h", "--", "../strgm",
+                              "../fst_factors"], cwd=here, capture_output=True, text=True,
+                             check=True).stdout.strip()
         dirty = subprocess.run(["git", "status", "--porcelain", "--", "../strgm",
                                 "../fst_factors"], cwd=here, capture_output=True,
                                text=True).stdout.strip()
