@@ -137,6 +137,7 @@ def report(_args) -> None:
                 cells.append(f"{v:.3g}" if isinstance(v, float) else str(v))
             lines.append(f"| {r['words']} | {r['method']} | " + " | ".join(cells) + " |")
         lines.append("")
+    lines += targets(rows)
     if os.path.exists(NOTES):
         with open(NOTES) as fh:
             lines += [fh.read()]
@@ -144,6 +145,41 @@ def report(_args) -> None:
         fh.write("\n".join(lines))
     print("\n".join(lines))
     plot(rows)
+
+
+def targets(rows: list, words: int = 500) -> list[str]:
+    """The issue's acceptance targets at ``words`` words, computed from the records:
+    PEP ≥ 5× faster than pruned-20 with accuracy no worse; PEP ≤ 1.5× bigram-EP time;
+    PEP cross-entropy within 10% of trigram EP's. Accuracy = gold cross-entropy
+    (synthetic) or held-out −log p (English)."""
+    out = [f"## Targets at {words} words (computed from the records above)", ""]
+    for ds in sorted({r["dataset"] for r in rows}):
+        at = {r["method"]: r for r in rows
+              if r["dataset"] == ds and r["words"] == words and "cpu_seconds" in r}
+        key = "gold_xent" if ds == "synthetic" else "heldout_neglogp"
+        if "pruned20" not in at:
+            continue
+        base = at["pruned20"]
+        out += [f"### {ds} (accuracy: {key})", "",
+                "| method | CPU s (reps) | × pruned-20 CPU | accuracy (pruned-20) | "
+                "× EP-2 CPU | accuracy vs EP-3 |", "|---|---|---|---|---|---|"]
+        for m in ("pep_prox", "pep_grow"):
+            if m not in at:
+                continue
+            r = at[m]
+            cells = [m, f"{r['cpu_seconds']:.1f} ({r.get('reps_done', r.get('reps'))})",
+                     f"{r['cpu_seconds'] / base['cpu_seconds']:.2f}",
+                     f"{r.get(key, float('nan')):.3g} ({base.get(key, float('nan')):.3g})"]
+            cells.append(f"{r['cpu_seconds'] / at['ep2']['cpu_seconds']:.2f}"
+                         if "ep2" in at else "—")
+            if "ep3" in at and at["ep3"].get(key):
+                e3 = at["ep3"][key]
+                cells.append(f"{r[key]:.3g} vs {e3:.3g} ({100 * (r[key] - e3) / e3:+.0f}%)")
+            else:
+                cells.append("EP-3 not run")
+            out.append("| " + " | ".join(cells) + " |")
+        out.append("")
+    return out
 
 
 def plot(rows: list) -> None:
