@@ -41,7 +41,7 @@ def one(seed, a, words):
     # MH
     k = CollapsedMH(g, train, alpha=a.alpha, compiled=cg)
     st = k.init(seed, theta0=theta0)
-    mh_t, mh_curve, el = 0.0, [], 0.0
+    mh_curve, el = [], 0.0
     for it in range(1, a.mh_iters + 1):
         t = time.perf_counter()
         st = k.sample(st)

@@ -131,7 +131,7 @@ def rule_check(model, para: Paradigm, alphabet: Alphabet, gold: dict) -> tuple:
 def evaluate(n_words=120, seed=0, inventory="full", em_iters=4, l2=1.0, method="pruned",
              max_iters=3, baselines=False, holdout=0.1) -> dict:
     """Train on the synthetic paradigm and score (module docstring)."""
-    from strgm.models.em import predict, predict_word, score, train_phonology
+    from strgm.models.em import predict, score, train_phonology
 
     para, alphabet, gold, _ = make_paradigm(n_words, seed, inventory)
     ho = heldout_keys(para, holdout, seed)
