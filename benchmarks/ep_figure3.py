@@ -125,7 +125,7 @@ def report(_args) -> None:
              "gold_missed counts floored morphemes); held-out = 10% of the words hidden "
              "(exact match of the 1-best surface form, mean −log p of the true one); "
              "features_per_belief = mean nonzero θ entries at the approximated variables; "
-             "code = git revision of the run.", ""]
+             "code = last library commit (`strgm`, `fst_factors`) the run used.", ""]
     for ds in sorted({r["dataset"] for r in rows}):
         lines += [f"## {ds}", "", "| words | method | " + " | ".join(cols) + " |",
                   "|---" * (len(cols) + 2) + "|"]
@@ -201,14 +201,13 @@ def plot(rows: list) -> None:
                          if r["method"] == m)
             if not pts:
                 continue
-            words, cpu, ys = zip(*pts)
-            ax = axes[row][0]
-            good = [(c, y) for c, y in zip(cpu, ys) if y is not None]
-            if good:
-                line = ax.plot(*zip(*good), marker="o", label=m)[0]
-                for (c, y), w in zip(good, [w for w, y in zip(words, ys) if y is not None]):
-                    ax.annotate(str(w), (c, y), fontsize=6, color=line.get_color())
-            axes[row][1].plot(words, cpu, marker="o", label=m)
+            scored = [(w, c, y) for w, c, y in pts if y is not None]
+            if scored:
+                line = axes[row][0].plot([c for _, c, _ in scored], [y for *_, y in scored],
+                                         marker="o", label=m)[0]
+                for w, c, y in scored:
+                    axes[row][0].annotate(str(w), (c, y), fontsize=6, color=line.get_color())
+            axes[row][1].plot([w for w, *_ in pts], [c for _, c, _ in pts], marker="o", label=m)
         axes[row][0].set_xscale("log")
         axes[row][0].set_xlabel("CPU seconds (log)")
         axes[row][0].set_ylabel(label)

@@ -35,21 +35,20 @@ import numpy as np
 
 from ep_common import build, plt_or_none, save
 from strgm.datasets.synthetic import synthetic_paradigm
-from strgm.features import p_moments, q_moments
+from strgm.features import encode, p_moments, q_moments
 from strgm.inference import infer
 from strgm.inference.belief import Belief
 from strgm.inference.bp import intersect_all
 from strgm.projection import grow, proximal_projection
-from strgm.wfsa import score_strings
 
 LAMBDAS = [0.0005, 0.002, 0.01, 0.05, 0.2]
 GOLD_MIN = 1e-3
 
 
-def cross_entropy(p, theta) -> float:
+def cross_entropy(p, theta, log_z: float) -> float:
     """H(p̂, q_θ) = −E_p̂[log q_θ] = −θ·E_p̂[f] + log Z_θ (nats), exact."""
     ep = p_moments(p, theta.features).expectations
-    return float(-(theta.values @ ep) + q_moments(theta).log_z)
+    return float(-(theta.values @ ep) + log_z)
 
 
 def fixed_belief(bp, model, morpheme: str, kind: str) -> Belief:
@@ -94,11 +93,11 @@ def main():
                     if proj == "prox" else grow(p, n, lam=lam)
                 secs.append(time.perf_counter() - t0)
                 feats.append(th.nnz)
-                xent.append(cross_entropy(p, th))
+                log_z = q_moments(th).log_z
+                xent.append(cross_entropy(p, th, log_z))
                 if m in gold_ok:
-                    enc = th.features.dfa.encode(th.values)
-                    gold.append(-(score_strings(enc, [d.alphabet.encode(ur)])[0]
-                                  - q_moments(th).log_z))
+                    q = Belief(m, encode(th), d.alphabet, log_z=log_z)
+                    gold.append(-q.logprob(ur))
                 points.append({"lambda": lam, "projection": proj, "morpheme": m,
                                "features": th.nnz, "xent": xent[-1], "seconds": secs[-1],
                                "affix": not m.startswith("R")})

@@ -20,8 +20,8 @@ import pstats
 import time
 import warnings
 
-from ep_common import METHODS, RESULTS, build, gold_xent
-from strgm.datasets.synthetic import synthetic_paradigm
+from ep_common import METHODS, RESULTS, gold_xent
+from ep_figure3 import dataset
 from strgm.inference import infer
 
 STEPS = {
@@ -42,8 +42,7 @@ def main() -> None:
     ap.add_argument("--early-iters", type=int, default=None)
     ap.add_argument("--max-iters", type=int, default=5)
     a = ap.parse_args()
-    d = synthetic_paradigm(a.words, seed=0)
-    model, _ = build(d.paradigm, alphabet=d.alphabet, holdout=0.0)
+    model, gold_urs, _ = dataset("synthetic", a.words, seed=0, holdout=0.0)
     method, opts = METHODS[a.method]
     opts = dict(opts)
     if a.K_early is not None:
@@ -60,7 +59,7 @@ def main() -> None:
         cpu = time.process_time() - c0
     stats = pstats.Stats(prof).stats
     out = {"words": a.words, "method": a.method, "options": opts, "cpu_seconds": cpu,
-           "iterations": r.iterations, "gold_xent": gold_xent(r, model, d.gold_urs)[0]}
+           "iterations": r.iterations, "gold_xent": gold_xent(r, model, gold_urs)[0]}
     for key in ("updates", "projection_seconds", "message_repairs"):
         if key in r.extra:
             out[key] = r.extra[key]
