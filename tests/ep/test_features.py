@@ -122,6 +122,21 @@ def test_theta_arithmetic_aligns_supports():
     assert c.restrict().nnz == len(c.restrict())
 
 
+def test_align_is_a_gather_and_refuses_to_drop_weight():
+    a = Theta.from_dict({(1,): 1.0, (1, 2): 2.0, (2,): 0.0}, N)
+    wide = FeatureSet([(1,), (2,), (3,), (1, 2), (2, 1)], N)
+    got = a.align(wide)
+    assert got.to_dict(nonzero=False) == {(1,): 1.0, (2,): 0.0, (3,): 0.0, (1, 2): 2.0,
+                                          (2, 1): 0.0}
+    assert a.features.positions_in(wide).tolist() == [0, 1, 3]
+    assert wide.positions_in(a.features).tolist() == [0, 1, -1, 2, -1]
+    narrow = FeatureSet([(1,), (2,)], N)
+    assert a.align(narrow, strict=False).to_dict() == {(1,): 1.0}
+    with pytest.raises(InputError, match=r"\(1, 2\) with weight 2.0"):
+        a.align(narrow)
+    assert a.align(FeatureSet([(1,), (1, 2)], N)).to_dict() == {(1,): 1.0, (1, 2): 2.0}
+
+
 def test_bad_features_are_rejected():
     with pytest.raises(InputError):
         FeatureSet([(1, 3)], N)  # BOS inside

@@ -318,3 +318,31 @@ def test_iteration_decisions_agree_with_the_spectral_radius(seed, target):
         assert rho < 1.0
         np.testing.assert_allclose(out[0], np.linalg.solve(np.eye(n) - dense, b),
                                    rtol=1e-8)
+
+
+@settings(max_examples=60, deadline=None)
+@given(SEEDS, st.floats(0.05, 1.2), st.booleans())
+def test_epsilon_cycle_test_agrees_with_the_spectral_radius(seed, scale, labelled):
+    """The per-component ε-cycle test equals ρ(A_ε) ≥ 1 computed from eigenvalues; arcs
+    with a label (``labelled``) must be ignored."""
+    from strgm.wfsa.core import epsilon_cycles_diverge
+
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(2, 12))
+    m = int(rng.integers(1, 30))
+    src, dst = rng.integers(0, k, m), rng.integers(0, k, m)
+    vals = rng.uniform(0.0, scale, m) + 1e-3
+    a = np.zeros((k, k))
+    np.add.at(a, (src, dst), vals)
+    rho = max(abs(np.linalg.eigvals(a)))
+    if abs(rho - 1.0) < 1e-6:
+        return
+    f = pynini.Fst(arc_type="log64")
+    f.add_states(k)
+    f.set_start(0)
+    f.set_final(k - 1)
+    for s, d, v in zip(src, dst, vals):
+        f.add_arc(int(s), pynini.Arc(0, 0, pynini.Weight("log64", -math.log(v)), int(d)))
+        if labelled:  # a heavy labelled copy: no ε-cycle, must not count
+            f.add_arc(int(s), pynini.Arc(1, 1, pynini.Weight("log64", -math.log(5.0)), int(d)))
+    assert epsilon_cycles_diverge(f) == (rho >= 1.0)
