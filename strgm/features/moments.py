@@ -42,7 +42,7 @@ from strgm.features.theta import FeatureSet, Theta
 from strgm.wfsa.construct import string_acceptor
 from strgm.wfsa.core import arc_table, compose, is_acyclic, topological_levels
 from strgm.wfsa.expectations import table_arc_counts
-from strgm.wfsa.measure import certifies_normalisable
+from strgm.wfsa.measure import arcs_to_csr, certifies_normalisable
 
 #: exp() of larger log weights would overflow the linear solves.
 _MAX_LOG = 600.0
@@ -80,7 +80,7 @@ def q_moments(theta: Theta, features: Optional[FeatureSet] = None,
     ea = np.exp(a)
     src = np.repeat(np.arange(nc), n)
     dst = dfa.goto.reshape(-1)
-    p = sp.csr_matrix((ea[:, :-1].reshape(-1), (src, dst)), shape=(nc, nc))
+    p = arcs_to_csr(src, dst, ea[:, :-1].reshape(-1), nc)
     reach = np.sort(breadth_first_order(p, dfa.start, directed=True,
                                         return_predecessors=False))
     pos = np.full(nc, -1)
@@ -139,6 +139,7 @@ def _solve_dense(pr: np.ndarray):
 def _solve_sparse(p: sp.csr_matrix, reach: np.ndarray):
     """As :func:`_solve_dense`, with a sparse LU."""
     m = (sp.identity(len(reach), format="csc") - p[reach][:, reach].tocsc()).tocsc()
+    m.sum_duplicates()  # parallel DFA arcs (SuperLU expects one entry per cell)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:

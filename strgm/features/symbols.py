@@ -22,6 +22,8 @@ from __future__ import annotations
 import itertools
 from typing import Iterable
 
+import numpy as np
+
 from strgm.errors import InputError
 
 Feature = tuple  # a tuple of int labels
@@ -103,3 +105,37 @@ def extensions(w: Feature, num_labels: int) -> Iterable[Feature]:
     if w and w[-1] == eos(num_labels):
         return []
     return [w + (a,) for a in list(range(1, num_labels + 1)) + [eos(num_labels)]]
+
+
+#: Interned ids of features too long for a positional code (see :func:`feature_ids`).
+_LONG_IDS: dict = {}
+
+
+def feature_ids(features, num_labels: int) -> np.ndarray:
+    """One int64 per feature, equal for equal features and distinct otherwise.
+
+    A feature w = (w_0, …, w_{k-1}) with labels in 1..N+2 gets the bijective base-B code
+    Σ_i w_i·B^i (B = N + 3; no digit is 0, so codes of different lengths never meet)
+    while B^k fits in int64, computed with numpy on the flattened labels; the rare longer
+    features get negative, process-wide interned ids. O(Σ|w|) in C-level loops."""
+    n = len(features)
+    base = num_labels + 3
+    max_len = int(np.floor(62 * np.log(2) / np.log(base)))
+    lengths = np.fromiter(map(len, features), dtype=np.int64, count=n)
+    out = np.zeros(n, dtype=np.int64)
+    if n == 0:
+        return out
+    short = lengths <= max_len
+    if short.all():
+        flat = np.fromiter(itertools.chain.from_iterable(features), dtype=np.int64,
+                           count=int(lengths.sum()))
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+        pos = np.arange(len(flat)) - np.repeat(starts, lengths)
+        powers = base ** np.arange(max_len + 1, dtype=np.int64)
+        return np.add.reduceat(flat * powers[pos], starts)
+    idx = np.flatnonzero(short)
+    if len(idx):
+        out[idx] = feature_ids([features[i] for i in idx], num_labels)
+    for i in np.flatnonzero(~short):
+        out[i] = -1 - _LONG_IDS.setdefault(features[i], len(_LONG_IDS))
+    return out

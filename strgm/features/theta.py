@@ -24,7 +24,8 @@ from typing import Iterable, Mapping, Optional
 import numpy as np
 
 from strgm.errors import InputError
-from strgm.features.symbols import Feature, canonical_sorted, check_feature, describe
+from strgm.features.symbols import (Feature, canonical_sorted, check_feature, describe,
+                                    feature_ids)
 
 #: log of a "zero" probability (finite so that θ arithmetic never produces NaN).
 LOG_FLOOR = -40.0
@@ -32,8 +33,6 @@ LOG_FLOOR = -40.0
 #: Least-recently-used cache of feature DFAs, keyed by (equal) feature sets.
 _DFA_CACHE: "OrderedDict[FeatureSet, object]" = OrderedDict()
 _DFA_CACHE_SIZE = 512
-#: Process-wide ids of feature strings (:attr:`FeatureSet.ids`).
-_FEATURE_IDS: dict[Feature, int] = {}
 
 
 class FeatureSet:
@@ -96,10 +95,9 @@ class FeatureSet:
 
     @cached_property
     def ids(self) -> np.ndarray:
-        """Interned integer ids of the features (one process-wide id per distinct
-        feature string), so that sets can be compared with numpy."""
-        return np.fromiter((_FEATURE_IDS.setdefault(w, len(_FEATURE_IDS))
-                            for w in self.features), dtype=np.int64, count=len(self.features))
+        """Integer ids of the features (:func:`strgm.features.symbols.feature_ids`), so
+        that sets can be compared with numpy."""
+        return feature_ids(self.features, self.num_labels)
 
     @cached_property
     def _id_order(self) -> tuple[np.ndarray, np.ndarray]:

@@ -137,6 +137,18 @@ def test_align_is_a_gather_and_refuses_to_drop_weight():
     assert a.align(FeatureSet([(1,), (1, 2)], N)).to_dict() == {(1,): 1.0, (1, 2): 2.0}
 
 
+def test_feature_ids_are_unique_including_long_features():
+    from strgm.features.symbols import feature_ids
+
+    rng = np.random.default_rng(1)
+    feats = sorted({tuple(int(a) for a in rng.integers(1, N + 3, rng.integers(1, 40)))
+                    for _ in range(3000)})
+    ids = feature_ids(feats, N)
+    assert len(set(ids.tolist())) == len(feats) and (ids < 0).any() and (ids > 0).any()
+    again = feature_ids(feats[::-1], N)  # same id for the same feature, in any set
+    np.testing.assert_array_equal(again, ids[::-1])
+
+
 def test_bad_features_are_rejected():
     with pytest.raises(InputError):
         FeatureSet([(1, 3)], N)  # BOS inside

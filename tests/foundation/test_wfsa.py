@@ -346,3 +346,19 @@ def test_epsilon_cycle_test_agrees_with_the_spectral_radius(seed, scale, labelle
         if labelled:  # a heavy labelled copy: no ε-cycle, must not count
             f.add_arc(int(s), pynini.Arc(1, 1, pynini.Weight("log64", -math.log(5.0)), int(d)))
     assert epsilon_cycles_diverge(f) == (rho >= 1.0)
+
+
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_arcs_to_csr_keeps_parallel_arcs(shuffle):
+    from strgm.wfsa.measure import arcs_to_csr
+
+    rng = np.random.default_rng(3)
+    src = np.sort(rng.integers(0, 6, 40))
+    dst = rng.integers(0, 6, 40)
+    vals = rng.random(40)
+    if shuffle:
+        perm = rng.permutation(40)
+        src, dst, vals = src[perm], dst[perm], vals[perm]
+    want = np.zeros((6, 6))
+    np.add.at(want, (src, dst), vals)
+    np.testing.assert_allclose(arcs_to_csr(src, dst, vals, 6).toarray(), want)
