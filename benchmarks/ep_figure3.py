@@ -98,6 +98,7 @@ def run(args) -> None:
             try:
                 rec = median_runs(name, model, args.reps, gold_urs=gold_urs,
                                   gold_words=gold_words, max_iters=args.max_iters,
+                                  progress=args.progress,
                                   on_rep=lambda r: dump_one({**r, **meta}))
             except Exception as e:  # record the failure, keep going
                 rec = {"method": name, "error": f"{type(e).__name__}: {e}"[:300]}
@@ -234,6 +235,8 @@ def main() -> None:
     r.add_argument("--max-iters", type=int, default=5)
     r.add_argument("--holdout", type=float, default=0.1,
                    help="fraction of words hidden for the held-out metrics (default 0.1)")
+    r.add_argument("--progress", action="store_true",
+                   help="print the engine's position to stderr about once a minute")
     sub.add_parser("report")
     a = p.parse_args()
     run(a) if a.cmd == "run" else report(a)

@@ -42,7 +42,17 @@ class GraphError(StrgmError):
 
 
 class DivergenceError(StrgmError, ArithmeticError):
-    """A weighted automaton whose total weight is infinite (not normalisable)."""
+    """A weighted automaton whose total weight is infinite (not normalisable).
+
+    ``radius_at_least``, when not None, is a proven lower bound c ≥ 1 on the spectral
+    radius of the automaton's transition matrix (a nonnegative v ≠ 0 with A v ≥ c v was
+    found); callers that damp every arc by e^{-δ} know that δ ≤ log c cannot help."""
+
+    radius_at_least = None
+
+    def __init__(self, *args, radius_at_least=None):
+        super().__init__(*args)
+        self.radius_at_least = radius_at_least
 
 
 class InconsistentEvidenceError(StrgmError):

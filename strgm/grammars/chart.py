@@ -360,7 +360,7 @@ class Chart:
         Returns a list (per sentence) of lists of (user tree, user rule ids in preorder);
         ``None`` for an unparsable sentence.  Cost O(n · K · R_X) per tree node.
         """
-        ops, cg = self.ops, self.cg
+        cg = self.cg
         res = []
         for b in range(self.B):
             if not np.isfinite(self.logZ[b]):

@@ -12,7 +12,6 @@ sentences without a parse print ``(no parse)`` and are listed on stderr.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 

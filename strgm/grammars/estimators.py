@@ -20,7 +20,6 @@ updates (row 0: the initial θ).
 
 from __future__ import annotations
 
-import math
 import sys
 import time
 from dataclasses import dataclass, field

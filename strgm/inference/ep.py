@@ -340,31 +340,46 @@ class EPSide:
             for f in pend:
                 try:
                     self._update(var, f, cache if len(pend) == 1 else None)
-                except _NUMERIC:
+                except _NUMERIC as err:
                     if self.s["on_divergence"] == "damp":
-                        self._damped_update(var, f)
+                        self._damped_update(var, f, getattr(err, "radius_at_least", None))
                     else:
                         self.skipped += 1
         self.project_seconds += time.perf_counter() - t0
 
-    def _damped_update(self, var: str, factor: str) -> None:
+    def _damped_update(self, var: str, factor: str,
+                       radius_at_least: Optional[float] = None) -> None:
         """p̂_V = μ_{F→V} ⊙ ENCODE(θ_{V→F}) has infinite mass (a cavity that is not
         normalisable, the classic EP failure): fit θ_V in closed form to the damped
-        p̂' = μ_{F→V} ⊙ ENCODE(θ_{V→F} − δ·|v|) with the smallest tried δ, then keep the
-        invariant θ_{F→V} := θ_V − θ_{V→F}. If no δ works the update is skipped. Both
-        events are counted (``repairs``, ``skipped``)."""
+        p̂' = μ_{F→V} ⊙ ENCODE(θ_{V→F} − δ·|v|) with the smallest δ of 0.25, 0.5, 1, …
+        that works, then keep the invariant θ_{F→V} := θ_V − θ_{V→F}. If no δ works the
+        update is skipped. Both events are counted (``repairs``, ``skipped``).
+
+        Damping multiplies every labelled arc of p̂'s transition matrix A by e^{-δ}, so
+        ρ(A_δ) ≥ e^{-δ}·ρ(A) (ε-arcs, undamped, only add). A proven bound ρ(A) ≥ c from
+        the failed fit (``radius_at_least``, or from a failed damped try: ρ(A) ≥
+        e^{δ}·c_δ) therefore rules out every δ ≤ log c without trying it — the same δ
+        is chosen, with fewer divergent forward–backward passes (trigram EP on English
+        spent ~40% of its time in them)."""
         mu = self.mu[var][factor]
         base = self.theta_to_factor(var, factor)
         n = self.n
         unig = FeatureSet([(a,) for a in range(1, n + 1)], n)
         fam = self._family() if self.s["projection"] in ("closed", "gradient") \
             else order_feature_set(1 if self.unigram_only else 2, n)
+        log_radius = np.log(radius_at_least) if radius_at_least else 0.0
         delta = 0.25
         for _ in range(12):
+            if delta <= log_radius:  # provably still divergent
+                delta *= 2
+                continue
             damped = base + Theta(unig, np.full(n, -delta))
             try:
                 th, _ = closed_form(mu, fam, damped)
-            except _NUMERIC:
+            except _NUMERIC as err:
+                c = getattr(err, "radius_at_least", None)
+                if c:
+                    log_radius = max(log_radius, delta + np.log(c))
                 delta *= 2
                 continue
             self.repairs += 1

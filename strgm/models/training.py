@@ -28,18 +28,13 @@ inference it is the usual approximation.
 
 from __future__ import annotations
 
-import json
-import os
-import time
-from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Optional
 
 import numpy as np
 import pynini
 from scipy.optimize import minimize
 
 from fst_factors.contextual_edit import EditStructure
-from strgm.errors import InputError
 from strgm.wfsa.core import compose
 from strgm.wfsa.expectations import expected_arc_counts
 from strgm.wfsa.construct import string_acceptor

@@ -63,8 +63,9 @@ def table_arc_counts(t: ArcTable, levels: Optional[np.ndarray],
     else:
         try:
             fb = cyclic_forward_backward(t)
-        except DivergenceError:
-            raise DivergenceError(divergence_message(what)) from None
+        except DivergenceError as e:
+            raise DivergenceError(divergence_message(what),
+                                  radius_at_least=e.radius_at_least) from None
         if fb is not None:
             with np.errstate(divide="ignore"):
                 alpha, beta = -np.log(fb[0]), -np.log(fb[1])

@@ -4,7 +4,6 @@ These tests exercise the θ machinery, so they run textbook EP (``relay=False``:
 latent variable); the default degree-≤2 relay is tested in test_phonology_ep.py."""
 
 import numpy as np
-import pynini
 import pytest
 
 import fst_factors as ff
@@ -150,3 +149,43 @@ def test_bad_options_are_rejected():
         infer(g, "pep", relay=False, nonsense=1)
     with pytest.raises(StrgmError):
         infer(g, "ep", relay=False, order=0)
+
+
+def test_damped_updates_skip_only_provably_divergent_dampings(monkeypatch):
+    """When a cavity p̂ has infinite mass, EP damps it by e^{-δ|v|}, δ = 0.25, 0.5, …;
+    tries with δ ≤ log c for a proven ρ(A) ≥ c are skipped. The same δ must be chosen:
+    identical beliefs and repairs as with no bounds at all, with fewer fits."""
+    import strgm.inference.ep as ep_mod
+    from strgm.datasets.synthetic import synthetic_paradigm
+    from strgm.models.phonology import build_phonology_model
+
+    d = synthetic_paradigm(30, seed=0)
+    graph = build_phonology_model(d.paradigm, alphabet=d.alphabet).graph
+    fits = {"n": 0, "damped": 0}
+    real_fit, real_damped = ep_mod.closed_form, EPSide._damped_update
+
+    def counting_fit(*a, **k):
+        fits["n"] += 1
+        return real_fit(*a, **k)
+
+    def counting_damped(self, var, factor, radius_at_least=None):
+        fits["damped"] += 1
+        return real_damped(self, var, factor, radius_at_least)
+
+    monkeypatch.setattr(ep_mod, "closed_form", counting_fit)
+    monkeypatch.setattr(EPSide, "_damped_update", counting_damped)
+    with_bounds = infer(graph, "ep", order=2, max_iters=3)
+    n_with, damped = fits["n"], fits["damped"]
+    assert damped > 0  # the situation under test occurs
+
+    real_init = ep_mod.DivergenceError.__init__
+
+    def no_bound(self, *args, radius_at_least=None):
+        real_init(self, *args)
+
+    monkeypatch.setattr(ep_mod.DivergenceError, "__init__", no_bound)
+    fits["n"] = 0
+    without = infer(graph, "ep", order=2, max_iters=3)
+    assert fits["n"] > n_with
+    assert with_bounds.extra["message_repairs"] == without.extra["message_repairs"]
+    assert max_belief_error(with_bounds, without, names=graph.latent, k=5) == 0.0

@@ -283,10 +283,12 @@ def test_iteration_proves_divergence_without_an_lu(rho, monkeypatch):
     loop = W.sigma_star(2, neglogw_per_symbol=-np.log(rho / 2))
     f = pynini.concat(pynini.concat(W.weighted_strings({(1, 2): 0.3}), loop),
                       W.weighted_strings({(2,): 1.0, (1, 1): 0.1}))
-    with pytest.raises(DivergenceError):
+    with pytest.raises(DivergenceError) as err:
         M._iterative_solves(*_matrix(f))
-    with pytest.raises(DivergenceError):
+    assert 1.0 < err.value.radius_at_least <= rho * (1 + 1e-9)  # a proven lower bound
+    with pytest.raises(DivergenceError) as err:
         W.expected_arc_counts(f)
+    assert err.value.radius_at_least is not None  # kept through the caller's message
 
 
 @settings(max_examples=40, deadline=None)
@@ -311,8 +313,10 @@ def test_iteration_decisions_agree_with_the_spectral_radius(seed, target):
     e[0] = 1.0
     try:
         out = M._iterative_solves(a, b, e, max_iter=400)
-    except DivergenceError:
+    except DivergenceError as err:
         assert rho >= 1.0 - 1e-9
+        c = err.radius_at_least
+        assert c is None or 1.0 < c <= rho * (1 + 1e-9)
         return
     if out is not None:
         assert rho < 1.0

@@ -1,0 +1,147 @@
+"""Side-by-side CPU time of one inference method under two library revisions.
+
+Checks out ``--old`` and ``--new`` (default: the working tree) as temporary git worktrees,
+then runs the method on the same dataset alternately (old, new, old, new, …) in fresh
+child processes, each importing ``strgm`` from its own revision while the dataset and the
+harness come from this checkout. Alternation exposes both revisions to the same machine
+load, so the ratio of medians is meaningful on a shared machine even when the absolute
+seconds are not. Also checks that both revisions give the same result (gold
+cross-entropy and features per belief). Loopy EP that has not converged can amplify
+rounding-level differences (a different summation order in a sparse product, say) into
+visibly different beliefs, so a change of result is reported, not hidden.
+
+    python benchmarks/compare_revisions.py --old 4533992 --method pep_prox --words 100
+
+Writes ``results/compare_revisions/<method>_<dataset>_<words>.{json,md}``;
+``--report STEM`` rewrites ``STEM.md`` from ``STEM.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+from ep_common import METHODS, RESULTS
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+CHILD = r"""
+import json, sys, time, warnings
+sys.path.insert(0, {bench!r})
+import strgm
+from ep_common import METHODS, gold_xent
+from ep_figure3 import dataset
+from strgm.inference import infer
+model, gold, _ = dataset({dataset!r}, {words}, seed=0, holdout=0.0)
+method, opts = METHODS[{method!r}]
+warnings.simplefilter("ignore")
+c0 = time.process_time()
+r = infer(model.graph, method, max_iters={iters}, **opts)
+cpu = time.process_time() - c0
+out = {{"cpu_seconds": cpu, "strgm": strgm.__file__,
+        "features_per_belief": r.extra.get("mean_features_per_belief")}}
+if gold:
+    out["gold_xent"] = gold_xent(r, model, gold)[0]
+print(json.dumps(out))
+"""
+
+
+def worktree(rev: str, where: str) -> str:
+    path = os.path.join(where, rev)
+    subprocess.run(["git", "worktree", "add", "--detach", path, rev], cwd=ROOT, check=True,
+                   capture_output=True)
+    return path
+
+
+def run_child(tree: str, a) -> dict:
+    code = CHILD.format(bench=HERE, dataset=a.dataset, words=a.words, method=a.method,
+                        iters=a.max_iters)
+    env = dict(os.environ, PYTHONPATH=tree)
+    out = subprocess.run([sys.executable, "-c", code], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    rec = json.loads(out.strip().splitlines()[-1])
+    if not rec["strgm"].startswith(tree):
+        raise RuntimeError(f"child imported {rec['strgm']}, not the worktree {tree}")
+    return rec
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--old", help="git revision of the baseline (required unless --report)")
+    ap.add_argument("--new", default=None, help="git revision (default: working tree)")
+    ap.add_argument("--method", default="pep_prox", choices=list(METHODS))
+    ap.add_argument("--dataset", default="synthetic", choices=["synthetic", "english"])
+    ap.add_argument("--words", type=int, default=100)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--max-iters", type=int, default=5)
+    ap.add_argument("--report", metavar="STEM", help="only rewrite STEM.md from STEM.json")
+    a = ap.parse_args()
+    if a.report:
+        print(write_report(a.report))
+        return
+    if not a.old:
+        ap.error("--old is required")
+    with tempfile.TemporaryDirectory() as tmp:
+        trees = {"old": worktree(a.old, tmp),
+                 "new": worktree(a.new, tmp) if a.new else ROOT}
+        try:
+            runs: dict[str, list] = {"old": [], "new": []}
+            for rep in range(a.reps):
+                for side in ("old", "new"):
+                    rec = run_child(trees[side], a)
+                    runs[side].append(rec)
+                    print(f"rep {rep} {side}: {rec['cpu_seconds']:.1f} CPU s", flush=True)
+        finally:
+            for side in ("old", "new"):
+                if trees[side] != ROOT:
+                    subprocess.run(["git", "worktree", "remove", "--force", trees[side]],
+                                   cwd=ROOT, capture_output=True)
+    new_rev = a.new or subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+                                      capture_output=True, text=True).stdout.strip() + \
+        " (working tree)"
+    rec = {"method": a.method, "dataset": a.dataset, "words": a.words, "reps": a.reps,
+           "old": a.old, "new": new_rev, "runs": runs}
+    stem = os.path.join(RESULTS, "compare_revisions", f"{a.method}_{a.dataset}_{a.words}")
+    os.makedirs(os.path.dirname(stem), exist_ok=True)
+    with open(stem + ".json", "w") as f:
+        json.dump(rec, f, indent=1)
+    print(write_report(stem))
+
+
+def write_report(stem: str) -> str:
+    """``stem.md`` from ``stem.json`` (medians, speed-up, whether the results agree)."""
+    with open(stem + ".json") as f:
+        rec = json.load(f)
+    runs = rec["runs"]
+    med = {s: statistics.median(r["cpu_seconds"] for r in runs[s]) for s in runs}
+    same = all(math.isclose(runs["old"][0].get(k) or 0.0, runs["new"][0].get(k) or 0.0,
+                            rel_tol=1e-9) for k in ("gold_xent", "features_per_belief"))
+    lines = [f"# {rec['method']} on {rec['dataset']} {rec['words']} words: "
+             f"{rec['old']} vs {rec['new']}", "",
+             f"Medians of {rec['reps']} alternating runs (process CPU seconds).", "",
+             "| revision | median CPU s | runs | gold cross-entropy | features per belief |",
+             "|---|---|---|---|---|"]
+    for s in ("old", "new"):
+        cpus = ", ".join(f"{r['cpu_seconds']:.1f}" for r in runs[s])
+        r0 = runs[s][0]
+        lines.append(f"| {rec[s]} | {med[s]:.1f} | {cpus} | {r0.get('gold_xent', '—')} | "
+                     f"{r0.get('features_per_belief')} |")
+    lines += ["", f"Speed-up {med['old'] / med['new']:.2f}×; same results (to 1e-9 "
+              f"relative): {same}.", "",
+              f"`python benchmarks/compare_revisions.py --old {rec['old']} --method "
+              f"{rec['method']} --dataset {rec['dataset']} --words {rec['words']} "
+              f"--reps {rec['reps']}`", ""]
+    with open(stem + ".md", "w") as f:
+        f.write("\n".join(lines))
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
