@@ -100,6 +100,14 @@ def run_sweeps(graph: FactorGraph, side: VariableSide, max_iters: int = 10,
 
     ``max_states`` bounds every factor-to-variable message; a larger one raises
     :class:`MessageTooLargeError`, suggesting ``method_hint``.
+
+    Convergence is judged on the latent variables of degree ≥ 3 (all latent variables if
+    there are none). A latent *leaf* outside that set (degree 1: a held-out word's
+    surface form, say) sends its factor the empty product, whatever it receives, so the
+    message it receives influences nothing else: it is sent once, after the last sweep,
+    from the final incoming messages (on English with trigram EP one such message — a
+    trigram DFA composed with the phonology transducer and ε-removed — took minutes per
+    iteration).
     """
     graph.validate()
     order = graph.order()
@@ -113,6 +121,22 @@ def run_sweeps(graph: FactorGraph, side: VariableSide, max_iters: int = 10,
     previous: dict[str, dict] = {}
     seen_version: dict[str, int] = {}
     latent = [v for v in graph.latent if graph.degree(v) >= 3] or graph.latent
+    leaves = {v for v in graph.latent if graph.degree(v) == 1} - set(latent)
+
+    def send(fname: str, v: str) -> None:
+        f = graph.factors[fname]
+        incoming = {u: side.incoming_to_factor(u, fname) for u in f.variables if u != v}
+        msg = f.message_to(v, incoming, nlabels)
+        ns = msg.num_states()
+        stats.max_message_states = max(stats.max_message_states, ns)
+        if ns > max_states:
+            raise MessageTooLargeError(
+                f"message from factor {fname!r} to variable {v!r} has {ns} "
+                f"states (> max_states={max_states}); exact messages grow with "
+                f"every intersection on this graph. Use {method_hint} "
+                "(or raise max_states if you have the memory).")
+        side.receive(v, fname, msg)
+
     for it in range(max_iters):
         side.start_iteration(it)
         for direction in (1, -1):
@@ -127,7 +151,7 @@ def run_sweeps(graph: FactorGraph, side: VariableSide, max_iters: int = 10,
                 f = graph.factors[fname]
                 fpos = pos[("factor", fname)]
                 targets = [v for v in f.variables
-                           if not graph.variables[v].is_observed
+                           if not graph.variables[v].is_observed and v not in leaves
                            and (pos[("var", v)] - fpos) * direction > 0]
                 for v in targets:
                     if version is not None:
@@ -135,18 +159,7 @@ def run_sweeps(graph: FactorGraph, side: VariableSide, max_iters: int = 10,
                         if computed_from.get((fname, v)) == key:
                             continue  # inputs unchanged since this message was computed
                         computed_from[(fname, v)] = key
-                    incoming = {u: side.incoming_to_factor(u, fname)
-                                for u in f.variables if u != v}
-                    msg = f.message_to(v, incoming, nlabels)
-                    ns = msg.num_states()
-                    stats.max_message_states = max(stats.max_message_states, ns)
-                    if ns > max_states:
-                        raise MessageTooLargeError(
-                            f"message from factor {fname!r} to variable {v!r} has {ns} "
-                            f"states (> max_states={max_states}); exact messages grow with "
-                            f"every intersection on this graph. Use {method_hint} "
-                            "(or raise max_states if you have the memory).")
-                    side.receive(v, fname, msg)
+                    send(fname, v)
         stats.iterations = it + 1
         delta = 0.0
         for v in latent:
@@ -163,5 +176,9 @@ def run_sweeps(graph: FactorGraph, side: VariableSide, max_iters: int = 10,
         if it + 1 >= min_iters and delta <= tol:
             stats.converged = True
             break
+    for v in sorted(leaves, key=lambda u: pos[("var", u)]):
+        if progress is not None:
+            progress(f"final message to leaf {v!r}")
+        send(graph.factors_of(v)[0], v)
     stats.seconds = time.perf_counter() - t0
     return stats

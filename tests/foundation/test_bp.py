@@ -181,3 +181,23 @@ def test_observe_hide_return_new_graphs_and_dot_export():
     assert o.variables["S"].observed == (2,)
     dot = g.to_dot()
     assert dot.startswith("graph strgm {") and '"f:concat" -- "v:U"' in dot
+
+
+def test_messages_to_latent_leaves_are_sent_once_after_the_sweeps(monkeypatch):
+    """S2 (degree 1) influences no other message: it receives its message once, from the
+    final incoming messages, however many sweeps run (its belief is checked against
+    brute force above)."""
+    from strgm.factors import BinaryFactor
+
+    g = tree_graph(bounded_prior(0), bounded_prior(100))
+    sent = []
+    real = BinaryFactor.message_to
+
+    def counting(self, var, incoming, num_labels):
+        sent.append(var)
+        return real(self, var, incoming, num_labels)
+
+    monkeypatch.setattr(BinaryFactor, "message_to", counting)
+    res = infer(g, "pruned", kbest=20, max_iters=4, tol=-1.0)  # never "converged"
+    assert res.iterations == 4
+    assert sent.count("S2") == 1 and sent.count("M1") >= 1
