@@ -366,3 +366,24 @@ def test_arcs_to_csr_keeps_parallel_arcs(shuffle):
     want = np.zeros((6, 6))
     np.add.at(want, (src, dst), vals)
     np.testing.assert_allclose(arcs_to_csr(src, dst, vals, 6).toarray(), want)
+
+
+def test_epsilon_cycle_test_ignores_heavy_acyclic_epsilon_paths():
+    """Only cycles make ε-removal diverge: a chain of ε-arcs of weight e^30 each (its
+    path weight overflows float64, a solve over the whole ε-graph returns inf) around a
+    light cycle is finite, and is reported as such; a heavy cycle is not."""
+    from strgm.wfsa.core import epsilon_cycles_diverge
+
+    def machine(cycle_weight):
+        f = pynini.Fst(arc_type="log64")
+        f.add_states(32)
+        f.set_start(0)
+        f.set_final(31)
+        for s in range(30):
+            f.add_arc(s, pynini.Arc(0, 0, pynini.Weight("log64", -30.0), s + 1))
+        f.add_arc(30, pynini.Arc(0, 0, pynini.Weight("log64", -math.log(cycle_weight)), 31))
+        f.add_arc(31, pynini.Arc(0, 0, pynini.Weight("log64", 0.0), 30))
+        return f
+
+    assert not epsilon_cycles_diverge(machine(0.5))
+    assert epsilon_cycles_diverge(machine(1.5))
