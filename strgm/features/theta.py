@@ -51,7 +51,7 @@ class FeatureSet:
         if _ids is not None:  # known to the caller (a subset or union of known sets)
             self.__dict__["ids"] = _ids
 
-    # The position index, the hash and the interned ids are built on first use: EP makes
+    # The position index, the hash and the feature ids are built on first use: EP makes
     # many short-lived sets (θ restricted to its nonzero features) that never need them.
     @cached_property
     def index(self) -> dict[Feature, int]:
@@ -107,7 +107,7 @@ class FeatureSet:
     def positions_in(self, other: "FeatureSet") -> np.ndarray:
         """index[i] = the position of feature i of this set in ``other`` (−1 if absent).
 
-        A sorted search on interned ids, O((|W| + |W'|) log |W'|) in numpy: EP combines
+        A sorted search on feature ids, O((|W| + |W'|) log |W'|) in numpy: EP combines
         θ vectors on different sets (θ_V, θ_{F→V}, their union) thousands of times, and
         a dictionary pass over ~10⁴–10⁵ trigram features each time dominated trigram EP."""
         order, sorted_ids = other._id_order
