@@ -180,7 +180,7 @@ def targets(rows: list, words: int = 500) -> list[str]:
                 e3 = at["ep3"][key]
                 cells.append(f"{r[key]:.3g} vs {e3:.3g} ({100 * (r[key] - e3) / e3:+.0f}%)")
             else:
-                cells.append("EP-3 not run")
+                cells.append("no finished EP-3 run (see notes)")
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
     return out

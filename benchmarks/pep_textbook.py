@@ -20,9 +20,9 @@ import glob
 import json
 import os
 import re
-import resource
 import subprocess
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -57,21 +57,24 @@ def run(args) -> list:
     for path in sorted(glob.glob(os.path.join(DATA, "*.tsv"))):
         p = os.path.basename(path)[:-4]
         out = os.path.join(args.out, p + ".json")
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
-        try:
-            code = subprocess.run(["strgm", "infer", path, "--method", "pep", "--json", out,
-                                   "--quiet"], timeout=args.timeout,
-                                  capture_output=True).returncode
-        except subprocess.TimeoutExpired:
-            code = 124
+        # os.wait4 gives this child's own rusage (RUSAGE_CHILDREN's peak memory would be
+        # the maximum over every problem run so far)
+        proc = subprocess.Popen(["strgm", "infer", path, "--method", "pep", "--json", out,
+                                 "--quiet"], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        timer = threading.Timer(args.timeout, proc.kill)
+        timer.start()
+        _, status, usage = os.wait4(proc.pid, 0)
+        timed_out = not timer.is_alive()
+        timer.cancel()
+        code = 124 if timed_out else os.waitstatus_to_exitcode(status)
         wall = time.perf_counter() - t0
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        cpu = usage.ru_utime + usage.ru_stime
         with open(os.path.join(args.out, "times.txt"), "a") as fh:
-            fh.write(f"{p} {wall:.2f} s wall {cpu:.2f} s user {after.ru_maxrss} KB exit "
+            fh.write(f"{p} {wall:.2f} s wall {cpu:.2f} s user {usage.ru_maxrss} KB exit "
                      f"{code}\n")
-        rows.append(summarise(p, out, wall, cpu, after.ru_maxrss, code))
+        rows.append(summarise(p, out, wall, cpu, usage.ru_maxrss, code))
         print(json.dumps(rows[-1]), flush=True)
     return rows
 
