@@ -1,6 +1,7 @@
 """Side-by-side CPU time of one inference method under two library revisions.
 
-Checks out ``--old`` and ``--new`` (default: the working tree) as temporary git worktrees,
+Checks out ``--old`` and ``--new`` as temporary git worktrees (without ``--new`` the
+checkout itself is used: do not edit the library while such a run is going on),
 then runs the method on the same dataset alternately (old, new, old, new, …) in fresh
 child processes, each importing ``strgm`` from its own revision while the dataset and the
 harness come from this checkout. Alternation exposes both revisions to the same machine
@@ -135,7 +136,9 @@ def write_report(stem: str) -> str:
                      f"{r0.get('features_per_belief')} |")
     lines += ["", f"Speed-up {med['old'] / med['new']:.2f}×; same results (to 1e-9 "
               f"relative): {same}.", "",
-              f"`python benchmarks/compare_revisions.py --old {rec['old']} --method "
+              f"`python benchmarks/compare_revisions.py --old {rec['old']} "
+              + ("" if "working tree" in rec["new"] else f"--new {rec['new']} ")
+              + f"--method "
               f"{rec['method']} --dataset {rec['dataset']} --words {rec['words']} "
               f"--reps {rec['reps']}`", ""]
     with open(stem + ".md", "w") as f:
