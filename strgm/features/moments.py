@@ -42,7 +42,8 @@ from strgm.features.theta import FeatureSet, Theta
 from strgm.wfsa.construct import string_acceptor
 from strgm.wfsa.core import arc_table, compose, is_acyclic, topological_levels
 from strgm.wfsa.expectations import table_arc_counts
-from strgm.wfsa.measure import arcs_to_csr, certifies_normalisable
+from strgm.wfsa.components import certifies_normalisable
+from strgm.wfsa.measure import arcs_to_csr
 
 #: exp() of larger log weights would overflow the linear solves.
 _MAX_LOG = 600.0

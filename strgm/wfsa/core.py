@@ -234,19 +234,20 @@ def epsilon_cycles_diverge(fst: pynini.Fst) -> bool:
     ε-removal sums the ε-paths between every pair of states in the log semiring; OpenFst
     never returns when that sum is infinite. The test is ρ(A_ε) ≥ 1 for the matrix of
     ε-arc weights. ρ(A_ε) is the largest spectral radius of its diagonal blocks on the
-    strongly connected components, so only the cyclic components are examined: a
-    self-loop alone diverges iff its weight is ≥ 1, and a larger component C iff
-    (I − A_C) x = 1 has no solution x ≥ 1 (as in
-    :func:`strgm.wfsa.measure.spectral_margin`), solved densely up to
-    :data:`DENSE_SCC_MAX` states. Cost O(|E_ε|) plus Σ_C |C|³ — small next to one LU of the
-    whole ε-graph, which fills in badly on compositions with n-gram DFAs (a 3,369-state
-    ε-graph with 3·10⁵ arcs has components of ≤ 400 states)."""
+    strongly connected components, so only the cyclic components are examined
+    (:func:`strgm.wfsa.components.check_components`: a self-loop alone diverges iff its
+    weight is ≥ 1, a larger component unless a vector y > 0 with A y < y certifies it).
+    Cost O(|E_ε|) plus Σ_C |C|³ — small next to one LU of the whole ε-graph, which fills
+    in badly on compositions with n-gram DFAs (a 3,369-state ε-graph with 3·10⁵ arcs has
+    components of ≤ 400 states)."""
     t = arc_table(fst)
     eps = (t.ilabel == 0) & (t.olabel == 0)
     if not eps.any():
         return False
     import scipy.sparse as sp
-    from scipy.sparse.csgraph import connected_components
+
+    from strgm.errors import DivergenceError
+    from strgm.wfsa.components import check_components
 
     src, dst = t.src[eps], t.dst[eps]
     with np.errstate(over="ignore"):
@@ -255,44 +256,12 @@ def epsilon_cycles_diverge(fst: pynini.Fst) -> bool:
         return True
     nodes, inv = np.unique(np.concatenate([src, dst]), return_inverse=True)
     k = len(nodes)
-    s_, d_ = inv[: len(src)], inv[len(src):]
-    a = sp.csr_matrix((vals, (s_, d_)), shape=(k, k))  # sums parallel arcs
-    _, comp = connected_components(a, directed=True, connection="strong")
-    sizes = np.bincount(comp)
-    loops = a.diagonal()
-    if np.any(loops[sizes[comp] == 1] >= 1.0):
+    a = sp.csr_matrix((vals, (inv[: len(src)], inv[len(src):])), shape=(k, k))
+    try:
+        check_components(a, "ε-graph")
+    except DivergenceError:
         return True
-    for c in np.flatnonzero(sizes > 1):
-        members = np.flatnonzero(comp == c)
-        if _component_diverges(a[members][:, members]):
-            return True
     return False
-
-
-#: Strongly connected ε-components up to this size are tested with a dense solve.
-DENSE_SCC_MAX = 3000
-
-
-def _component_diverges(a) -> bool:
-    """ρ(A) ≥ 1 for one strongly connected block: (I − A) x = 1 has no solution x ≥ 1."""
-    import scipy.sparse as sp
-    import scipy.sparse.linalg as spla
-    import warnings
-
-    from strgm.wfsa.measure import certifies_normalisable  # measure imports this module
-
-    k = a.shape[0]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            if k <= DENSE_SCC_MAX:
-                x = np.linalg.solve(np.eye(k) - a.toarray(), np.ones(k))
-            else:
-                x = np.atleast_1d(spla.spsolve(sp.identity(k, format="csc") - a.tocsc(),
-                                               np.ones(k)))
-        except Exception:  # singular: spectral radius exactly 1
-            return True
-    return not certifies_normalisable(x)
 
 
 def trim(fst: pynini.Fst, what: str = "automaton") -> pynini.Fst:

@@ -9,22 +9,22 @@ cyclic automaton is first tested for normalisability:
            ⟺  (I - A) x = 1 has a solution with x ≥ 1.
 
 (If such x exists then A x = x - 1 ≤ (1 - 1/max x) x componentwise and the
-Collatz–Wielandt bound gives ρ(A) < 1; conversely x = Σ_k A^k 1.) The test is one sparse
-LU solve, O(|Q| + |E|) fill on the machines we build.
+Collatz–Wielandt bound gives ρ(A) < 1; conversely x = Σ_k A^k 1.) The solves go one
+strongly connected component at a time (:mod:`strgm.wfsa.components`): ρ(A) is the
+largest radius of a component, and the components of the machines we build are small.
 """
 
 from __future__ import annotations
 
-import warnings
 from typing import Optional, Sequence
 
 import numpy as np
 import pynini
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 from scipy.sparse.csgraph import breadth_first_order
 
 from strgm.errors import DivergenceError
+from strgm.wfsa.components import factor_by_components, radius_lower_bound
 from strgm.wfsa.construct import weighted_strings
 from strgm.wfsa.core import (ZERO, ArcTable, arc_table, compose, is_acyclic,
                               shortest_distance, weight)
@@ -46,56 +46,36 @@ def spectral_margin(fst: pynini.Fst) -> float:
     return margin
 
 
-def certifies_normalisable(x: Optional[np.ndarray]) -> bool:
-    """True when x, a computed solution of (I − A) x = 1, proves ρ(A) < 1: finite and
-    ≥ 1 componentwise (module docstring; 1e-9 slack for rounding)."""
-    return x is not None and bool(np.all(np.isfinite(x))) and float(x.min()) >= 1.0 - 1e-9
-
-
 def _cyclic_solve(f: pynini.Fst) -> tuple[float, float]:
-    """(spectral margin, Z) of a trimmed cyclic automaton from one sparse LU of I - A:
-    x = (I - A)^{-1} 1 decides normalisability and z = (I - A)^{-1} ρ gives Z = z[start]
-    exactly (in probability space; ``nan`` when the weights under/overflow float64)."""
+    """(spectral margin, Z) of a trimmed cyclic automaton: x = (I − A)⁻¹ 1 and
+    z = (I − A)⁻¹ ρ by component (:mod:`strgm.wfsa.components`, which also certifies
+    ρ(A) < 1) give the margin 1 / max x and Z = z[start] (in probability space;
+    ``nan`` when the weights under/overflow float64). Margin 0.0 when not normalisable."""
     t = arc_table(f)
     n = t.num_states
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", under="ignore"):
         vals = np.exp(-t.weight)
+        rho = np.exp(-t.final)
     if not np.all(np.isfinite(vals)):
         return 0.0, float("nan")
-    a = sp.csc_matrix((vals, (t.src, t.dst)), shape=(n, n))
-    m = sp.identity(n, format="csc") - a
-    with np.errstate(over="ignore", under="ignore"):
-        rho = np.exp(-t.final)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            lu = spla.splu(m)
-            x = lu.solve(np.ones(n))
-            z = lu.solve(rho)
-        except Exception:  # singular matrix: spectral radius exactly 1
-            return 0.0, float("nan")
-    if not certifies_normalisable(x):
+    try:
+        solver = factor_by_components(arcs_to_csr(t.src, t.dst, vals, n))
+    except DivergenceError:
+        return 0.0, float("nan")
+    x = solver.solve(np.ones(n))
+    z = solver.solve(rho)
+    if not np.all(np.isfinite(x)):  # beyond float64: the total weight is not in range
         return 0.0, float("nan")
     zs = float(z[t.start]) if np.all(np.isfinite(z)) else float("nan")
     return float(1.0 / x.max()), zs
 
 
-def cyclic_forward_backward(t: ArcTable) -> Optional[tuple[np.ndarray, np.ndarray, float]]:
-    """Forward and backward weights of a cyclic automaton by linear solves.
-
-    On the states that are both accessible and co-accessible (the others carry no path
-    mass), with A[q, r] = Σ_{arcs q→r} exp(-w) and ρ the final weights:
-
-        β = (I − A)⁻¹ ρ,   α = (I − A)⁻ᵀ e_start,   Z = β[start],
-
-    after checking normalisability with x = (I − A)⁻¹ 1 ≥ 1 (module docstring). The
-    solves are fixed-point iterations when those provably converge
-    (:func:`_iterative_solves`; the usual case for string messages), else one sparse LU
-    serves all three. Returns (α, β, Z) in probability space over all
-    states (0 off the trimmed part), raises :class:`DivergenceError` when Z = ∞, and
-    returns ``None`` when the weights leave float64's range (the caller then falls back
-    to OpenFst's log-space shortest distance). Cost: O(steps · |E|) or one sparse LU.
-    """
+def _trimmed_system(t: ArcTable) -> Optional[tuple[sp.csr_matrix, np.ndarray, np.ndarray,
+                                                  np.ndarray, np.ndarray]]:
+    """(A, ρ, e_start, keep, pos) of :func:`cyclic_forward_backward` on the states that
+    are both accessible and co-accessible, in probability space; ``None`` when no path
+    reaches a final state or a weight leaves float64's range. ``keep`` lists the kept
+    states, ``pos`` maps every state to its row (−1 when dropped)."""
     n = t.num_states
     fin = np.isfinite(t.final)
     if t.start < 0 or not fin.any():
@@ -130,24 +110,45 @@ def cyclic_forward_backward(t: ArcTable) -> Optional[tuple[np.ndarray, np.ndarra
     a = arcs_to_csr(pos[t.src[sel]], pos[t.dst[sel]], vals, k)
     e = np.zeros(k)
     e[pos[t.start]] = 1.0
+    return a, rho, e, keep, pos
+
+
+def cyclic_forward_backward(t: ArcTable) -> Optional[tuple[np.ndarray, np.ndarray, float]]:
+    """Forward and backward weights of a cyclic automaton by linear solves.
+
+    On the states that are both accessible and co-accessible (the others carry no path
+    mass), with A[q, r] = Σ_{arcs q→r} exp(-w) and ρ the final weights:
+
+        β = (I − A)⁻¹ ρ,   α = (I − A)⁻ᵀ e_start,   Z = β[start],
+
+    after certifying normalisability (module docstring). The solves are fixed-point
+    iterations when those provably converge (:func:`_iterative_solves`; the usual case
+    for string messages), else block solves over the strongly connected components
+    (:func:`strgm.wfsa.components.factor_by_components`). Returns (α, β, Z) in
+    probability space over all states (0 off the trimmed part), raises
+    :class:`DivergenceError` when Z = ∞, and returns ``None`` when the weights leave
+    float64's range (the caller then falls back to OpenFst's log-space shortest
+    distance). Cost: O(steps · |E|), else O(depth · |E| + Σ_C |C|³).
+
+    The component path replaced one sparse LU of the whole I − A. On trigram-EP machines
+    over English (4,000–5,600 states, 2–6·10⁵ arcs) that LU filled in 13–15×, took
+    0.3–2.5 s, and was wrong on 15 of 46 captured machines where the iteration could not
+    decide: 12 false divergence verdicts and three Z values off by 22%, 0.3% and 1e-8,
+    against a long monotone fixed-point iteration that the component solves match to
+    1e-8 or better.
+    """
+    sys_ = _trimmed_system(t)
+    if sys_ is None:
+        return None
+    a, rho, e, keep, pos = sys_
+    n = t.num_states
     it = _iterative_solves(a, rho, e)
     if it is not None:
         beta_k, alpha_k = it
-    else:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            try:
-                m = (sp.identity(k, format="csc") - a).tocsc()
-                m.sum_duplicates()  # parallel arcs (SuperLU expects one entry per cell)
-                lu = spla.splu(m)
-                x = lu.solve(np.ones(k))
-            except RuntimeError:  # singular: spectral radius exactly 1
-                x = None
-            if not certifies_normalisable(x):
-                raise DivergenceError("automaton has infinite total weight (spectral "
-                                      "radius >= 1)")
-            beta_k = lu.solve(rho)
-            alpha_k = lu.solve(e, trans="T")
+    else:  # raises DivergenceError when Z = ∞
+        solver = factor_by_components(a)
+        beta_k = solver.solve(rho)
+        alpha_k = solver.solve_transposed(e)
     z = float(beta_k[pos[t.start]])
     if not (1e-250 < z < 1e250) or not (np.all(np.isfinite(alpha_k))
                                         and np.all(np.isfinite(beta_k))):
@@ -234,28 +235,6 @@ def _iterative_solves(a: sp.csr_matrix, rho: np.ndarray, e: np.ndarray,
     beta = fixed_point(a, rho)
     alpha = fixed_point(a.T.tocsr(), e) if beta is not None else None
     return None if alpha is None else (beta, alpha)
-
-
-def radius_lower_bound(a: sp.csr_matrix, u: np.ndarray, rounds: int = 8) -> float:
-    """A proven lower bound c > 1 on ρ(A), or 0.0 when none is found.
-
-    Looks for v ≥ 0, v ≠ 0 supported inside {u > 0} with A v ≥ (1 + 1e-9) v (see
-    :func:`_iterative_solves`): v = u on a support that shrinks to the states where the
-    inequality holds. Then A v ≥ c v with c = min over the support of (A v)ᵢ / vᵢ, and
-    Aᵏ v ≥ cᵏ v gives ρ(A) ≥ c. With u an increment Aᵏ 1 of a diverging iteration, c
-    approaches ρ(A) as k grows."""
-    if not np.all(np.isfinite(u)) or u.max() <= 0.0:
-        return 0.0
-    u = u / u.max()
-    s = u > 0.0
-    for _ in range(rounds):
-        v = np.where(s, u, 0.0)
-        av = a @ v
-        keep = s & (av >= (1.0 + 1e-9) * v)
-        if keep.sum() == s.sum():
-            return float(np.min(av[s] / v[s])) if s.any() else 0.0
-        s = keep
-    return 0.0
 
 
 def divergence_message(what: str) -> str:

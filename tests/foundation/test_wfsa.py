@@ -202,9 +202,9 @@ def dense_arc_counts(f):
 
 @settings(max_examples=20, deadline=None)
 @given(SEEDS, st.booleans())
-def test_expected_arc_counts_cyclic_match_dense_solve(seed, force_lu):
-    """Both cyclic paths (fixed-point iteration, sparse-LU fallback) against dense solves;
-    the random machines include dead-end and unreachable states."""
+def test_expected_arc_counts_cyclic_match_dense_solve(seed, by_components):
+    """Both cyclic paths (fixed-point iteration, solves by strongly connected component)
+    against dense solves; the random machines include dead-end and unreachable states."""
     import strgm.wfsa.measure as M
 
     rng = np.random.default_rng(seed)
@@ -212,7 +212,7 @@ def test_expected_arc_counts_cyclic_match_dense_solve(seed, force_lu):
     if f.copy().connect().num_states() == 0 or W.is_acyclic(f):
         return
     orig = M._iterative_solves
-    if force_lu:
+    if by_components:
         M._iterative_solves = lambda *a, **k: None
     try:
         post = W.expected_arc_counts(f)
@@ -225,7 +225,7 @@ def test_expected_arc_counts_cyclic_match_dense_solve(seed, force_lu):
 
 def test_cyclic_forward_backward_iterates_only_with_a_proof():
     """Nearly nilpotent machines take the iteration; one with ρ = 0.98 needs thousands of
-    steps, so the LU answers; ρ ≥ 1 raises DivergenceError on either path."""
+    steps, so the component solves answer; ρ ≥ 1 raises DivergenceError on either path."""
     import strgm.wfsa.measure as M
 
     near_nilpotent = pynini.concat(W.weighted_strings({(1, 2, 1): 0.5}),
@@ -240,7 +240,7 @@ def test_cyclic_forward_backward_iterates_only_with_a_proof():
     want, logz = dense_arc_counts(near_nilpotent)
     np.testing.assert_allclose(post.arc_counts, want, rtol=1e-12)
     slow = W.sigma_star(2, neglogw_per_symbol=-np.log(0.49))
-    post = W.expected_arc_counts(slow)  # LU fallback, still exact
+    post = W.expected_arc_counts(slow)  # component solves, still exact
     want, logz = dense_arc_counts(slow)
     np.testing.assert_allclose(post.arc_counts, want, rtol=1e-9)
     with pytest.raises(DivergenceError):
@@ -274,12 +274,14 @@ def test_iteration_accepts_huge_mass_by_the_second_certificate():
 
 
 @pytest.mark.parametrize("rho", [1.0 + 1e-6, 1.2, 50.0])
-def test_iteration_proves_divergence_without_an_lu(rho, monkeypatch):
+def test_iteration_proves_divergence_without_the_component_solves(rho, monkeypatch):
     """ρ(A) ≥ 1 is proved from the iterates (A v ≥ v on a shrinking support), also when
-    the divergent loop sits between a transient prefix and suffix; no LU is taken."""
+    the divergent loop sits between a transient prefix and suffix; the (costlier)
+    component solves are not taken."""
     import strgm.wfsa.measure as M
 
-    monkeypatch.setattr(M.spla, "splu", lambda *a, **k: pytest.fail("LU was used"))
+    monkeypatch.setattr(M, "factor_by_components",
+                        lambda *a, **k: pytest.fail("component solves were used"))
     loop = W.sigma_star(2, neglogw_per_symbol=-np.log(rho / 2))
     f = pynini.concat(pynini.concat(W.weighted_strings({(1, 2): 0.3}), loop),
                       W.weighted_strings({(2,): 1.0, (1, 1): 0.1}))
