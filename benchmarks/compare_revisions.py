@@ -35,6 +35,10 @@ ROOT = os.path.dirname(HERE)
 
 CHILD = r"""
 import json, sys, time, warnings
+# an editable install (pip install -e) puts a finder ahead of PYTHONPATH; drop it so the
+# worktree on PYTHONPATH is what gets imported (checked below against strgm.__file__)
+sys.meta_path[:] = [f for f in sys.meta_path
+                    if not getattr(f, "__module__", "").startswith("__editable__")]
 sys.path.insert(0, {bench!r})
 import strgm
 from ep_common import METHODS, gold_xent
@@ -65,7 +69,7 @@ def run_child(tree: str, a) -> dict:
     code = CHILD.format(bench=HERE, dataset=a.dataset, words=a.words, method=a.method,
                         iters=a.max_iters)
     env = dict(os.environ, PYTHONPATH=tree)
-    out = subprocess.run([sys.executable, "-c", code], env=env, check=True,
+    out = subprocess.run([sys.executable, "-c", code], env=env, check=True, cwd=tree,
                          capture_output=True, text=True).stdout
     rec = json.loads(out.strip().splitlines()[-1])
     if not rec["strgm"].startswith(tree):

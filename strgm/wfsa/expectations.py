@@ -39,7 +39,8 @@ def expected_arc_counts(fst: pynini.Fst, what: str = "automaton") -> ArcPosterio
     trimmed, so arc indices match ``arc_table(fst)``). O(|Q| + |E|) on acyclic machines
     (vectorised level passes); on cyclic ones linear solves of I − A give the
     normalisability test, α and β together (:func:`strgm.wfsa.measure.
-    cyclic_forward_backward`: certified fixed-point iteration, else one sparse LU), with
+    cyclic_forward_backward`: certified fixed-point iteration, else solves by strongly
+    connected component), with
     OpenFst's log-space shortest distance as the fallback when the weights leave
     float64's range.
     Raises :class:`DivergenceError` if Z = ∞ and ``ValueError`` if Z = 0."""
