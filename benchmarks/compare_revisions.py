@@ -13,7 +13,7 @@ visibly different beliefs, so a change of result is reported, not hidden.
 
     python benchmarks/compare_revisions.py --old 4533992 --method pep_prox --words 100
 
-Writes ``results/compare_revisions/<method>_<dataset>_<words>.{json,md}``;
+Writes ``results/compare_revisions/<method>_<dataset>_<words>_<old>_vs_<new>.{json,md}``;
 ``--report STEM`` rewrites ``STEM.md`` from ``STEM.json``.
 """
 
@@ -113,7 +113,9 @@ def main() -> None:
         " (working tree)"
     rec = {"method": a.method, "dataset": a.dataset, "words": a.words, "reps": a.reps,
            "old": a.old, "new": new_rev, "runs": runs}
-    stem = os.path.join(RESULTS, "compare_revisions", f"{a.method}_{a.dataset}_{a.words}")
+    tag = a.new or "worktree"
+    stem = os.path.join(RESULTS, "compare_revisions",
+                        f"{a.method}_{a.dataset}_{a.words}_{a.old}_vs_{tag}")
     os.makedirs(os.path.dirname(stem), exist_ok=True)
     with open(stem + ".json", "w") as f:
         json.dump(rec, f, indent=1)

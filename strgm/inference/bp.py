@@ -111,6 +111,10 @@ class _Versioned:
     def _outgoing(self, var: str, factor: str) -> pynini.Fst:
         raise NotImplementedError
 
+    def queries_only(self, var: str) -> bool:
+        """Beliefs are intersections of the stored messages: any WFSA will do."""
+        return True
+
 
 class ExactSide(_Versioned):
     """Variable side of exact BP: stores μ_{F→V} and intersects on demand."""

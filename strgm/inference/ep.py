@@ -142,6 +142,10 @@ class EPSide:
         # (same or another factor's message) starts from the same θ_V
         self._q_last: dict[str, tuple[Theta, object]] = {}
 
+    def queries_only(self, var: str) -> bool:
+        """Relayed variables keep exact WFSA messages (no projection onto θ)."""
+        return var in self._relay
+
     def is_relay(self, var: str) -> bool:
         """True for latent variables of degree ≤ 2 (exact WFSA relay, no θ)."""
         return var in self._relay

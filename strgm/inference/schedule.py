@@ -45,6 +45,8 @@ class VariableSide(Protocol):
     def receive(self, var: str, factor: str, message: pynini.Fst) -> None: ...
     def belief(self, var: str): ...
     def start_iteration(self, iteration: int) -> None: ...
+    # optional: ``queries_only(var) -> bool``, True when var's belief is only queried
+    # (then leaf messages may keep ε-arcs: Factor.message_to_leaf)
 
 
 @dataclass
@@ -123,10 +125,13 @@ def run_sweeps(graph: FactorGraph, side: VariableSide, max_iters: int = 10,
     latent = [v for v in graph.latent if graph.degree(v) >= 3] or graph.latent
     leaves = {v for v in graph.latent if graph.degree(v) == 1} - set(latent)
 
-    def send(fname: str, v: str) -> None:
+    def send(fname: str, v: str, leaf: bool = False) -> None:
         f = graph.factors[fname]
         incoming = {u: side.incoming_to_factor(u, fname) for u in f.variables if u != v}
-        msg = f.message_to(v, incoming, nlabels)
+        if leaf and getattr(side, "queries_only", lambda _: False)(v):
+            msg = f.message_to_leaf(v, incoming, nlabels)
+        else:
+            msg = f.message_to(v, incoming, nlabels)
         ns = msg.num_states()
         stats.max_message_states = max(stats.max_message_states, ns)
         if ns > max_states:
@@ -179,6 +184,6 @@ def run_sweeps(graph: FactorGraph, side: VariableSide, max_iters: int = 10,
     for v in sorted(leaves, key=lambda u: pos[("var", u)]):
         if progress is not None:
             progress(f"final message to leaf {v!r}")
-        send(graph.factors_of(v)[0], v)
+        send(graph.factors_of(v)[0], v, leaf=True)
     stats.seconds = time.perf_counter() - t0
     return stats

