@@ -114,7 +114,7 @@ class BinaryFactor(Factor):
         surface composes its UR message with the phonology; deletions become ε-arcs, and
         when the UR message is cyclic (an EP n-gram DFA) ε-removal must close a dense
         ε-graph: minutes and gigabytes per word for trigram EP on English (a 498-state
-        message with 263k arcs took 25.6 s; at 100 words one took over 10 minutes),
+        message with 263k arcs took 25.6 s; at 100 words one took over 8 minutes),
         against about a second for the belief queries on the ε-arcs themselves."""
         self._missing(var, incoming)
         if var == self.output_var:
