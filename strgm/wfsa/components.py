@@ -108,8 +108,8 @@ def _certificate(block, solve) -> tuple[Optional[np.ndarray], Optional[float]]:
 
     Tries x = (I − A)⁻¹ 1 (exact arithmetic gives A x = x − 1); on badly scaled blocks
     (entries up to 1e5, condition numbers up to 1e11 on trigram compositions) x can come
-    out with wrong signs, so then the shifted Perron iterate u, and u ⊙ (I − B_u)⁻¹ 1
-    with B_u = D_u⁻¹ A D_u, a well-scaled solve for the same x."""
+    out with wrong signs, so then the shifted Perron iterate u, and
+    u ⊙ (I − B_u)⁻¹ 1 = (I − A)⁻¹ u with B_u = D_u⁻¹ A D_u, a well-scaled solve."""
     x = solve(block, np.ones(block.shape[0]))
     if _upper_bound(block, x) <= CERTIFICATE_MAX:
         return x, None
