@@ -10,6 +10,9 @@ Structure (depends on the feature set W only, cached on the FeatureSet):
   h, fail(h), fail²(h), …, ε.
 * the start state is the context BOS if BOS ∈ C, else ε; reading symbol a ∈ Σ in h moves
   to goto(h, a); the machine is complete (every state has an arc for every symbol).
+* built on the features' integer codes (:mod:`strgm.features.codes`), one depth of the
+  trie at a time: fail and goto of all contexts at depth d are numpy gathers from the
+  finished rows of shallower contexts. O(depth) passes, O(|C|·N) work in all.
 
 Weights: the features firing on arc (h, a) are {s·a ∈ W : s in the failure chain of h}
 (every occurrence of w ends at one position, and w[:-1] ∈ C is then a suffix of h), so
@@ -34,7 +37,8 @@ from functools import cached_property
 import numpy as np
 import pynini
 
-from strgm.features.symbols import bos, canonical_sorted, eos
+from strgm.features import codes
+from strgm.features.symbols import bos, eos
 
 _HEADER_MAGIC = 2125659606
 _ARC = np.dtype([("ilabel", "<i4"), ("olabel", "<i4"), ("weight", "<f8"),
@@ -93,53 +97,59 @@ class FeatureDFA:
     def __init__(self, features):
         self.features = features
         n = self.num_labels = features.num_labels
-        b = bos(n)
-        ctx = {()}
-        for w in features.features:
-            for k in range(1, len(w)):
-                ctx.add(w[:k])
-        contexts = canonical_sorted(ctx)
-        self.contexts = tuple(contexts)
-        index = {c: i for i, c in enumerate(contexts)}
-        self.context_index = index
-        nc = len(contexts)
-        depth = np.array([len(c) for c in contexts], dtype=np.int64)
+        b, e = bos(n), eos(n)
+        ctx, depth = codes.prefix_closure(features.codes, features.lengths, n, proper=True)
+        self._context_codes = ctx
+        nc = len(ctx)
+        look = codes.Lookup(ctx)
+        parent = look.find(codes.parents(ctx, depth, n))
+        label = codes.last_labels(ctx, depth, n)
+        self.levels = [np.flatnonzero(depth == d) for d in range(1, int(depth.max()) + 1)]
         fail = np.zeros(nc, dtype=np.int64)
         goto = np.zeros((nc, n), dtype=np.int64)
-        children: dict[int, list[tuple[int, int]]] = {}
-        for i, c in enumerate(contexts[1:], start=1):
-            children.setdefault(index[c[:-1]], []).append((c[-1], i))
-        for h in range(nc):
-            if h:
-                goto[h] = goto[fail[h]]
-            for a, c in children.get(h, ()):
-                if a != b:
-                    goto[h, a - 1] = c
-                # fail(h·a) = goto(fail(h), a); root's children fail to the root.
-                fail[c] = 0 if (h == 0 or a == b) else goto[fail[h], a - 1]
+
+        def link_children(d: int) -> None:
+            # goto(h, a) = h·a for the children h·a ∈ C at depth d + 1 (BOS is no symbol)
+            if d < len(self.levels):
+                kids = self.levels[d]
+                kids = kids[label[kids] != b]
+                goto[parent[kids], label[kids] - 1] = kids
+
+        link_children(0)
+        for d, lev in enumerate(self.levels, start=1):
+            # fail(h·a) = goto(fail(h), a); root's children (and BOS) fail to the root.
+            # Every row read here is final: failure links point to shallower contexts.
+            p, a = parent[lev], label[lev]
+            inner = (p != 0) & (a != b)
+            f = np.zeros(len(lev), dtype=np.int64)
+            f[inner] = goto[fail[p[inner]], a[inner] - 1]
+            fail[lev] = f
+            goto[lev] = goto[f]
+            link_children(d)
         self.depth, self.fail, self.goto = depth, fail, goto
-        self.start = index.get((b,), 0)
-        self.levels = [np.flatnonzero(depth == d) for d in range(1, int(depth.max()) + 1)]
-        fn = np.empty(len(features), dtype=np.int64)
-        fc = np.empty(len(features), dtype=np.int64)
-        e = eos(n)
-        for i, w in enumerate(features.features):
-            if w == (b,):
-                fn[i], fc[i] = -1, n
-            else:
-                fn[i] = index[w[:-1]]
-                fc[i] = n if w[-1] == e else w[-1] - 1
+        found = look.find(np.array([b], dtype=ctx.dtype))[0]
+        self.start = int(found) if found >= 0 else 0
+        fl = features.lengths
+        fn = look.find(codes.parents(features.codes, fl, n))
+        last = codes.last_labels(features.codes, fl, n)
+        fc = np.where(last == e, n, last - 1)
+        const = features.codes == b  # the constant feature (BOS,)
+        fn[const], fc[const] = -1, n
         self.feat_node, self.feat_col = fn, fc
         self._const = np.flatnonzero(fn < 0)
 
-    @property
-    def num_states(self) -> int:
-        return len(self.contexts)
+    @cached_property
+    def contexts(self) -> tuple:
+        """The context strings, one per state (built on demand)."""
+        return tuple(codes.decode(self._context_codes, self.depth, self.num_labels))
+
+    @cached_property
+    def context_index(self) -> dict:
+        return {c: i for i, c in enumerate(self.contexts)}
 
     @property
-    def num_arcs(self) -> int:
-        """Ordinary arcs of ENCODE (|C|·N), the size measure of eq. (8)."""
-        return self.num_states * self.num_labels
+    def num_states(self) -> int:
+        return len(self._context_codes)
 
     # --- weights ---------------------------------------------------------------------
     def arc_logweights(self, values: np.ndarray) -> np.ndarray:

@@ -118,24 +118,17 @@ def feature_ids(features, num_labels: int) -> np.ndarray:
     Σ_i w_i·B^i (B = N + 3; no digit is 0, so codes of different lengths never meet)
     while B^k fits in int64, computed with numpy on the flattened labels; the rare longer
     features get negative, process-wide interned ids. O(Σ|w|) in C-level loops."""
+    from strgm.features.codes import encode, max_int_length
+
     n = len(features)
-    base = num_labels + 3
-    max_len = int(np.floor(62 * np.log(2) / np.log(base)))
     lengths = np.fromiter(map(len, features), dtype=np.int64, count=n)
-    out = np.zeros(n, dtype=np.int64)
-    if n == 0:
-        return out
-    short = lengths <= max_len
+    short = lengths <= max_int_length(num_labels)
     if short.all():
-        flat = np.fromiter(itertools.chain.from_iterable(features), dtype=np.int64,
-                           count=int(lengths.sum()))
-        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-        pos = np.arange(len(flat)) - np.repeat(starts, lengths)
-        powers = base ** np.arange(max_len + 1, dtype=np.int64)
-        return np.add.reduceat(flat * powers[pos], starts)
+        return encode(features, num_labels, dtype=np.int64)
+    out = np.zeros(n, dtype=np.int64)
     idx = np.flatnonzero(short)
     if len(idx):
-        out[idx] = feature_ids([features[i] for i in idx], num_labels)
+        out[idx] = encode([features[i] for i in idx], num_labels, dtype=np.int64)
     for i in np.flatnonzero(~short):
         out[i] = -1 - _LONG_IDS.setdefault(features[i], len(_LONG_IDS))
     return out

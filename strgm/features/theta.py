@@ -24,6 +24,7 @@ from typing import Iterable, Mapping, Optional
 import numpy as np
 
 from strgm.errors import InputError
+from strgm.features import codes as _codes
 from strgm.features.symbols import (Feature, canonical_sorted, check_feature, describe,
                                     feature_ids)
 
@@ -100,6 +101,15 @@ class FeatureSet:
         return feature_ids(self.features, self.num_labels)
 
     @cached_property
+    def codes(self) -> np.ndarray:
+        """Exact positional codes (:mod:`strgm.features.codes`): the ids themselves when
+        every feature fits in int64, else an object array of Python ints."""
+        ids = self.ids
+        if len(ids) == 0 or ids.min() > 0:
+            return ids
+        return _codes.encode(self.features, self.num_labels, dtype=object)
+
+    @cached_property
     def _id_order(self) -> tuple[np.ndarray, np.ndarray]:
         order = np.argsort(self.ids, kind="stable")
         return order, self.ids[order]
@@ -126,7 +136,7 @@ class FeatureSet:
 
     @cached_property
     def lengths(self) -> np.ndarray:
-        return np.array([len(w) for w in self.features], dtype=np.int64)
+        return np.fromiter(map(len, self.features), dtype=np.int64, count=len(self))
 
     @cached_property
     def dfa(self):
@@ -146,12 +156,11 @@ class FeatureSet:
 
     @cached_property
     def prefixes(self) -> tuple[Feature, ...]:
-        """All non-empty prefixes u of members (the groups of eq. 9, minus the root)."""
-        out = set()
-        for w in self.features:
-            for k in range(1, len(w) + 1):
-                out.add(w[:k])
-        return tuple(canonical_sorted(out))
+        """All non-empty prefixes u of members (the groups of eq. 9, minus the root), in
+        canonical order."""
+        c, ln = _codes.prefix_closure(self.codes, self.lengths, self.num_labels,
+                                      proper=False)
+        return tuple(_codes.decode(c[1:], ln[1:], self.num_labels))
 
 
 class Theta:

@@ -34,7 +34,8 @@ import pynini
 
 from strgm.errors import DivergenceError
 from strgm.features.moments import Moments, p_moments, q_moments
-from strgm.features.symbols import Feature, bos, canonical_sorted, eos
+from strgm.features import codes
+from strgm.features.symbols import bos, eos
 from strgm.features.theta import FeatureSet, Theta
 
 
@@ -47,12 +48,15 @@ class _Tree:
 
 @lru_cache(maxsize=512)
 def _tree(fs: FeatureSet) -> _Tree:
-    nodes = [()] + list(fs.prefixes)
-    index = {u: i for i, u in enumerate(nodes)}
-    parent = np.array([-1] + [index[u[:-1]] for u in nodes[1:]], dtype=np.int64)
-    depth = np.array([len(u) for u in nodes])
+    """The prefix trie of ``fs`` (root ε, then every prefix in canonical order), from the
+    features' integer codes (:mod:`strgm.features.codes`)."""
+    n = fs.num_labels
+    nodes, depth = codes.prefix_closure(fs.codes, fs.lengths, n, proper=False)
+    look = codes.Lookup(nodes)
+    parent = look.find(codes.parents(nodes, depth, n))
+    parent[0] = -1
     levels = [np.flatnonzero(depth == d) for d in range(int(depth.max()) + 1)]
-    return _Tree(parent, levels, np.array([index[w] for w in fs.features], dtype=np.int64))
+    return _Tree(parent, levels, look.find(fs.codes))
 
 
 def _node_values(theta: Theta, tree: _Tree) -> np.ndarray:
@@ -94,26 +98,41 @@ def tree_prox(theta: Theta, t: float) -> Theta:
 
 
 def active_set(x: Theta, max_len: Optional[int] = None) -> FeatureSet:
-    """Nonzero features of x plus the frontier (see module docstring)."""
+    """Nonzero features of x plus the frontier (see module docstring).
+
+    On integer codes (:mod:`strgm.features.codes`): with S = nonzero ∪ {EOS}, the
+    extension w·a of a root w is kept when the code of w[1:]·a — (code(w) div B) +
+    a·B^{|w|-1} — is in S. O(|roots|·(N+1)) numpy work."""
     n = x.num_labels
     b, e = bos(n), eos(n)
-    nz = {w for w, val in zip(x.features.features, x.values) if val != 0.0}
-    kids: dict[Feature, list[int]] = {(): [e]}  # (EOS,) is constant: treat as active
-    for w in nz:
-        kids.setdefault(w[:-1], []).append(w[-1])
-    out = set(nz)
-    out.update((a,) for a in range(1, n + 1))
-    out.add((e,))
-    roots = [w for w in nz if w[-1] != e and w != (b,)] + [(b,)]
-    for w in roots:
-        if max_len is not None and len(w) >= max_len:
-            continue
-        suffix = w[1:]
-        for a in kids.get(suffix, ()):
-            if a != b:
-                out.add(w + (a,))
-    out.discard((b,))
-    return FeatureSet(canonical_sorted(out), n, _checked=True)
+    fs = x.features
+    nz = x.values != 0.0
+    c, ln = fs.codes[nz], fs.lengths[nz]
+    longest = int(ln.max(initial=1))
+    dt = codes.dtype_for(longest + 1, n)
+    if dt == object:
+        c = c.astype(object)
+    last = codes.last_labels(c, ln, n)
+    is_root = (last != e) & (c != b)
+    roots = np.concatenate([c[is_root], np.array([b], dtype=c.dtype)])
+    root_len = np.concatenate([ln[is_root], [1]])
+    if max_len is not None:
+        keep = root_len < max_len
+        roots, root_len = roots[keep], root_len[keep]
+    syms = np.concatenate([np.arange(1, n + 1), [e]]).astype(c.dtype)
+    pw = codes.powers(n, longest + 1, dt)
+    ext = roots[:, None] + syms[None, :] * pw[root_len][:, None]
+    suffix = (roots // codes.base(n))[:, None] + syms[None, :] * pw[root_len - 1][:, None]
+    present = np.concatenate([c, np.array([e], dtype=c.dtype)])
+    ext = ext[np.isin(suffix, present)]
+    unigrams = np.arange(1, n + 1).astype(c.dtype)
+    out = np.unique(np.concatenate([c, unigrams, np.array([e], dtype=c.dtype), ext]))
+    out = out[out != b]
+    out_len = codes.lengths(out, n)
+    order = codes.canonical_order(out, out_len, n)
+    out, out_len = out[order], out_len[order]
+    feats = codes.decode(out, out_len, n)
+    return FeatureSet(feats, n, _checked=True, _ids=None if dt == object else out)
 
 
 @dataclass(frozen=True)
@@ -152,8 +171,7 @@ def prox_step(p: pynini.Fst, x: Theta, base: Optional[Theta], lam: float, eta: f
     else:
         eq = q_moments(cur, what=what).expectations
     g = ep - eq
-    in_act = np.array([w in act.index for w in work.features])
-    g = np.where(in_act, g, 0.0)
+    g = np.where(work.positions_in(act) >= 0, g, 0.0)
     for _ in range(max_halvings + 1):
         y = Theta(work, xa.values + eta * g)
         xn = tree_prox(y, eta * lam)
@@ -169,8 +187,7 @@ def prox_step(p: pynini.Fst, x: Theta, base: Optional[Theta], lam: float, eta: f
 
 def covers(m: Moments, fs: FeatureSet) -> bool:
     """True when the moments ``m`` include every feature of ``fs``."""
-    idx = m.features.index
-    return m.features is fs or all(w in idx for w in fs.features)
+    return m.features is fs or bool((fs.positions_in(m.features) >= 0).all())
 
 
 def same_theta(a: Theta, b: Theta, tol: float = 1e-12) -> bool:
@@ -185,8 +202,7 @@ def same_theta(a: Theta, b: Theta, tol: float = 1e-12) -> bool:
 def _on(m: Moments, fs: FeatureSet) -> np.ndarray:
     if m.features is fs or m.features == fs:
         return m.expectations
-    idx = m.features.index
-    return m.expectations[[idx[w] for w in fs.features]]
+    return m.expectations[fs.positions_in(m.features)]
 
 
 def proximal_projection(p: pynini.Fst, num_labels: int, lam: float = 0.01, eta: float = 0.5,
