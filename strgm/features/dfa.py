@@ -97,7 +97,7 @@ class FeatureDFA:
     def __init__(self, features):
         self.features = features
         n = self.num_labels = features.num_labels
-        b, e = bos(n), eos(n)
+        b = bos(n)
         ctx, depth = codes.prefix_closure(features.codes, features.lengths, n, proper=True)
         self._context_codes = ctx
         nc = len(ctx)
@@ -127,16 +127,36 @@ class FeatureDFA:
             goto[lev] = goto[f]
             link_children(d)
         self.depth, self.fail, self.goto = depth, fail, goto
+        self._lookup = look
         found = look.find(np.array([b], dtype=ctx.dtype))[0]
         self.start = int(found) if found >= 0 else 0
-        fl = features.lengths
-        fn = look.find(codes.parents(features.codes, fl, n))
-        last = codes.last_labels(features.codes, fl, n)
-        fc = np.where(last == e, n, last - 1)
-        const = features.codes == b  # the constant feature (BOS,)
-        fn[const], fc[const] = -1, n
-        self.feat_node, self.feat_col = fn, fc
-        self._const = np.flatnonzero(fn < 0)
+        self.feat_node, self.feat_col = self._place(features)
+
+    def _place(self, features) -> tuple[np.ndarray, np.ndarray]:
+        """(node, col) of every feature s·a: node = the context s (−1 for the constant
+        feature (BOS,), −2 when s is not a context here), col = a − 1 (N for EOS)."""
+        n = self.num_labels
+        fl, fcodes = features.lengths, features.codes
+        node = self._lookup.find(codes.parents(fcodes, fl, n))
+        node[node < 0] = -2
+        last = codes.last_labels(fcodes, fl, n)
+        col = np.where(last == eos(n), n, last - 1)
+        const = fcodes == bos(n)
+        node[const], col[const] = -1, n
+        return node, col
+
+    def placement(self, features) -> tuple[np.ndarray, np.ndarray]:
+        """Where the features of another set sit in this DFA: (node, col) as for the own
+        features (:meth:`_place`). Every feature whose prefix s is a context of this DFA
+        fires exactly on the arcs (h, a) with s in h's failure chain, so weights and
+        expectations of that set can be computed on this (finer) DFA."""
+        if features is self.features or features == self.features:
+            return self.feat_node, self.feat_col
+        return self._place(features)
+
+    def contains_contexts_of(self, features) -> bool:
+        """True when every feature's prefix s (w = s·a) is a context of this DFA."""
+        return bool((self.placement(features)[0] >= -1).all())
 
     @cached_property
     def contexts(self) -> tuple:
@@ -152,29 +172,44 @@ class FeatureDFA:
         return len(self._context_codes)
 
     # --- weights ---------------------------------------------------------------------
-    def arc_logweights(self, values: np.ndarray) -> np.ndarray:
-        """A (|C| × (N+1)): log weight of every arc (column N = final weight)."""
+    def arc_logweights(self, values: np.ndarray, features=None) -> np.ndarray:
+        """A (|C| × (N+1)): log weight of every arc (column N = final weight), for θ =
+        ``values`` on this DFA's features or on ``features`` (whose prefixes must be
+        contexts here, see :meth:`placement`)."""
         values = np.asarray(values, dtype=np.float64)
+        node, col = self._placed(features)
         t = np.zeros((self.num_states, self.num_labels + 1))
-        ok = self.feat_node >= 0
-        t[self.feat_node[ok], self.feat_col[ok]] = values[ok]
+        ok = node >= 0
+        t[node[ok], col[ok]] = values[ok]
         a = t
         for lev in self.levels:
             a[lev] += a[self.fail[lev]]
-        if self._const.size:
-            a[:, -1] += values[self._const].sum()
+        const = node == -1
+        if const.any():
+            a[:, -1] += values[const].sum()
         return a
 
-    def accumulate(self, arc_counts: np.ndarray) -> np.ndarray:
-        """Feature expectations E[f] from per-arc expected counts (|C| × (N+1))."""
+    def accumulate(self, arc_counts: np.ndarray, features=None) -> np.ndarray:
+        """Feature expectations E[f] from per-arc expected counts (|C| × (N+1)), for this
+        DFA's features or for ``features`` (see :meth:`placement`)."""
+        node, col = self._placed(features)
         s = np.array(arc_counts, dtype=np.float64, copy=True)
         for lev in reversed(self.levels):
             np.add.at(s, self.fail[lev], s[lev])
-        out = np.empty(len(self.features))
-        ok = self.feat_node >= 0
-        out[ok] = s[self.feat_node[ok], self.feat_col[ok]]
+        out = np.empty(len(node))
+        ok = node >= 0
+        out[ok] = s[node[ok], col[ok]]
         out[~ok] = arc_counts[:, -1].sum()
         return out
+
+    def _placed(self, features) -> tuple[np.ndarray, np.ndarray]:
+        if features is None:
+            return self.feat_node, self.feat_col
+        node, col = self.placement(features)
+        if (node < -1).any():
+            w = features.features[int(np.flatnonzero(node < -1)[0])]
+            raise ValueError(f"feature {w}: its prefix is not a context of this DFA")
+        return node, col
 
     def deaccumulate(self, expectations: np.ndarray) -> np.ndarray:
         """Inverse of :meth:`accumulate` for a *complete* set (every h·a, h ∈ C, a ∈ Σ∪{$},

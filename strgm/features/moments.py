@@ -171,65 +171,107 @@ def _with_eos(p: pynini.Fst, num_labels: int) -> pynini.Fst:
                          string_acceptor((eos(num_labels),)))
 
 
-#: Topologies of p·EOS ∘ (counting transducer) by (id(p), feature set), least recently
-#: used first. Entries hold p itself, so an id is never reused while cached.
-_TOPOLOGY: "OrderedDict[tuple, tuple]" = OrderedDict()
-_TOPOLOGY_SIZE = 16
+@dataclass(frozen=True, eq=False)
+class Composition:
+    """C = p·EOS ∘ T (T: the counting transducer of ``cover``'s DFA, weights one) as an
+    arc table, with its topological levels (None when cyclic).
+
+    C depends on p and on the *contexts* of ``cover`` only. Any feature set whose
+    prefixes (w = s·a) are contexts of ``cover`` reads its moments from C: the arc counts
+    accumulate up cover's failure tree and E[f_{s·a}] is read at (s, a)
+    (:meth:`FeatureDFA.placement`). So one composition, grown when needed, serves the
+    changing working sets of PEP's proximal steps on the same message."""
+
+    p: pynini.Fst
+    cover: FeatureSet
+    table: object
+    levels: Optional[np.ndarray]
+
+    def serves(self, p: pynini.Fst, features: FeatureSet) -> bool:
+        return self.p is p and self.cover.dfa.contains_contexts_of(features)
 
 
-def _topology(p: pynini.Fst, features: FeatureSet, what: str):
-    """(arc table of p·EOS ∘ T_f with T_f's weights all one, its levels or None)."""
-    key = (id(p), features)
-    hit = _TOPOLOGY.get(key)
-    if hit is not None and hit[0] is p:
-        _TOPOLOGY.move_to_end(key)
-        return hit[1], hit[2]
-    n = features.num_labels
-    comp = compose(_with_eos(p, n), features.dfa.counting_transducer(None))
+class CompositionCache:
+    """Compositions by message (identity of p), least recently used first.
+
+    ``get(p, W)`` returns the cached composition of p if its cover serves W, else builds
+    one on cover ∪ W (the cover only grows, so K passes over one message compose it about
+    once). ``max_size`` bounds the entries (None: unbounded; the caller then owns the
+    lifetime, e.g. one visit of an EP variable). Entries hold p itself, so an id is never
+    reused while cached. Automata are treated as immutable: do not modify p in place."""
+
+    def __init__(self, max_size: Optional[int] = None):
+        self.max_size = max_size
+        self._entries: "OrderedDict[int, Composition]" = OrderedDict()
+        self.built = 0
+
+    def get(self, p: pynini.Fst, features: FeatureSet, what: str) -> Composition:
+        hit = self._entries.get(id(p))
+        if hit is not None and hit.p is p:
+            if hit.serves(p, features):
+                self._entries.move_to_end(id(p))
+                return hit
+            features = hit.cover.union(features)
+        comp = _compose_counting(p, features, what)
+        self.built += 1
+        self._entries[id(p)] = comp
+        self._entries.move_to_end(id(p))
+        if self.max_size is not None and len(self._entries) > self.max_size:
+            self._entries.popitem(last=False)
+        return comp
+
+
+def _compose_counting(p: pynini.Fst, cover: FeatureSet, what: str) -> Composition:
+    n = cover.num_labels
+    comp = compose(_with_eos(p, n), cover.dfa.counting_transducer(None))
     if comp.num_states() == 0 or comp.start() < 0:
         raise InconsistentEvidenceError(f"{what} accepts no string")
     t = arc_table(comp)
     levels = topological_levels(t) if is_acyclic(comp) else None
-    _TOPOLOGY[key] = (p, t, levels)
-    if len(_TOPOLOGY) > _TOPOLOGY_SIZE:
-        _TOPOLOGY.popitem(last=False)
-    return t, levels
+    return Composition(p, cover, t, levels)
+
+
+#: Shared by callers that bring no cache of their own.
+_SHARED = CompositionCache(max_size=16)
 
 
 def p_moments(p: pynini.Fst, features: FeatureSet, theta: Optional[Theta] = None,
-              what: str = "automaton") -> Moments:
+              what: str = "automaton",
+              compositions: Optional[CompositionCache] = None) -> Moments:
     """Expected counts E_{p̃}[f_w] of every w ∈ ``features`` under p̃ ∝ p ⊙ ENCODE(θ)
     (p̃ ∝ p without θ). ``log_z`` is log Σ_v p(v)·exp(θ·f(v)).
 
     ``p`` is any log64 acceptor over labels 1..N (cyclic or not). Raises
     :class:`DivergenceError` if the total weight is infinite and
-    :class:`InconsistentEvidenceError` if it is zero.
+    :class:`InconsistentEvidenceError` if it is zero. θ's features must have their
+    prefixes among the contexts of ``features`` (true when they are a subset).
 
-    The composition C = p·EOS ∘ T_f does not depend on θ: every arc of C pairs one arc of
-    p with at most one DFA arc (its output label, the DFA arc id + 1), so the arcs of
-    p ⊙ ENCODE(θ) weigh w_C(e) − A_θ[id(e)]. C's arc table is cached per (p, feature
-    set) and re-weighted with numpy: EP's K passes re-project the same message against
-    changing cavities. (Automata are treated as immutable: do not modify ``p`` in place
-    between calls.)
+    The composition C = p·EOS ∘ T (:class:`Composition`) does not depend on θ: every arc
+    of C pairs one arc of p with at most one DFA arc (its output label, the DFA arc id +
+    1), so the arcs of p ⊙ ENCODE(θ) weigh w_C(e) − A_θ[id(e)]. C comes from
+    ``compositions`` (default: a shared cache of 16 messages) and is re-weighted with
+    numpy: EP's K passes re-project the same message against changing cavities. The
+    returned ``arc_counts`` are on the arcs of C's cover DFA.
     """
-    dfa = features.dfa
+    comp = (compositions or _SHARED).get(p, features, what)
+    dfa = comp.cover.dfa
     n = features.num_labels
-    t, levels = _topology(p, features, what)
+    t = comp.table
     ol = t.olabel
     ok = ol > 0
     if theta is not None:
-        a = dfa.arc_logweights(theta.align(features).values).reshape(-1)
+        a = dfa.arc_logweights(theta.values, theta.features).reshape(-1)
         w = t.weight.copy()
         w[ok] -= a[ol[ok] - 1]
         t = dataclasses.replace(t, weight=w)
     try:
-        post = table_arc_counts(t, levels, what=what)
+        post = table_arc_counts(t, comp.levels, what=what)
     except ValueError as e:
         raise InconsistentEvidenceError(f"{what}: {e}") from None
     nc = dfa.num_states
     counts = np.bincount(ol[ok] - 1, weights=post.arc_counts[ok],
                          minlength=nc * (n + 1)).reshape(nc, n + 1)
-    return Moments(features, post.log_z, dfa.accumulate(counts), counts)
+    return Moments(features, post.log_z, dfa.accumulate(counts, features), counts)
 
 
 def encode(theta: Theta) -> pynini.Fst:

@@ -67,7 +67,7 @@ from strgm.errors import (ConvergenceWarning, DivergenceError, InconsistentEvide
                           StrgmError)
 
 _NUMERIC = (DivergenceError, InconsistentEvidenceError)
-from strgm.features.moments import q_moments
+from strgm.features.moments import CompositionCache, q_moments
 from strgm.features.theta import FeatureSet, Theta
 from strgm.factors import ConcatFactor
 from strgm.graph import FactorGraph
@@ -340,10 +340,13 @@ class EPSide:
         exact = self.s["projection"] in ("closed", "grow")
         passes = 1 if (exact and len(pend) == 1) else self.K
         cache: dict[str, object] = {}
+        # each pending μ_{F→V} is composed with the feature DFA about once per visit and
+        # re-weighted on every pass (released when the visit ends)
+        compositions = CompositionCache()
         for _ in range(passes):
             for f in pend:
                 try:
-                    self._update(var, f, cache if len(pend) == 1 else None)
+                    self._update(var, f, cache if len(pend) == 1 else None, compositions)
                 except _NUMERIC as err:
                     if self.s["on_divergence"] == "damp":
                         self._damped_update(var, f, getattr(err, "radius_at_least", None))
@@ -395,7 +398,8 @@ class EPSide:
         order = 1 if self.unigram_only else self.s["order"]
         return order_feature_set(order, self.n)
 
-    def _update(self, var: str, factor: str, cache: Optional[dict]) -> None:
+    def _update(self, var: str, factor: str, cache: Optional[dict],
+                compositions: Optional[CompositionCache] = None) -> None:
         """Re-approximate μ_{factor→var} (eqs. 5–7)."""
         self.updates += 1
         mu = self.mu[var][factor]
@@ -404,7 +408,8 @@ class EPSide:
         base_ctx = base if base.nnz else None
         proj = self.s["projection"]
         if proj == "closed":
-            th, _ = closed_form(mu, self._family(), base_ctx, what=what)
+            th, _ = closed_form(mu, self._family(), base_ctx, what=what,
+                                compositions=compositions)
             self._set(var, factor, th - base, th)
             return
         if proj == "grow":
@@ -412,7 +417,7 @@ class EPSide:
 
             max_len = 1 if self.unigram_only else self.s["max_len"]
             th = grow(mu, self.n, lam=self.lam, theta_context=base_ctx, max_len=max_len,
-                      what=what)
+                      what=what, compositions=compositions)
             self._set(var, factor, (th - base).restrict(tol=1e-12), th)
             return
         cur = self.theta(var)
@@ -436,7 +441,7 @@ class EPSide:
                 if m is None or m.features != work:
                     from strgm.features.moments import p_moments
 
-                    m = p_moments(mu, work, base_ctx, what=what)
+                    m = p_moments(mu, work, base_ctx, what=what, compositions=compositions)
                     if cache is not None:
                         cache["p"] = m
                 mask = np.array([w in fam.index for w in work.features])
@@ -448,7 +453,8 @@ class EPSide:
                 old = self.theta_in[var].get(factor) or Theta(self._empty)
                 r = prox_step(mu, old, base_ctx, self.lam, self.s["eta"], max_len,
                               p_cache=cache.get("p") if cache is not None else None,
-                              what=what, q_cache=self._q_last.get(var))
+                              what=what, q_cache=self._q_last.get(var),
+                              compositions=compositions)
                 if cache is not None:
                     cache["p"] = r.p
                 self._set(var, factor, r.x, r.theta)

@@ -28,7 +28,7 @@ import numpy as np
 import pynini
 
 from strgm.errors import InputError
-from strgm.features.moments import Moments, p_moments
+from strgm.features.moments import CompositionCache, Moments, p_moments
 from strgm.features.symbols import ngram_contexts
 from strgm.features.theta import LOG_FLOOR, FeatureSet, Theta
 
@@ -111,11 +111,14 @@ def closed_form_from_expectations(fs: FeatureSet, expectations: np.ndarray,
 
 
 def closed_form(p: pynini.Fst, fs: FeatureSet, theta_context: Optional[Theta] = None,
-                what: str = "automaton") -> tuple[Theta, Moments]:
+                what: str = "automaton",
+                compositions: Optional[CompositionCache] = None) -> tuple[Theta, Moments]:
     """Project p (or p ⊙ ENCODE(θ_context), EP's eq. 5) onto the complete family ``fs``.
 
     Returns (θ, moments of the projected distribution on fs ∪ support(θ_context)).
+    ``compositions``: where p's composition with the feature DFA is kept (see
+    :func:`strgm.features.moments.p_moments`).
     """
     big = fs if theta_context is None else fs.union(theta_context.features)
-    m = p_moments(p, big, theta_context, what=what)
+    m = p_moments(p, big, theta_context, what=what, compositions=compositions)
     return closed_form_from_expectations(fs, expectations_on(m, fs)), m

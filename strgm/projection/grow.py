@@ -27,7 +27,7 @@ from typing import Optional
 import numpy as np
 import pynini
 
-from strgm.features.moments import p_moments, q_moments
+from strgm.features.moments import CompositionCache, p_moments, q_moments
 from strgm.features.symbols import bos
 from strgm.features.theta import Theta
 from strgm.projection.closed_form import (
@@ -54,7 +54,8 @@ def _frontier(ctx: set, n: int, max_len: Optional[int]) -> list[tuple]:
 
 def grow(p: pynini.Fst, num_labels: int, lam: float = 0.01,
          theta_context: Optional[Theta] = None, max_len: Optional[int] = None,
-         max_rounds: int = 12, what: str = "automaton") -> Theta:
+         max_rounds: int = 12, what: str = "automaton",
+         compositions: Optional[CompositionCache] = None) -> Theta:
     """θ ≈ argmin D(p̂ ‖ q_θ) + λΩ(θ), p̂ ∝ p ⊙ ENCODE(θ_context) (see module docstring).
 
     Returns θ_V on the complete family of the chosen contexts (θ_context not subtracted).
@@ -69,7 +70,7 @@ def grow(p: pynini.Fst, num_labels: int, lam: float = 0.01,
         big = complete_feature_set(ctx | set(cands), n)
         if theta_context is not None:
             big = big.union(theta_context.features)
-        m = p_moments(p, big, theta_context, what=what)
+        m = p_moments(p, big, theta_context, what=what, compositions=compositions)
         e_fs = expectations_on(m, fs)
         logq = conditional_logprobs(fs, e_fs)
         theta = theta_from_logprobs(fs, logq)

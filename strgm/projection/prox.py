@@ -33,7 +33,7 @@ import numpy as np
 import pynini
 
 from strgm.errors import DivergenceError
-from strgm.features.moments import Moments, p_moments, q_moments
+from strgm.features.moments import CompositionCache, Moments, p_moments, q_moments
 from strgm.features import codes
 from strgm.features.symbols import bos, eos
 from strgm.features.theta import FeatureSet, Theta
@@ -147,13 +147,17 @@ class ProxStep:
 def prox_step(p: pynini.Fst, x: Theta, base: Optional[Theta], lam: float, eta: float = 0.05,
               max_len: Optional[int] = None, p_cache: Optional[Moments] = None,
               max_halvings: int = 30, what: str = "automaton",
-              q_cache: Optional[tuple[Theta, Moments]] = None) -> ProxStep:
+              q_cache: Optional[tuple[Theta, Moments]] = None,
+              compositions: Optional[CompositionCache] = None) -> ProxStep:
     """One proximal-gradient step on D(p̂ ‖ q_{base+x}) + λΩ(x), p̂ ∝ p ⊙ ENCODE(base).
 
     ``p_cache``: moments of p̂ from an earlier call with the same (p, base); reused when
     its feature set covers the working set (saves the composition). ``q_cache``: (θ,
     moments of q_θ) from an earlier step (its ``(theta, q)``); reused when θ = base + x
     and the moments cover the working set (saves one linear solve per step).
+    ``compositions``: where p's composition with the feature DFA is kept across steps
+    (:class:`strgm.features.moments.CompositionCache`; its cover grows with the working
+    set, so K passes compose each message about once).
     """
     act = active_set(x, max_len)
     work = act if base is None else act.union(base.features)
@@ -161,7 +165,7 @@ def prox_step(p: pynini.Fst, x: Theta, base: Optional[Theta], lam: float, eta: f
     if p_cache is not None and covers(p_cache, work):
         pm = p_cache
     else:
-        pm = p_moments(p, work, base, what=what)
+        pm = p_moments(p, work, base, what=what, compositions=compositions)
     ep = _on(pm, work)
     xa = x.align(work, strict=False)
     b = Theta(work) if base is None else base.align(work)
