@@ -230,9 +230,28 @@ class FeatureDFA:
         cells[self.feat_node[ok], self.feat_col[ok]] = True
         return bool(cells.all())
 
+    @cached_property
+    def reachable(self) -> np.ndarray:
+        """States reachable from the start, sorted (breadth-first over ``goto``; every
+        arc of ENCODE(θ) has positive weight, so this is the support of any q_θ)."""
+        seen = np.zeros(self.num_states, dtype=bool)
+        seen[self.start] = True
+        frontier = np.array([self.start])
+        while frontier.size:
+            nxt = np.unique(self.goto[frontier])
+            frontier = nxt[~seen[nxt]]
+            seen[frontier] = True
+        return np.flatnonzero(seen)
+
+    @cached_property
+    def transition_cells(self) -> np.ndarray:
+        """Flat index h·|C| + goto(h, a) of every arc (for dense transition matrices)."""
+        src, _, dst = self.arc_arrays
+        return src * self.num_states + dst
+
     # --- automata ----------------------------------------------------------------------
     @cached_property
-    def _arc_arrays(self):
+    def arc_arrays(self):
         nc, n = self.num_states, self.num_labels
         src = np.repeat(np.arange(nc), n)
         lab = np.tile(np.arange(1, n + 1), nc)
@@ -242,7 +261,7 @@ class FeatureDFA:
     def encode(self, values: np.ndarray) -> pynini.Fst:
         """ENCODE(θ) as a complete deterministic log64 acceptor (|C| states, |C|·N arcs)."""
         a = self.arc_logweights(values)
-        src, lab, dst = self._arc_arrays
+        src, lab, dst = self.arc_arrays
         f = fst_from_arrays(self.num_states, self.start, src, dst, lab, lab,
                             -a[:, :-1].reshape(-1), -a[:, -1])
         return f
@@ -255,7 +274,7 @@ class FeatureDFA:
         p ⊙ ENCODE(θ) with arc provenance); without, weight 1.
         """
         nc, n = self.num_states, self.num_labels
-        src, lab, dst = self._arc_arrays
+        src, lab, dst = self.arc_arrays
         if values is None:
             a = np.zeros((nc, n + 1))
         else:

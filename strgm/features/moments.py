@@ -34,7 +34,6 @@ import pynini
 import scipy.sparse as sp
 import scipy.linalg as sla
 import scipy.sparse.linalg as spla
-from scipy.sparse.csgraph import breadth_first_order
 
 from strgm.errors import DivergenceError, InconsistentEvidenceError
 from strgm.features.symbols import eos
@@ -79,11 +78,7 @@ def q_moments(theta: Theta, features: Optional[FeatureSet] = None,
                               "normalise (θ has exploded)")
     nc, n = dfa.num_states, dfa.num_labels
     ea = np.exp(a)
-    src = np.repeat(np.arange(nc), n)
-    dst = dfa.goto.reshape(-1)
-    p = arcs_to_csr(src, dst, ea[:, :-1].reshape(-1), nc)
-    reach = np.sort(breadth_first_order(p, dfa.start, directed=True,
-                                        return_predecessors=False))
+    reach = dfa.reachable
     pos = np.full(nc, -1)
     pos[reach] = np.arange(len(reach))
     k = len(reach)
@@ -92,10 +87,12 @@ def q_moments(theta: Theta, features: Optional[FeatureSet] = None,
     e_s[s] = 1.0
     phi = ea[reach, -1]
     if nc <= _DENSE_MAX:
-        dense = np.bincount(src * nc + dst, weights=ea[:, :-1].reshape(-1),
+        dense = np.bincount(dfa.transition_cells, weights=ea[:, :-1].reshape(-1),
                             minlength=nc * nc).reshape(nc, nc)
         solve = _solve_dense(dense[np.ix_(reach, reach)])
     else:
+        src, _, dst = dfa.arc_arrays
+        p = arcs_to_csr(src, dst, ea[:, :-1].reshape(-1), nc)
         solve = _solve_sparse(p, reach)
     if solve is None:
         raise DivergenceError(
@@ -196,13 +193,16 @@ class CompositionCache:
 
     ``get(p, W)`` returns the cached composition of p if its cover serves W, else builds
     one on cover ∪ W (the cover only grows, so K passes over one message compose it about
-    once). ``max_size`` bounds the entries (None: unbounded; the caller then owns the
-    lifetime, e.g. one visit of an EP variable). Entries hold p itself, so an id is never
-    reused while cached. Automata are treated as immutable: do not modify p in place."""
+    once). Bounded by ``max_size`` entries and/or ``max_arcs`` arcs held in all (about
+    40 bytes each); the least recently used go first (None: no bound). Entries hold p
+    itself, so an id is never reused while cached. Automata are treated as immutable: do
+    not modify p in place."""
 
-    def __init__(self, max_size: Optional[int] = None):
+    def __init__(self, max_size: Optional[int] = None, max_arcs: Optional[int] = None):
         self.max_size = max_size
+        self.max_arcs = max_arcs
         self._entries: "OrderedDict[int, Composition]" = OrderedDict()
+        self.arcs = 0
         self.built = 0
 
     def get(self, p: pynini.Fst, features: FeatureSet, what: str) -> Composition:
@@ -214,10 +214,16 @@ class CompositionCache:
             features = hit.cover.union(features)
         comp = _compose_counting(p, features, what)
         self.built += 1
+        old = self._entries.pop(id(p), None)
+        if old is not None:
+            self.arcs -= old.table.num_arcs
         self._entries[id(p)] = comp
-        self._entries.move_to_end(id(p))
-        if self.max_size is not None and len(self._entries) > self.max_size:
-            self._entries.popitem(last=False)
+        self.arcs += comp.table.num_arcs
+        while len(self._entries) > 1 and (
+                (self.max_size is not None and len(self._entries) > self.max_size)
+                or (self.max_arcs is not None and self.arcs > self.max_arcs)):
+            _, dropped = self._entries.popitem(last=False)
+            self.arcs -= dropped.table.num_arcs
         return comp
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from functools import cached_property
-from itertools import compress
 from typing import Iterable, Mapping, Optional
 
 import numpy as np
@@ -39,7 +38,7 @@ _DFA_CACHE_SIZE = 512
 class FeatureSet:
     """An immutable set of feature strings in canonical order (length, then labels)."""
 
-    __slots__ = ("num_labels", "features", "__dict__")
+    __slots__ = ("num_labels", "__dict__")
 
     def __init__(self, features: Iterable[Feature], num_labels: int, _checked: bool = False,
                  _ids: Optional[np.ndarray] = None):
@@ -48,9 +47,26 @@ class FeatureSet:
             feats = tuple(features)
         else:
             feats = tuple(canonical_sorted({check_feature(w, num_labels) for w in features}))
-        self.features: tuple[Feature, ...] = feats
+        self.__dict__["features"] = feats
         if _ids is not None:  # known to the caller (a subset or union of known sets)
             self.__dict__["ids"] = _ids
+
+    @classmethod
+    def from_codes(cls, codes: np.ndarray, num_labels: int) -> "FeatureSet":
+        """The set of the features with these codes (:mod:`strgm.features.codes`), which
+        must be distinct and in canonical order; the tuples are decoded on first use.
+        EP's working sets are built this way (active sets, unions, restrictions)."""
+        fs = cls.__new__(cls)
+        fs.num_labels = int(num_labels)
+        fs.__dict__["codes"] = codes
+        if codes.dtype != object:
+            fs.__dict__["ids"] = codes
+        return fs
+
+    @cached_property
+    def features(self) -> tuple[Feature, ...]:
+        """The feature strings (tuples of labels) in canonical order."""
+        return tuple(_codes.decode(self.codes, self.lengths, self.num_labels))
 
     # The position index, the hash and the feature ids are built on first use: EP makes
     # many short-lived sets (θ restricted to its nonzero features) that never need them.
@@ -60,10 +76,11 @@ class FeatureSet:
 
     @cached_property
     def _hash(self) -> int:
-        return hash((self.num_labels, self.features))
+        return hash((self.num_labels, self.ids.tobytes()))
 
     def __len__(self) -> int:
-        return len(self.features)
+        d = self.__dict__
+        return len(d["features"]) if "features" in d else len(d["codes"])
 
     def __iter__(self):
         return iter(self.features)
@@ -72,9 +89,10 @@ class FeatureSet:
         return tuple(w) in self.index
 
     def __eq__(self, other) -> bool:
+        """Same alphabet and same features (compared by id: one per feature)."""
         return isinstance(other, FeatureSet) and (self is other or (
             self._hash == other._hash and self.num_labels == other.num_labels
-            and self.features == other.features))
+            and np.array_equal(self.ids, other.ids)))
 
     def __hash__(self) -> int:
         return self._hash
@@ -91,8 +109,14 @@ class FeatureSet:
             return self
         if (self.positions_in(other) >= 0).all():
             return other
-        merged = canonical_sorted(set(self.features) | set(other.features))
-        return FeatureSet(merged, self.num_labels, _checked=True)
+        a, b = self.codes, other.codes
+        if a.dtype != b.dtype:
+            a, b = a.astype(object), b.astype(object)
+        merged = np.unique(np.concatenate([a, b]))
+        lens = _codes.lengths(merged, self.num_labels)
+        return FeatureSet.from_codes(merged[_codes.canonical_order(merged, lens,
+                                                                   self.num_labels)],
+                                     self.num_labels)
 
     @cached_property
     def ids(self) -> np.ndarray:
@@ -136,7 +160,9 @@ class FeatureSet:
 
     @cached_property
     def lengths(self) -> np.ndarray:
-        return np.fromiter(map(len, self.features), dtype=np.int64, count=len(self))
+        if "features" in self.__dict__:
+            return np.fromiter(map(len, self.features), dtype=np.int64, count=len(self))
+        return _codes.lengths(self.codes, self.num_labels)
 
     @cached_property
     def dfa(self):
@@ -273,8 +299,7 @@ class Theta:
         keep = np.asarray(keep, dtype=bool)
         if keep.all():
             return self
-        feats = compress(self.features.features, keep.tolist())
-        fs = FeatureSet(feats, self.num_labels, _checked=True, _ids=self.features.ids[keep])
+        fs = FeatureSet.from_codes(self.features.codes[keep], self.num_labels)
         return Theta(fs, self.values[keep])
 
     def allclose(self, other: "Theta", atol: float = 1e-8) -> bool:

@@ -79,6 +79,9 @@ from strgm.projection.closed_form import closed_form, order_feature_set
 from strgm.projection.prox import prox_step, same_theta
 from strgm.wfsa.construct import sigma_star
 
+#: Arcs of message compositions kept by one EP run (about 40 bytes each: ~0.8 GB).
+_COMPOSITION_ARCS = 20_000_000
+
 _DEFAULTS = {
     "ep": {"order": 2, "projection": "closed"},
     "pep": {"projection": "prox"},
@@ -141,6 +144,10 @@ class EPSide:
         # (θ_V, moments of q_θV) from the last prox step at each variable: the next step
         # (same or another factor's message) starts from the same θ_V
         self._q_last: dict[str, tuple[Theta, object]] = {}
+        # μ_{F→V} composed with the feature DFA, re-weighted for every new cavity: K
+        # passes compose each message about once (its cover grows with PEP's working
+        # sets), and a message re-sent unchanged is not composed again
+        self._compositions = CompositionCache(max_arcs=_COMPOSITION_ARCS)
 
     def queries_only(self, var: str) -> bool:
         """Relayed variables keep exact WFSA messages (no projection onto θ)."""
@@ -340,13 +347,10 @@ class EPSide:
         exact = self.s["projection"] in ("closed", "grow")
         passes = 1 if (exact and len(pend) == 1) else self.K
         cache: dict[str, object] = {}
-        # each pending μ_{F→V} is composed with the feature DFA about once per visit and
-        # re-weighted on every pass (released when the visit ends)
-        compositions = CompositionCache()
         for _ in range(passes):
             for f in pend:
                 try:
-                    self._update(var, f, cache if len(pend) == 1 else None, compositions)
+                    self._update(var, f, cache if len(pend) == 1 else None)
                 except _NUMERIC as err:
                     if self.s["on_divergence"] == "damp":
                         self._damped_update(var, f, getattr(err, "radius_at_least", None))
@@ -398,8 +402,7 @@ class EPSide:
         order = 1 if self.unigram_only else self.s["order"]
         return order_feature_set(order, self.n)
 
-    def _update(self, var: str, factor: str, cache: Optional[dict],
-                compositions: Optional[CompositionCache] = None) -> None:
+    def _update(self, var: str, factor: str, cache: Optional[dict]) -> None:
         """Re-approximate μ_{factor→var} (eqs. 5–7)."""
         self.updates += 1
         mu = self.mu[var][factor]
@@ -409,7 +412,7 @@ class EPSide:
         proj = self.s["projection"]
         if proj == "closed":
             th, _ = closed_form(mu, self._family(), base_ctx, what=what,
-                                compositions=compositions)
+                                compositions=self._compositions)
             self._set(var, factor, th - base, th)
             return
         if proj == "grow":
@@ -417,7 +420,7 @@ class EPSide:
 
             max_len = 1 if self.unigram_only else self.s["max_len"]
             th = grow(mu, self.n, lam=self.lam, theta_context=base_ctx, max_len=max_len,
-                      what=what, compositions=compositions)
+                      what=what, compositions=self._compositions)
             self._set(var, factor, (th - base).restrict(tol=1e-12), th)
             return
         cur = self.theta(var)
@@ -441,7 +444,8 @@ class EPSide:
                 if m is None or m.features != work:
                     from strgm.features.moments import p_moments
 
-                    m = p_moments(mu, work, base_ctx, what=what, compositions=compositions)
+                    m = p_moments(mu, work, base_ctx, what=what,
+                                  compositions=self._compositions)
                     if cache is not None:
                         cache["p"] = m
                 mask = np.array([w in fam.index for w in work.features])
@@ -454,7 +458,7 @@ class EPSide:
                 r = prox_step(mu, old, base_ctx, self.lam, self.s["eta"], max_len,
                               p_cache=cache.get("p") if cache is not None else None,
                               what=what, q_cache=self._q_last.get(var),
-                              compositions=compositions)
+                              compositions=self._compositions)
                 if cache is not None:
                     cache["p"] = r.p
                 self._set(var, factor, r.x, r.theta)

@@ -130,9 +130,7 @@ def active_set(x: Theta, max_len: Optional[int] = None) -> FeatureSet:
     out = out[out != b]
     out_len = codes.lengths(out, n)
     order = codes.canonical_order(out, out_len, n)
-    out, out_len = out[order], out_len[order]
-    feats = codes.decode(out, out_len, n)
-    return FeatureSet(feats, n, _checked=True, _ids=None if dt == object else out)
+    return FeatureSet.from_codes(out[order], n)
 
 
 @dataclass(frozen=True)

@@ -156,3 +156,41 @@ def test_active_set_matches_its_definition(fs, seed, max_len):
         got = active_set(x, max_len)
         assert list(got.features) == reference_active_set(x, max_len)
         np.testing.assert_array_equal(got.ids, feature_ids(got.features, f.num_labels))
+
+
+@settings(max_examples=100, deadline=None)
+@given(feature_sets())
+def test_reachable_states_are_the_breadth_first_closure_of_goto(fs):
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import breadth_first_order
+
+    dfa = fs.dfa
+    nc, n = dfa.num_states, dfa.num_labels
+    graph = csr_matrix((np.ones(nc * n), (np.repeat(np.arange(nc), n),
+                                          dfa.goto.reshape(-1))), shape=(nc, nc))
+    want = np.sort(breadth_first_order(graph, dfa.start, return_predecessors=False))
+    np.testing.assert_array_equal(dfa.reachable, want)
+
+
+@settings(max_examples=100, deadline=None)
+@given(feature_sets(), feature_sets(), st.integers(0, 2**32 - 1))
+def test_sets_built_from_codes_behave_like_sets_built_from_tuples(fs1, fs2, seed):
+    """union, restriction, equality and hashing on code-built sets (tuples decoded
+    lazily) agree with the tuple definitions, including the object-array path."""
+    n = fs1.num_labels
+    fs2 = FeatureSet([tuple(min(a, n) if a <= fs2.num_labels else
+                            (bos(n) if a == bos(fs2.num_labels) else eos(n)) for a in w)
+                      for w in fs2.features], n)  # the same shapes over fs1's alphabet
+    for a, b in ((fs1, fs2), (long_variant(fs1, 1), fs2)):
+        u = a.union(b)
+        assert list(u.features) == canonical_sorted(set(a.features) | set(b.features))
+        lazy = FeatureSet.from_codes(u.codes, n)
+        assert "features" not in lazy.__dict__ and len(lazy) == len(u)
+        assert lazy == u and hash(lazy) == hash(u)
+        assert list(lazy.features) == list(u.features)
+        keep = np.random.default_rng(seed).random(len(u)) < 0.5
+        r = Theta(u, np.where(keep, 1.0, 0.0)).restrict()
+        assert list(r.features.features) == [w for w, k in zip(u.features, keep) if k]
+        assert r.features == FeatureSet([w for w, k in zip(u.features, keep) if k], n)
+        if not keep.all():
+            assert r.features != u

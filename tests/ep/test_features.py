@@ -9,6 +9,7 @@ from helpers import all_strings, feature_matrix
 from strgm.errors import DivergenceError, InputError
 from strgm.features import (FeatureSet, Theta, encode, fst_from_arrays, ngram_features,
                             p_moments, q_moments)
+from strgm.features.moments import CompositionCache
 from strgm.wfsa import (arc_table, compose, intersect, log_partition, score_strings,
                         weighted_strings)
 
@@ -105,6 +106,57 @@ def test_p_moments_reweights_a_cached_topology_exactly():
         lw = score_strings(p, strings) + F @ th.values
         pr = np.exp(lw - np.logaddexp.reduce(lw))
         np.testing.assert_allclose(cached.expectations, pr @ F, atol=1e-6)
+
+
+def test_one_composition_grown_to_a_cover_serves_changing_feature_sets():
+    """A CompositionCache composes p once per growth of its cover: feature sets whose
+    prefixes are contexts of the cover are served without recomposing, and their moments
+    (weights and expectations placed on the finer DFA) equal a fresh composition with
+    their own DFA and brute force."""
+    prior = ff.geometric_unigram_prior(N, mean_length=0.4)
+    msg = pynini.project(compose(ff.edit_transducer(N, ff.EditParams(0.7)),
+                                 weighted_strings({(2, 1): 0.0})), "input")
+    p = intersect(prior, pynini.rmepsilon(msg))
+    strings = all_strings(N, 11)
+    b, e = N + 1, N + 2
+    uni = [(1,), (2,), (e,)]
+    sets = [FeatureSet(uni + [(1, 2), (2, 1, 2)], N),          # contexts ε, 1, 2, 21
+            FeatureSet(uni + [(b, 1), (1, 1, e)], N),          # adds BOS and 11
+            FeatureSet(uni + [(2, 1, 2), (b, 2), (1, e)], N),  # served by the cover
+            FeatureSet(uni + [(2, 2, 2, 1)], N)]               # grows it again
+    cache = CompositionCache()
+    rng = np.random.default_rng(7)
+    built = []
+    for fs in sets:
+        base = Theta(fs, rng.normal(size=len(fs)) * 0.3 - 0.2)
+        got = p_moments(p, fs, base, compositions=cache)
+        built.append(cache.built)
+        fresh = p_moments(p.copy(), fs, base)
+        np.testing.assert_allclose(got.expectations, fresh.expectations, rtol=1e-10)
+        assert got.log_z == pytest.approx(fresh.log_z, abs=1e-10)
+        F = feature_matrix(fs.features, strings, N)
+        lw = score_strings(p, strings) + F @ base.values
+        pr = np.exp(lw - np.logaddexp.reduce(lw))
+        np.testing.assert_allclose(got.expectations, pr @ F, atol=1e-6)
+    assert built == [1, 2, 2, 3]
+    assert CompositionCache().get(p, sets[0], "p").cover.dfa.num_states < \
+        cache.get(p, sets[0], "p").cover.dfa.num_states
+
+
+def test_composition_cache_evicts_least_recently_used_beyond_its_arc_budget():
+    fs = FeatureSet(ngram_features(2, N), N)
+    msgs = [weighted_strings({(1, 2) * k: 0.0, (2,): 0.5}) for k in (1, 2, 3)]
+    sizes = [CompositionCache().get(m, fs, "m").table.num_arcs for m in msgs]
+    cache = CompositionCache(max_arcs=sizes[0] + sizes[1] + sizes[2] - 1)
+    for m in msgs[:2]:
+        cache.get(m, fs, "m")
+    cache.get(msgs[0], fs, "m")                   # now msgs[1] is least recently used
+    cache.get(msgs[2], fs, "m")                   # over budget: msgs[1] goes
+    assert cache.arcs == sizes[0] + sizes[2] and cache.built == 3
+    cache.get(msgs[0], fs, "m")
+    assert cache.built == 3                       # still cached
+    cache.get(msgs[1], fs, "m")
+    assert cache.built == 4                       # was evicted: composed again
 
 
 def test_p_moments_of_encode_equal_q_moments():
