@@ -18,7 +18,9 @@ WFSA p, compose p·EOS with the counting transducer of the feature DFA (output l
 DFA arc ids), run forward–backward (:func:`strgm.wfsa.expected_arc_counts`), sum the arc
 posteriors per DFA arc id and accumulate. Optionally the transducer carries ENCODE(θ)'s
 weights, which yields the moments of p ⊙ ENCODE(θ) (EP's p̂_V, eq. 5) in the same pass.
-Cost O(|p ∘ DFA|) plus the forward–backward on it.
+Cost O(|p ∘ DFA|) plus the forward–backward on it. The composition is kept per message
+(:class:`CompositionCache`) and re-weighted for each new θ; it serves every feature set
+whose contexts it contains, so PEP's changing working sets rarely recompose it.
 """
 
 from __future__ import annotations

@@ -6,7 +6,9 @@ sparse map w ↦ θ_w with support ⊆ W (absent features have weight 0).
 
 Vectors on the *same* FeatureSet combine with numpy arithmetic (fixed-order EP keeps every
 message on one set); vectors on different sets are first aligned to the union of their
-sets (O(|W₁| + |W₂|) dictionary work). log q_θ(v) = θ·f(v) − log Z_θ, so adding vectors
+sets (sorted searches on feature ids, O((|W₁| + |W₂|) log |W|) in numpy). Sets built by
+EP's own operations (unions, restrictions, active sets) come from integer codes
+(:mod:`strgm.features.codes`) and decode their tuples only when asked. log q_θ(v) = θ·f(v) − log Z_θ, so adding vectors
 multiplies the distributions (q_{θ₁+θ₂} ∝ q_{θ₁}·q_{θ₂}).
 
 Zero probabilities are represented by the finite weight ``LOG_FLOOR`` (≈ e^-40) instead
