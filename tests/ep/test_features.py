@@ -88,24 +88,34 @@ def test_p_moments_cyclic_wfsa_with_context_theta():
     np.testing.assert_allclose(m.expectations, pr @ F, atol=1e-6)
 
 
-def test_p_moments_reweights_a_cached_topology_exactly():
-    """The same p with two different θ (the cached composition re-weighted) agrees with
-    fresh compositions and with brute force."""
+def cyclic_message() -> pynini.Fst:
+    """A cyclic WFSA: a prior ⊙ (edit transducer ∘ one string), input side."""
     prior = ff.geometric_unigram_prior(N, mean_length=0.4)
     msg = pynini.project(compose(ff.edit_transducer(N, ff.EditParams(0.7)),
                                  weighted_strings({(2, 1): 0.0})), "input")
-    p = intersect(prior, pynini.rmepsilon(msg))
+    return intersect(prior, pynini.rmepsilon(msg))
+
+
+def brute_force_expectations(p: pynini.Fst, theta: Theta) -> np.ndarray:
+    """E[f] under p ⊙ ENCODE(θ) by enumerating strings up to length 11."""
     strings = all_strings(N, 11)
+    F = feature_matrix(theta.features.features, strings, N)
+    lw = score_strings(p, strings) + F @ theta.values
+    return np.exp(lw - np.logaddexp.reduce(lw)) @ F
+
+
+def test_p_moments_reweights_a_cached_topology_exactly():
+    """The same p with two different θ (the cached composition re-weighted) agrees with
+    fresh compositions and with brute force."""
+    p = cyclic_message()
     for seed in (4, 5, 6):
         th = random_theta(seed, shift=0.0) * 0.3
         fs = th.features
         cached = p_moments(p, fs, th)
         fresh = p_moments(p.copy(), fs, th)
         np.testing.assert_allclose(cached.expectations, fresh.expectations, atol=1e-12)
-        F = feature_matrix(fs.features, strings, N)
-        lw = score_strings(p, strings) + F @ th.values
-        pr = np.exp(lw - np.logaddexp.reduce(lw))
-        np.testing.assert_allclose(cached.expectations, pr @ F, atol=1e-6)
+        np.testing.assert_allclose(cached.expectations, brute_force_expectations(p, th),
+                                   atol=1e-6)
 
 
 def test_one_composition_grown_to_a_cover_serves_changing_feature_sets():
@@ -113,11 +123,7 @@ def test_one_composition_grown_to_a_cover_serves_changing_feature_sets():
     prefixes are contexts of the cover are served without recomposing, and their moments
     (weights and expectations placed on the finer DFA) equal a fresh composition with
     their own DFA and brute force."""
-    prior = ff.geometric_unigram_prior(N, mean_length=0.4)
-    msg = pynini.project(compose(ff.edit_transducer(N, ff.EditParams(0.7)),
-                                 weighted_strings({(2, 1): 0.0})), "input")
-    p = intersect(prior, pynini.rmepsilon(msg))
-    strings = all_strings(N, 11)
+    p = cyclic_message()
     b, e = N + 1, N + 2
     uni = [(1,), (2,), (e,)]
     sets = [FeatureSet(uni + [(1, 2), (2, 1, 2)], N),          # contexts ε, 1, 2, 21
@@ -134,10 +140,8 @@ def test_one_composition_grown_to_a_cover_serves_changing_feature_sets():
         fresh = p_moments(p.copy(), fs, base)
         np.testing.assert_allclose(got.expectations, fresh.expectations, rtol=1e-10)
         assert got.log_z == pytest.approx(fresh.log_z, abs=1e-10)
-        F = feature_matrix(fs.features, strings, N)
-        lw = score_strings(p, strings) + F @ base.values
-        pr = np.exp(lw - np.logaddexp.reduce(lw))
-        np.testing.assert_allclose(got.expectations, pr @ F, atol=1e-6)
+        np.testing.assert_allclose(got.expectations, brute_force_expectations(p, base),
+                                   atol=1e-6)
     assert built == [1, 2, 2, 3]
     assert CompositionCache().get(p, sets[0], "p").cover.dfa.num_states < \
         cache.get(p, sets[0], "p").cover.dfa.num_states
