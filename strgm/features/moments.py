@@ -221,12 +221,22 @@ class CompositionCache:
             self.arcs -= old.table.num_arcs
         self._entries[id(p)] = comp
         self.arcs += comp.table.num_arcs
+        self._evict()
+        return comp
+
+    def discard(self, p: pynini.Fst) -> None:
+        """Forget p's composition (p was replaced and will not be asked for again)."""
+        hit = self._entries.get(id(p))
+        if hit is not None and hit.p is p:
+            del self._entries[id(p)]
+            self.arcs -= hit.table.num_arcs
+
+    def _evict(self) -> None:
         while len(self._entries) > 1 and (
                 (self.max_size is not None and len(self._entries) > self.max_size)
                 or (self.max_arcs is not None and self.arcs > self.max_arcs)):
             _, dropped = self._entries.popitem(last=False)
             self.arcs -= dropped.table.num_arcs
-        return comp
 
 
 def _compose_counting(p: pynini.Fst, cover: FeatureSet, what: str) -> Composition:

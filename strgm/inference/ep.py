@@ -79,8 +79,8 @@ from strgm.projection.closed_form import closed_form, order_feature_set
 from strgm.projection.prox import prox_step, same_theta
 from strgm.wfsa.construct import sigma_star
 
-#: Arcs of message compositions kept by one EP run (about 40 bytes each: ~0.8 GB).
-_COMPOSITION_ARCS = 20_000_000
+#: Arcs of message compositions kept by one EP run (about 40 bytes each: ~0.2 GB).
+_COMPOSITION_ARCS = 5_000_000
 
 _DEFAULTS = {
     "ep": {"order": 2, "projection": "closed"},
@@ -197,6 +197,9 @@ class EPSide:
                 self.mu[var][factor] = message
                 self._version[var] = self._version.get(var, 0) + 1
             return
+        old = self.mu[var].get(factor)
+        if old is not None and old is not message:
+            self._compositions.discard(old)  # a replaced message is not projected again
         self.mu[var][factor] = message
         self.pending[var][factor] = None
 

@@ -189,3 +189,22 @@ def test_damped_updates_skip_only_provably_divergent_dampings(monkeypatch):
     assert fits["n"] > n_with
     assert with_bounds.extra["message_repairs"] == without.extra["message_repairs"]
     assert max_belief_error(with_bounds, without, names=graph.latent, k=5) == 0.0
+
+
+def test_ep_keeps_compositions_of_current_messages_only():
+    """A message replaced by its factor is never projected again, so its composition is
+    dropped at once (memory stays with the live messages); an unchanged message re-sent
+    as the same object keeps its composition."""
+    from strgm.datasets.synthetic import synthetic_paradigm
+    from strgm.models.phonology import build_phonology_model
+
+    d = synthetic_paradigm(20, seed=1)
+    graph = build_phonology_model(d.paradigm, alphabet=d.alphabet).graph
+    for method, opts in (("ep", {"order": 2}), ("pep", {})):
+        side = infer(graph, method, max_iters=3, **opts).side
+        cache = side._compositions
+        live = [m for msgs in side.mu.values() for m in msgs.values()]
+        assert cache.built > len(cache._entries) > 0
+        for comp in cache._entries.values():
+            assert any(comp.p is m for m in live)
+        assert cache.arcs == sum(c.table.num_arcs for c in cache._entries.values())

@@ -161,6 +161,11 @@ def test_composition_cache_evicts_least_recently_used_beyond_its_arc_budget():
     assert cache.built == 3                       # still cached
     cache.get(msgs[1], fs, "m")
     assert cache.built == 4                       # was evicted: composed again
+    assert cache.arcs == sizes[0] + sizes[1]      # ... and pushed msgs[2] out
+    cache.discard(msgs[0])
+    assert cache.arcs == sizes[1]
+    cache.get(msgs[0], fs, "m")
+    assert cache.built == 5                       # discarded: composed again
 
 
 def test_p_moments_of_encode_equal_q_moments():
