@@ -132,6 +132,7 @@ class EPSide:
         self.lam = self.s["lam"]
         self.updates = 0
         self.repairs = 0
+        self.repairs_by_kind: dict[str, int] = {}
         self.skipped = 0
         self.project_seconds = 0.0
         self._empty = FeatureSet([], self.n)
@@ -307,14 +308,24 @@ class EPSide:
         for _ in range(40):
             cand = th + Theta(unig, np.full(n, -delta))
             if ok(cand):
-                self.repairs += 1
+                self.count_repair("message_length_penalty")
                 return cand
             delta *= 2
         if ok(self.theta(var)):  # last resort: the belief θ_V itself (counted)
-            self.repairs += 1
+            self.count_repair("message_is_belief")
             return self.theta(var)
         raise DivergenceError(f"message from variable {var!r} to factor {factor!r} cannot "
                               "be made normalisable")
+
+    def count_repair(self, kind: str) -> None:
+        """Count one repair (``repairs``) and its kind (``repairs_by_kind``):
+        ``message_length_penalty`` / ``message_is_belief`` (θ_{V→F} made normalisable,
+        :meth:`_make_normalisable`), ``damped_update`` (:meth:`_damped_update`),
+        ``damped_concat_parts`` (:class:`_GuardedConcat`). Each biases toward shorter
+        strings, so many repairs signal that EP is struggling (e.g. high orders on
+        loopy graphs)."""
+        self.repairs += 1
+        self.repairs_by_kind[kind] = self.repairs_by_kind.get(kind, 0) + 1
 
     def has_theta(self, var: str) -> bool:
         """True for latent variables that carry θ (not observed, not relayed)."""
@@ -396,7 +407,7 @@ class EPSide:
                     log_radius = max(log_radius, delta + np.log(c))
                 delta *= 2
                 continue
-            self.repairs += 1
+            self.count_repair("damped_update")
             self._set(var, factor, (th - base).restrict(tol=1e-12), th)
             return
         self.skipped += 1
@@ -498,7 +509,7 @@ class _GuardedConcat(ConcatFactor):
                 inc[p] = self.side.damped_message(p, self.name, delta)
             try:
                 out = super().message_to(var, inc, num_labels)
-                self.side.repairs += 1
+                self.side.count_repair("damped_concat_parts")
                 return out
             except DivergenceError:
                 delta *= 2
@@ -557,6 +568,7 @@ def run_ep(graph: FactorGraph, method: str = "pep", max_iters: int = 10, tol: fl
     settings = {"max_iters": max_iters, "tol": tol, **side.s}
     extra = {"max_message_states": stats.max_message_states, "updates": side.updates,
              "message_repairs": side.repairs, "skipped_updates": side.skipped,
+             "message_repairs_by_kind": dict(side.repairs_by_kind),
              "projection_seconds": side.project_seconds,
              "mean_features_per_belief": float(np.mean(feats)) if feats else 0.0,
              "features_per_belief": dict(zip(side.approximated, feats)),

@@ -188,6 +188,9 @@ def test_damped_updates_skip_only_provably_divergent_dampings(monkeypatch):
     without = infer(graph, "ep", order=2, max_iters=3)
     assert fits["n"] > n_with
     assert with_bounds.extra["message_repairs"] == without.extra["message_repairs"]
+    kinds = with_bounds.extra["message_repairs_by_kind"]
+    assert sum(kinds.values()) == with_bounds.extra["message_repairs"]
+    assert kinds.get("damped_update", 0) == damped - with_bounds.extra["skipped_updates"]
     assert max_belief_error(with_bounds, without, names=graph.latent, k=5) == 0.0
 
 
