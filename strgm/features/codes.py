@@ -151,10 +151,15 @@ def prefix_closure(codes: np.ndarray, lens: np.ndarray, num_labels: int,
     for j in range(1, k + (0 if proper else 1)):
         sel = lens > j if proper else lens >= j
         parts.append(codes[sel] % pw[j])
-    allc = np.unique(np.concatenate(parts))
-    ln = lengths(allc, num_labels)
-    order = canonical_order(allc, ln, num_labels)
-    return allc[order], ln[order]
+    return canonical_unique(np.concatenate(parts), num_labels)
+
+
+def canonical_unique(codes: np.ndarray, num_labels: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct codes in canonical order, with their lengths."""
+    distinct = np.unique(codes)
+    ln = lengths(distinct, num_labels)
+    order = canonical_order(distinct, ln, num_labels)
+    return distinct[order], ln[order]
 
 
 class Lookup:

@@ -171,6 +171,11 @@ class FeatureDFA:
     def num_states(self) -> int:
         return len(self._context_codes)
 
+    @property
+    def num_arcs(self) -> int:
+        """Ordinary arcs of ENCODE (|C|·N), the size measure of eq. (8)."""
+        return self.num_states * self.num_labels
+
     # --- weights ---------------------------------------------------------------------
     def arc_logweights(self, values: np.ndarray, features=None) -> np.ndarray:
         """A (|C| × (N+1)): log weight of every arc (column N = final weight), for θ =

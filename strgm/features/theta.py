@@ -114,11 +114,8 @@ class FeatureSet:
         a, b = self.codes, other.codes
         if a.dtype != b.dtype:
             a, b = a.astype(object), b.astype(object)
-        merged = np.unique(np.concatenate([a, b]))
-        lens = _codes.lengths(merged, self.num_labels)
-        return FeatureSet.from_codes(merged[_codes.canonical_order(merged, lens,
-                                                                   self.num_labels)],
-                                     self.num_labels)
+        merged, _ = _codes.canonical_unique(np.concatenate([a, b]), self.num_labels)
+        return FeatureSet.from_codes(merged, self.num_labels)
 
     @cached_property
     def ids(self) -> np.ndarray:

@@ -126,11 +126,9 @@ def active_set(x: Theta, max_len: Optional[int] = None) -> FeatureSet:
     present = np.concatenate([c, np.array([e], dtype=c.dtype)])
     ext = ext[np.isin(suffix, present)]
     unigrams = np.arange(1, n + 1).astype(c.dtype)
-    out = np.unique(np.concatenate([c, unigrams, np.array([e], dtype=c.dtype), ext]))
-    out = out[out != b]
-    out_len = codes.lengths(out, n)
-    order = codes.canonical_order(out, out_len, n)
-    return FeatureSet.from_codes(out[order], n)
+    out, _ = codes.canonical_unique(
+        np.concatenate([c, unigrams, np.array([e], dtype=c.dtype), ext]), n)
+    return FeatureSet.from_codes(out[out != b], n)
 
 
 @dataclass(frozen=True)

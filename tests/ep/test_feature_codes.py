@@ -122,6 +122,7 @@ def test_dfa_matches_the_aho_corasick_definition(fs):
         dfa = FeatureSet(f.features, f.num_labels).dfa  # a fresh set: no shared cache
         assert dfa.contexts == tuple(ctx)
         assert dfa.num_states == len(ctx)
+        assert dfa.num_arcs == len(ctx) * f.num_labels
         np.testing.assert_array_equal(dfa.goto, goto)
         np.testing.assert_array_equal(dfa.fail, fail)
         assert dfa.start == start
