@@ -7,6 +7,12 @@ forward–backward), q moments (the linear solve on ENCODE(θ_V)), the tree prox
 factor-side messages. ``--K-early`` and ``--early-iters`` override PEP's schedule (K = 20
 passes on the first 3 iterations) for an ablation.
 
+Caution: cProfile charges its own overhead to every Python call, so it overstates code
+made of many small calls. In the seventh session it put ~40% of PEP-prox's time in the
+feature-set bookkeeping (tries, DFA construction, active sets); replacing that code with
+numpy measured 1.11× uninstrumented (``compare_revisions.py``). For shares of real time,
+sample instead: ``py-spy record -f raw -o out.txt -- python …`` (py-spy from PyPI).
+
     python benchmarks/pep_profile.py --words 100 [--method pep_prox] [--K-early 20]
 """
 
