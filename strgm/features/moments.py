@@ -41,7 +41,7 @@ from strgm.errors import DivergenceError, InconsistentEvidenceError
 from strgm.features.symbols import eos
 from strgm.features.theta import FeatureSet, Theta
 from strgm.wfsa.construct import string_acceptor
-from strgm.wfsa.core import arc_table, compose, is_acyclic, topological_levels
+from strgm.wfsa.core import ArcTable, arc_table, compose, is_acyclic, topological_levels
 from strgm.wfsa.expectations import table_arc_counts
 from strgm.wfsa.components import certifies_normalisable
 from strgm.wfsa.measure import arcs_to_csr
@@ -183,7 +183,7 @@ class Composition:
 
     p: pynini.Fst
     cover: FeatureSet
-    table: object
+    table: ArcTable
     levels: Optional[np.ndarray]
 
     def serves(self, p: pynini.Fst, features: FeatureSet) -> bool:
@@ -271,7 +271,8 @@ def p_moments(p: pynini.Fst, features: FeatureSet, theta: Optional[Theta] = None
     numpy: EP's K passes re-project the same message against changing cavities. The
     returned ``arc_counts`` are on the arcs of C's cover DFA.
     """
-    comp = (compositions or _SHARED).get(p, features, what)
+    cache = compositions if compositions is not None else _SHARED
+    comp = cache.get(p, features, what)
     dfa = comp.cover.dfa
     n = features.num_labels
     t = comp.table

@@ -8,8 +8,9 @@ Vectors on the *same* FeatureSet combine with numpy arithmetic (fixed-order EP k
 message on one set); vectors on different sets are first aligned to the union of their
 sets (sorted searches on feature ids, O((|W₁| + |W₂|) log |W|) in numpy). Sets built by
 EP's own operations (unions, restrictions, active sets) come from integer codes
-(:mod:`strgm.features.codes`) and decode their tuples only when asked. log q_θ(v) = θ·f(v) − log Z_θ, so adding vectors
-multiplies the distributions (q_{θ₁+θ₂} ∝ q_{θ₁}·q_{θ₂}).
+(:mod:`strgm.features.codes`) and decode their tuples only when asked.
+log q_θ(v) = θ·f(v) − log Z_θ, so adding vectors multiplies the distributions
+(q_{θ₁+θ₂} ∝ q_{θ₁}·q_{θ₂}).
 
 Zero probabilities are represented by the finite weight ``LOG_FLOOR`` (≈ e^-40) instead
 of −∞, so that EP's subtraction θ_{V→F} = θ_V − θ_{F→V} never meets −∞ − (−∞) (PEP
