@@ -134,9 +134,8 @@ class FeatureSet:
         return _codes.encode(self.features, self.num_labels, dtype=object)
 
     @cached_property
-    def _id_order(self) -> tuple[np.ndarray, np.ndarray]:
-        order = np.argsort(self.ids, kind="stable")
-        return order, self.ids[order]
+    def _id_lookup(self) -> "_codes.Lookup":
+        return _codes.Lookup(self.ids)
 
     def positions_in(self, other: "FeatureSet") -> np.ndarray:
         """index[i] = the position of feature i of this set in ``other`` (−1 if absent).
@@ -144,11 +143,7 @@ class FeatureSet:
         A sorted search on feature ids, O((|W| + |W'|) log |W'|) in numpy: EP combines
         θ vectors on different sets (θ_V, θ_{F→V}, their union) thousands of times, and
         a dictionary pass over ~10⁴–10⁵ trigram features each time dominated trigram EP."""
-        order, sorted_ids = other._id_order
-        if len(sorted_ids) == 0:
-            return np.full(len(self), -1, dtype=np.int64)
-        j = np.minimum(np.searchsorted(sorted_ids, self.ids), len(sorted_ids) - 1)
-        return np.where(sorted_ids[j] == self.ids, order[j], -1)
+        return other._id_lookup.find(self.ids)
 
     def with_features(self, extra: Iterable[Feature]) -> "FeatureSet":
         extra = [check_feature(w, self.num_labels) for w in extra]
