@@ -35,8 +35,11 @@ def _add_inference_options(p: argparse.ArgumentParser) -> None:
                    help="pruned BP domain size per message (default: %(default)s)")
     g.add_argument("--order", type=int, default=2, choices=[1, 2, 3],
                    help="EP n-gram order (default: %(default)s)")
-    g.add_argument("--projection", default="prox", choices=["prox", "grow"],
-                   help="PEP projection (default: %(default)s)")
+    g.add_argument("--projection", default=None,
+                   choices=["prox", "grow", "gradient", "closed"],
+                   help="pep: prox (default) or grow; ep: gradient (default; one step "
+                        "per visit, as in PEP §7) or closed (exact fit per visit; "
+                        "exact on trees, degrades on loopy graphs)")
     g.add_argument("--lambda", dest="lam", type=float, default=0.01,
                    help="PEP penalty λ (default: %(default)s)")
     g.add_argument("--anneal", action="store_true", help="PEP: decay λ over iterations")
@@ -65,7 +68,7 @@ def _add_inference_options(p: argparse.ArgumentParser) -> None:
 
 def _method_options(args) -> dict:
     if args.method == "ep":
-        return {"order": args.order}
+        return {"order": args.order, "projection": args.projection}
     if args.method == "pep":
         return {"projection": args.projection, "lam": args.lam, "anneal": args.anneal}
     return {}

@@ -52,10 +52,18 @@ class StepResult:
 
 
 def gradient_step(theta: Theta, p_expectations: np.ndarray, eta: float = 0.05,
-                  q: Moments | None = None, max_halvings: int = 30) -> StepResult:
-    """One ascent step θ + η∇L, halving η while Z = ∞. ``q`` = moments of θ if known."""
+                  q: Moments | None = None, max_halvings: int = 30,
+                  mask: np.ndarray | None = None) -> StepResult:
+    """One ascent step θ + η∇L, halving η while Z = ∞ (PEP §6.1).
+
+    ``q``: moments of θ on θ's feature set, if known (saves one linear solve: EP passes
+    the moments its previous step returned). ``mask``: features allowed to move (the
+    gradient is zeroed elsewhere; EP fits the order-n family inside a larger working
+    set). If every halving leaves Z infinite, θ is returned unchanged with eta = 0."""
     q = q or q_moments(theta)
     g = p_expectations - q.expectations
+    if mask is not None:
+        g = np.where(mask, g, 0.0)
     for h in range(max_halvings + 1):
         cand = Theta(theta.features, theta.values + eta * g)
         try:

@@ -47,23 +47,23 @@ def test_ep_with_rich_features_reproduces_exact_bp_on_a_tree():
     g = tree_graph()
     assert g.is_acyclic()
     bp = infer(g, "bp")
-    ep = infer(g, "ep", relay=False, order=5, max_iters=6)
+    ep = infer(g, "ep", relay=False, order=5, projection="closed", max_iters=6)
     assert max_belief_error(bp, ep) < 1e-7
     # and a too-poor family does not (the test can fail)
-    ep2 = infer(g, "ep", relay=False, order=2, max_iters=6)
+    ep2 = infer(g, "ep", relay=False, order=2, projection="closed", max_iters=6)
     assert max_belief_error(bp, ep2) > 1e-2
 
 
 def test_ep_reproduces_bp_with_boundary_concatenation():
     g = tree_graph("ab", boundary=True)
     bp = infer(g, "bp")
-    ep = infer(g, "ep", relay=False, order=5, max_iters=6)
+    ep = infer(g, "ep", relay=False, order=5, projection="closed", max_iters=6)
     assert max_belief_error(bp, ep) < 1e-7
 
 
 def test_pep_with_lambda_to_zero_matches_fixed_order_ep():
     g = tree_graph("ab")
-    ep = infer(g, "ep", relay=False, order=2, max_iters=8, tol=1e-9)
+    ep = infer(g, "ep", relay=False, order=2, projection="closed", max_iters=8, tol=1e-9)
     pep = infer(g, "pep", relay=False, lam=1e-8, max_len=2, eta=0.5, steps=25, K_early=1,
                 max_iters=6, tol=1e-9)
     # (the gap shrinks with more steps: 4e-3 at 25 steps/6 iterations, 7e-4 at 100/8,
@@ -76,7 +76,7 @@ def test_pep_with_lambda_to_zero_matches_fixed_order_ep():
 
 def test_gradient_ep_approaches_closed_form_ep():
     g = tree_graph("ab")
-    cf = infer(g, "ep", relay=False, order=2, max_iters=8, tol=1e-9)
+    cf = infer(g, "ep", relay=False, order=2, projection="closed", max_iters=8, tol=1e-9)
     gr = infer(g, "ep", relay=False, order=2, projection="gradient", eta=0.5, steps=20, max_iters=5,
                tol=1e-9)
     assert max_belief_error(cf, gr) < 1.5e-2  # order-1 EP is 0.4 away
@@ -112,7 +112,7 @@ def test_ep_handles_an_fst_file_factor_and_edit_transducer(tmp_path):
     for kw in ({"order": 3}, {}):
         r = infer(g, "ep" if kw else "pep", relay=False, max_iters=4, **kw)
         assert r.belief("M").kbest_labels(1)[0][0] == (1, 2)
-    ep4 = infer(g, "ep", relay=False, order=4, max_iters=4)
+    ep4 = infer(g, "ep", relay=False, order=4, projection="closed", max_iters=4)
     assert abs(ep4.belief("M").prob("ab") - bp.belief("M").prob("ab")) < 0.05
 
 
@@ -174,7 +174,7 @@ def test_damped_updates_skip_only_provably_divergent_dampings(monkeypatch):
 
     monkeypatch.setattr(ep_mod, "closed_form", counting_fit)
     monkeypatch.setattr(EPSide, "_damped_update", counting_damped)
-    with_bounds = infer(graph, "ep", order=2, max_iters=3)
+    with_bounds = infer(graph, "ep", order=2, projection="closed", max_iters=3)
     n_with, damped = fits["n"], fits["damped"]
     assert damped > 0  # the situation under test occurs
 
@@ -185,7 +185,7 @@ def test_damped_updates_skip_only_provably_divergent_dampings(monkeypatch):
 
     monkeypatch.setattr(ep_mod.DivergenceError, "__init__", no_bound)
     fits["n"] = 0
-    without = infer(graph, "ep", order=2, max_iters=3)
+    without = infer(graph, "ep", order=2, projection="closed", max_iters=3)
     assert fits["n"] > n_with
     assert with_bounds.extra["message_repairs"] == without.extra["message_repairs"]
     kinds = with_bounds.extra["message_repairs_by_kind"]

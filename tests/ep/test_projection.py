@@ -175,3 +175,22 @@ def test_grow_matches_fixed_order_when_lambda_small_and_is_sparse_otherwise():
     assert objective(th.align(fs3), ep) == pytest.approx(want, abs=1e-7)
     coarse = grow(p, N, lam=1.0, max_len=3)
     assert len(coarse.features.dfa.contexts) < len(th.features.dfa.contexts)
+
+
+def test_gradient_step_mask_and_known_moments():
+    """A masked step moves only the masked-in features, by exactly η·(E_p − E_q) there;
+    passing θ's own moments (as EP does from its previous step) changes nothing."""
+    from strgm.features.moments import q_moments
+
+    fs = order_feature_set(2, 2)
+    th = uniform_theta(fs)
+    ep = q_moments(Theta(fs, th.values + 0.3 * np.sin(np.arange(len(fs))))).expectations
+    mask = np.arange(len(fs)) % 3 == 0
+    full = gradient_step(th, ep, eta=0.1)
+    masked = gradient_step(th, ep, eta=0.1, mask=mask)
+    reused = gradient_step(th, ep, eta=0.1, mask=mask, q=q_moments(th))
+    moved = masked.theta.values - th.values
+    assert np.all(moved[~mask] == 0.0) and np.any(moved[mask] != 0.0)
+    np.testing.assert_allclose(moved[mask], (full.theta.values - th.values)[mask])
+    np.testing.assert_array_equal(reused.theta.values, masked.theta.values)
+    np.testing.assert_allclose(masked.q.expectations, q_moments(masked.theta).expectations)

@@ -68,3 +68,31 @@ def test_textbook_english_roots_recover_bare_forms(tmp_path):
                 bare[m] = s
     hits = sum(data["morphemes"][r][0][0] == s for r, s in bare.items())
     assert hits / len(bare) >= 0.9
+
+
+@pytest.mark.parametrize("argv,projection", [
+    (["--method", "ep", "--order", "2"], "gradient"),
+    (["--method", "ep", "--order", "1", "--projection", "closed"], "closed"),
+    (["--method", "pep", "--lambda", "0.02"], "prox"),
+    (["--method", "pep", "--projection", "grow"], "grow")])
+def test_infer_ep_and_pep_options_reach_the_engine(tmp_path, argv, projection):
+    f = tmp_path / "toy.tsv"
+    f.write_text(TOY, encoding="utf-8")
+    out = tmp_path / "o.json"
+    assert main(["infer", str(f), *argv, "--max-iters", "2", "--json", str(out),
+                 "--quiet"]) == 0
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["method"] == argv[1]
+    assert data["settings"]["projection"] == projection
+    if "--lambda" in argv:
+        assert data["settings"]["lam"] == 0.02
+    if "--order" in argv:
+        assert data["settings"]["order"] == int(argv[3])
+
+
+def test_infer_rejects_a_projection_of_the_other_method(tmp_path, capsys):
+    f = tmp_path / "toy.tsv"
+    f.write_text(TOY, encoding="utf-8")
+    assert main(["infer", str(f), "--method", "ep", "--projection", "prox", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "projection 'prox' is not available for 'ep'" in err and "gradient" in err
