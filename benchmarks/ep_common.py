@@ -1,7 +1,10 @@
 """Shared helpers for the EP/PEP benchmarks: methods, datasets, metrics, output.
 
 Methods (PEP §7 / Figure 3): pruned-20 BP (Cotterell et al. 2015 baseline), EP with 1-,
-2-, 3-gram features (closed-form projection), PEP-prox (λ = 0.01, η = 0.05) and PEP-grow.
+2-, 3-gram features (``ep1``–``ep3``: one gradient step per visit, η = 0.05, as in the
+paper's Figure 3), PEP-prox (λ = 0.01, η = 0.05) and PEP-grow; and EP with the
+closed-form projection (``ep1_closed``–``ep3_closed``; the EP rows before the eighth
+session were these).
 Accuracy: mean −log b_M(gold UR) over morpheme variables (nats; a probability below
 1e-12, e.g. a gold UR outside a pruned domain, is floored there and counted as "missed");
 held-out words: exact match and mean −log p of the true surface.
@@ -25,11 +28,14 @@ FLOOR = 1e-12
 
 METHODS = {
     "pruned20": ("pruned", {"kbest": 20}),
-    "ep1": ("ep", {"order": 1}),
-    "ep2": ("ep", {"order": 2}),
-    "ep3": ("ep", {"order": 3}),
+    "ep1": ("ep", {"order": 1, "projection": "gradient"}),
+    "ep2": ("ep", {"order": 2, "projection": "gradient"}),
+    "ep3": ("ep", {"order": 3, "projection": "gradient"}),
     "pep_prox": ("pep", {"projection": "prox"}),
     "pep_grow": ("pep", {"projection": "grow"}),
+    "ep1_closed": ("ep", {"order": 1, "projection": "closed"}),
+    "ep2_closed": ("ep", {"order": 2, "projection": "closed"}),
+    "ep3_closed": ("ep", {"order": 3, "projection": "closed"}),
 }
 
 
