@@ -1,5 +1,7 @@
 """Figure-3 analogue (PEP §7): speed and accuracy of pruned-20 BP, EP (1/2/3-gram),
 PEP-prox and PEP-grow on the untrained phonology model (copy-biased edit transducer).
+EP is gradient-based as in the paper's Figure 3 (``ep1``–``ep3``); the closed-form
+variants (``ep1_closed``–``ep3_closed``, dashed in the plot) are extra rows.
 
     python benchmarks/ep_figure3.py run --dataset synthetic --words 50 100 --reps 1
     python benchmarks/ep_figure3.py run --dataset english --words 100
@@ -186,6 +188,11 @@ def targets(rows: list, words: int = 500) -> list[str]:
     return out
 
 
+def style(method: str) -> str:
+    """Closed-form EP variants dashed, the Figure-3 methods solid."""
+    return "--" if method.endswith("_closed") else "-"
+
+
 def plot(rows: list) -> None:
     """Speed vs accuracy (left) and scaling (right), synthetic (top) and English (bottom)."""
     plt = plt_or_none()
@@ -205,10 +212,11 @@ def plot(rows: list) -> None:
             scored = [(w, c, y) for w, c, y in pts if y is not None]
             if scored:
                 line = axes[row][0].plot([c for _, c, _ in scored], [y for *_, y in scored],
-                                         marker="o", label=m)[0]
+                                         marker="o", label=m, linestyle=style(m))[0]
                 for w, c, y in scored:
                     axes[row][0].annotate(str(w), (c, y), fontsize=6, color=line.get_color())
-            axes[row][1].plot([w for w, *_ in pts], [c for _, c, _ in pts], marker="o", label=m)
+            axes[row][1].plot([w for w, *_ in pts], [c for _, c, _ in pts], marker="o", label=m,
+                              linestyle=style(m))
         axes[row][0].set_xscale("log")
         axes[row][0].set_xlabel("CPU seconds (log)")
         axes[row][0].set_ylabel(label)

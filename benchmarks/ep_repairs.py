@@ -8,7 +8,8 @@ method for 2, 3 and 5 iterations on the same synthetic paradigm (no held-out wor
 records CPU time, mean gold cross-entropy, morphemes below the floor, θ updates and the
 repairs by kind, so their growth can be set against the accuracy.
 
-    python benchmarks/ep_repairs.py --words 50 [--methods ep2 ep3 pep_prox] [--iters 2 3 5]
+    python benchmarks/ep_repairs.py --words 50 [--methods ep2_closed ep3_closed ep2 ep3 pep_prox]
+                                               [--iters 2 3 5]
 
 Writes ``results/ep_repairs.{json,md}``.
 """
@@ -30,7 +31,7 @@ KINDS = ["message_length_penalty", "message_is_belief", "damped_update",
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--words", type=int, default=50)
-    ap.add_argument("--methods", nargs="+", default=["ep2", "ep3", "pep_prox"],
+    ap.add_argument("--methods", nargs="+", default=["ep2_closed", "ep3_closed", "ep2", "ep3", "pep_prox"],
                     choices=list(METHODS))
     ap.add_argument("--iters", nargs="+", type=int, default=[2, 3, 5])
     a = ap.parse_args()

@@ -27,7 +27,13 @@ Projections (``method``, ``projection``):
   normalisable; the repairs (below) then bias beliefs toward short strings, and accuracy
   falls with every iteration. Measured on 50 synthetic words (``benchmarks/ep_repairs.py``,
   5 iterations, mean −log belief(gold UR)): closed EP-2 9.5 nats / 497 repairs, closed
-  EP-3 20.7 / 821; gradient EP-2 2.8 / 0, gradient EP-3 2.6 / 0;
+  EP-3 20.7 / 821; gradient EP-2 2.8 / 0, gradient EP-3 2.6 / 0. The cause is the
+  division, not the fit: θ_V − θ_{F→V} is defined only where q_V > 0, and an exact fit
+  stores zero-probability arcs as LOG_FLOOR (or as "inherit the parent context"), so
+  floor minus floor leaves arbitrary mass on strings the divided-out message excludes.
+  On a tree that region is never used again; on a loopy graph it is (even with an order
+  rich enough to represent every message, closed-form EP then differs from loopy BP).
+  Gradient steps never reach the floor;
 * ``pep`` / ``prox`` (default): one proximal-gradient step of the tree-structured group
   lasso (λ, η) on the active set (:mod:`strgm.projection.prox`);
 * ``pep`` / ``grow``: closed form with greedy growing of contexts (:mod:`strgm.projection.grow`).
