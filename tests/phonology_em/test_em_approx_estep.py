@@ -37,8 +37,13 @@ def _counts(method, **opts):
 def test_ep_and_pep_estep_counts_approach_the_exact_counts():
     exact, ll = _counts("bp")
     err = {}
-    for name, method, opts in [("ep1", "ep", {"order": 1}), ("ep2", "ep", {"order": 2}),
-                               ("ep3", "ep", {"order": 3}), ("pep", "pep", {})]:
+    # closed-form EP: the exact fit per visit, so on a tree its error falls with the order
+    # (the default gradient EP takes η = 0.05 steps and is still moving after 30
+    # iterations: 0.047 for order 2, 0.029 for order 3)
+    closed = {"projection": "closed"}
+    for name, method, opts in [("ep1", "ep", {"order": 1, **closed}),
+                               ("ep2", "ep", {"order": 2, **closed}),
+                               ("ep3", "ep", {"order": 3, **closed}), ("pep", "pep", {})]:
         c, ll_m = _counts(method, **opts)
         assert np.all(np.isfinite(c)) and np.all(c >= 0)
         assert c.sum() == pytest.approx(exact.sum(), rel=0.01)  # one edit sequence per word
