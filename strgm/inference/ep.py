@@ -480,7 +480,7 @@ class EPSide:
                 q = last[1] if (last is not None and last[1].features == work
                                 and same_theta(last[0], cur)) else None
                 r = gradient_step(cur.align(work), m.expectations, self.s["eta"], q=q,
-                                  mask=work.positions_in(fam) >= 0)
+                                  mask=work.positions_in(fam) >= 0, what=what)
                 if r.eta == 0.0:
                     self.skipped += 1
                 self._set(var, factor, (r.theta - base).restrict(tol=1e-12), r.theta)
@@ -551,8 +551,8 @@ def run_ep(graph: FactorGraph, method: str = "pep", max_iters: int = 10, tol: fl
     """Run EP (``method="ep"``) or PEP (``"pep"``) and return an :class:`InferenceResult`.
 
     Options: ``order`` (EP), ``projection`` ("gradient" (default)|"closed" for EP,
-    "prox" (default)|"grow" for PEP), ``lam`` (λ, 0.01), ``anneal`` (λ decays by ``decay`` per iteration), ``eta``
-    (0.05), ``K_early`` (20), ``early_iters`` (3), ``unigram_first`` (True), ``max_len``
+    "prox" (default)|"grow" for PEP), ``lam`` (λ, 0.01), ``anneal`` (λ decays by
+    ``decay`` per iteration), ``eta`` (0.05), ``K_early`` (20), ``early_iters`` (3), ``unigram_first`` (True), ``max_len``
     (longest PEP feature, unbounded), ``steps`` (gradient steps per pass, 1).
     """
     t0 = time.perf_counter()

@@ -53,21 +53,22 @@ class StepResult:
 
 def gradient_step(theta: Theta, p_expectations: np.ndarray, eta: float = 0.05,
                   q: Moments | None = None, max_halvings: int = 30,
-                  mask: np.ndarray | None = None) -> StepResult:
+                  mask: np.ndarray | None = None, what: str = "q_theta") -> StepResult:
     """One ascent step θ + η∇L, halving η while Z = ∞ (PEP §6.1).
 
     ``q``: moments of θ on θ's feature set, if known (saves one linear solve: EP passes
     the moments its previous step returned). ``mask``: features allowed to move (the
     gradient is zeroed elsewhere; EP fits the order-n family inside a larger working
-    set). If every halving leaves Z infinite, θ is returned unchanged with eta = 0."""
-    q = q or q_moments(theta)
+    set). If every halving leaves Z infinite, θ is returned unchanged with eta = 0.
+    ``what`` names the distribution in errors."""
+    q = q or q_moments(theta, what=what)
     g = p_expectations - q.expectations
     if mask is not None:
         g = np.where(mask, g, 0.0)
     for h in range(max_halvings + 1):
         cand = Theta(theta.features, theta.values + eta * g)
         try:
-            return StepResult(cand, q_moments(cand), eta, h)
+            return StepResult(cand, q_moments(cand, what=what), eta, h)
         except DivergenceError:
             eta *= 0.5
     return StepResult(theta, q, 0.0, max_halvings)
