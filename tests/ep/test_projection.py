@@ -180,8 +180,6 @@ def test_grow_matches_fixed_order_when_lambda_small_and_is_sparse_otherwise():
 def test_gradient_step_mask_and_known_moments():
     """A masked step moves only the masked-in features, by exactly η·(E_p − E_q) there;
     passing θ's own moments (as EP does from its previous step) changes nothing."""
-    from strgm.features.moments import q_moments
-
     fs = order_feature_set(2, 2)
     th = uniform_theta(fs)
     ep = q_moments(Theta(fs, th.values + 0.3 * np.sin(np.arange(len(fs))))).expectations
