@@ -23,7 +23,8 @@ import pynini
 
 from fst_factors.concat import concat_acceptors, concat_context_transducer
 from strgm.errors import GraphError
-from strgm.wfsa.core import compose, trim
+from strgm.wfsa.core import compose
+from strgm.wfsa.epsilon import trim
 
 
 def _clean(fst: pynini.Fst, what: str = "message") -> pynini.Fst:

@@ -31,7 +31,6 @@ from the deepest contexts to the root (reverse BFS), then read at (s, a). O(|C|Â
 
 from __future__ import annotations
 
-import struct
 from functools import cached_property
 
 import numpy as np
@@ -39,50 +38,10 @@ import pynini
 
 from strgm.features import codes
 from strgm.features.symbols import bos, eos
+from strgm.wfsa.core import from_arc_table
 
-_HEADER_MAGIC = 2125659606
-_ARC = np.dtype([("ilabel", "<i4"), ("olabel", "<i4"), ("weight", "<f8"),
-                 ("nextstate", "<i4")])
-_STATE = np.dtype([("final", "<f8"), ("narcs", "<i8")])
-# kExpanded | kMutable: nothing else is asserted, OpenFst recomputes properties on demand.
-_PROPS = 0x3
-
-
-def fst_from_arrays(num_states: int, start: int, src, dst, ilabel, olabel, weights,
-                    final) -> pynini.Fst:
-    """A log64 VectorFst from numpy arrays via OpenFst's binary format (no per-arc Python).
-
-    Weights are âˆ’log values; ``final`` has one entry per state (``inf`` = not final).
-    O(|Q| + |E|) numpy work plus one deserialisation.
-    """
-    src = np.asarray(src, dtype=np.int64)
-    order = np.argsort(src, kind="stable")
-    m = src.shape[0]
-    arcs = np.empty(m, dtype=_ARC)
-    arcs["ilabel"] = np.asarray(ilabel)[order]
-    arcs["olabel"] = np.asarray(olabel)[order]
-    arcs["weight"] = np.asarray(weights, dtype=np.float64)[order]
-    arcs["nextstate"] = np.asarray(dst)[order]
-    counts = np.bincount(src, minlength=num_states).astype(np.int64)
-    states = np.empty(num_states, dtype=_STATE)
-    states["final"] = np.asarray(final, dtype=np.float64)
-    states["narcs"] = counts
-    sizes = _STATE.itemsize + _ARC.itemsize * counts
-    offs = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-    body = np.zeros(int(sizes.sum()), dtype=np.uint8)
-    body[offs[:, None] + np.arange(_STATE.itemsize)] = \
-        states.view(np.uint8).reshape(num_states, _STATE.itemsize)
-    if m:
-        first = np.concatenate([[0], np.cumsum(counts)[:-1]])
-        srt = src[order]
-        aoff = offs[srt] + _STATE.itemsize + _ARC.itemsize * (np.arange(m) - first[srt])
-        body[aoff[:, None] + np.arange(_ARC.itemsize)] = \
-            arcs.view(np.uint8).reshape(m, _ARC.itemsize)
-    head = struct.pack("<i", _HEADER_MAGIC)
-    for s in (b"vector", b"log64"):
-        head += struct.pack("<i", len(s)) + s
-    head += struct.pack("<iiQqqq", 2, 0, _PROPS, start, num_states, m)
-    return pynini.Fst.read_from_string(head + body.tobytes())
+#: Kept under its old name: the builder now lives in the WFSA layer.
+fst_from_arrays = from_arc_table
 
 
 class FeatureDFA:

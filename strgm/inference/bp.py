@@ -31,7 +31,8 @@ from strgm.graph import FactorGraph
 from strgm.inference.belief import Belief
 from strgm.inference.schedule import observation_message
 from strgm.wfsa.construct import empty_acceptor, sigma_star, weighted_strings
-from strgm.wfsa.core import intersect, trim
+from strgm.wfsa.core import intersect
+from strgm.wfsa.epsilon import trim
 from strgm.wfsa.measure import normalise, score_strings
 from strgm.wfsa.paths import kbest
 

@@ -506,7 +506,7 @@ class _GuardedConcat(ConcatFactor):
     μ_{F→M_i} sums the inserted messages of the other parts against the whole's message.
     Even when each inserted ENCODE(θ_{M_j→F}) is normalisable, that sum — the spectral
     radius of the product of the inserted DFA with the whole's (cyclic) message — can be
-    ≥ 1, and :func:`strgm.wfsa.core.trim` raises :class:`DivergenceError`. Then the
+    ≥ 1, and :func:`strgm.wfsa.epsilon.trim` raises :class:`DivergenceError`. Then the
     inserted θ messages are damped by a length penalty exp(−δ·|m_j|), δ = 0.25, 0.5, 1,
     … (at most 12 doublings), which makes the sum finite; each retry is counted in the
     side's ``repairs``. Only used inside :func:`run_ep` (the caller's graph is untouched).

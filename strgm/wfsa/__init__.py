@@ -26,11 +26,11 @@ from strgm.wfsa.core import (  # noqa: F401
     is_acyclic,
     num_arcs,
     project,
-    trim,
     shortest_distance,
     weight,
     weights_to_array,
 )
+from strgm.wfsa.epsilon import trim  # noqa: F401
 from strgm.wfsa.expectations import (  # noqa: F401
     ArcPosteriors,
     entropy,

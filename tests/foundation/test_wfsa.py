@@ -422,7 +422,7 @@ def test_iteration_decisions_agree_with_the_spectral_radius(seed, target):
 def test_epsilon_cycle_test_agrees_with_the_spectral_radius(seed, scale, labelled):
     """The per-component ε-cycle test equals ρ(A_ε) ≥ 1 computed from eigenvalues; arcs
     with a label (``labelled``) must be ignored."""
-    from strgm.wfsa.core import epsilon_cycles_diverge
+    from strgm.wfsa.epsilon import epsilon_cycles_diverge
 
     rng = np.random.default_rng(seed)
     k = int(rng.integers(2, 12))
@@ -465,7 +465,7 @@ def test_epsilon_cycle_test_ignores_heavy_acyclic_epsilon_paths():
     """Only cycles make ε-removal diverge: a chain of ε-arcs of weight e^30 each (its
     path weight overflows float64, a solve over the whole ε-graph returns inf) around a
     light cycle is finite, and is reported as such; a heavy cycle is not."""
-    from strgm.wfsa.core import epsilon_cycles_diverge
+    from strgm.wfsa.epsilon import epsilon_cycles_diverge
 
     def machine(cycle_weight):
         f = pynini.Fst(arc_type="log64")
@@ -480,3 +480,95 @@ def test_epsilon_cycle_test_ignores_heavy_acyclic_epsilon_paths():
 
     assert not epsilon_cycles_diverge(machine(0.5))
     assert epsilon_cycles_diverge(machine(1.5))
+
+
+def _all_strings(n_labels: int, max_len: int) -> list:
+    import itertools
+
+    return [s for n in range(max_len + 1)
+            for s in itertools.product(range(1, n_labels + 1), repeat=n)]
+
+
+def _concat_part_message_machine(seed: int, i: int, boundary: bool):
+    """project(compose(T_i, μ_whole)) before ε-removal: the machine a concatenation
+    factor cleans up for its message to part i (random cyclic part and whole messages)."""
+    from fst_factors.concat import concat_context_transducer
+
+    rng = np.random.default_rng(seed)
+    parts = [random_acceptor(rng, 3, 2, acyclic=False) for _ in range(3)]
+    whole = random_acceptor(rng, 4, 3 if boundary else 2, acyclic=False, scale=0.5)
+    t = concat_context_transducer(parts, i, 2, 3 if boundary else None)
+    return pynini.project(W.compose(t, whole), "input")
+
+
+@settings(max_examples=25, deadline=None)
+@given(SEEDS, st.integers(0, 2), st.booleans())
+def test_trim_shortcut_keeps_every_string_weight_of_concat_messages(seed, i, boundary):
+    """The linear-algebra ε-removal (closures at the ends) is taken for the messages of a
+    concatenation factor, and every string keeps its exact weight: all strings up to
+    length 4 scored on the ε-free result equal their scores on the original (scored by
+    composition and linear solves, no ε-removal), and so does the total weight."""
+    from strgm.wfsa.core import arc_table
+    from strgm.wfsa.epsilon import closures_at_ends, trim
+
+    from hypothesis import assume
+
+    c = _concat_part_message_machine(seed, i, boundary)
+    assume(c.num_states() > 0)  # the whole's message may reject every concatenation
+    t = arc_table(c)
+    eps = (t.ilabel == 0) & (t.olabel == 0)
+    assert eps.any() and closures_at_ends(t, eps) is not None
+    out = trim(c)
+    assert not (arc_table(out).ilabel == 0).any()
+    strings = _all_strings(2, 4)
+    np.testing.assert_allclose(W.score_strings(out, strings), W.score_strings(c, strings),
+                               rtol=1e-9, atol=1e-9)
+    assert W.log_partition(out) == pytest.approx(W.log_partition(c), abs=1e-9)
+
+
+def test_trim_takes_the_general_route_when_epsilon_paths_lead_to_labelled_states():
+    """ε-arcs between labelled states (an ε-cycle through them): no shortcut, OpenFst's
+    ε-removal, string weights unchanged."""
+    from strgm.wfsa.core import arc_table, new_fst
+    from strgm.wfsa.epsilon import closures_at_ends, trim
+
+    f = new_fst()
+    f.add_states(3)
+    f.set_start(0)
+    f.add_arc(0, pynini.Arc(1, 1, W.weight(0.5), 1))
+    f.add_arc(1, pynini.Arc(2, 2, W.weight(1.0), 2))
+    f.add_arc(2, pynini.Arc(0, 0, W.weight(1.5), 1))  # back to a labelled state
+    f.add_arc(1, pynini.Arc(0, 0, W.weight(2.0), 0))
+    f.set_final(2, W.weight(0.3))
+    t = arc_table(f)
+    assert closures_at_ends(t, t.ilabel == 0) is None
+    strings = _all_strings(2, 6)
+    np.testing.assert_allclose(W.score_strings(trim(f), strings),
+                               W.score_strings(f, strings), rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("cycle_weight, diverges", [(0.5, False), (1.5, True)])
+def test_trim_shortcut_defers_to_the_general_route_on_divergence(cycle_weight, diverges):
+    """An ε-suffix (all states ε-only) with a light or heavy ε-cycle after heavy acyclic
+    ε-arcs (path weight beyond float64): the light one is removed, the heavy one raises."""
+    from strgm.errors import DivergenceError
+    from strgm.wfsa.core import new_fst
+    from strgm.wfsa.epsilon import trim
+
+    f = new_fst()
+    f.add_states(33)
+    f.set_start(0)
+    f.add_arc(0, pynini.Arc(1, 1, W.weight(0.0), 1))
+    for s in range(1, 31):
+        f.add_arc(s, pynini.Arc(0, 0, W.weight(-30.0), s + 1))
+    f.add_arc(31, pynini.Arc(0, 0, W.weight(-math.log(cycle_weight)), 32))
+    f.add_arc(32, pynini.Arc(0, 0, W.weight(-math.log(cycle_weight)), 31))
+    f.set_final(32, W.weight(0.0))
+    if diverges:
+        with pytest.raises(DivergenceError, match="ε-cycles"):
+            trim(f, "test message")
+    else:
+        out = trim(f)
+        # log weight: 30 arcs of e^30, then c Σ_k (c²)^k around the cycle
+        want = 30 * 30.0 + math.log(cycle_weight) - math.log1p(-cycle_weight ** 2)
+        assert W.score_strings(out, [(1,)])[0] == pytest.approx(want, rel=1e-12)
