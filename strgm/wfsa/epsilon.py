@@ -36,12 +36,11 @@ from typing import Optional
 import numpy as np
 import pynini
 import scipy.sparse as sp
-from scipy.sparse.csgraph import breadth_first_order
 
 from strgm.errors import DivergenceError
 from strgm.wfsa.components import check_components, factor_by_components
 from strgm.wfsa.core import ArcTable, arc_table, from_arc_table, is_acyclic
-from strgm.wfsa.measure import _iterative_solves, arcs_to_csr
+from strgm.wfsa.measure import _iterative_solves, arcs_to_csr, reachable
 
 #: exp(−w) must stay well inside float64 for the shortcut's probability-space solves.
 _MAX_EXPONENT = 600.0
@@ -60,7 +59,11 @@ def epsilon_cycles_diverge(fst: pynini.Fst) -> bool:
     in badly on compositions with n-gram DFAs (a 3,369-state ε-graph with 3·10⁵ arcs has
     components of ≤ 400 states)."""
     t = arc_table(fst)
-    eps = (t.ilabel == 0) & (t.olabel == 0)
+    return _epsilon_graph_diverges(t, (t.ilabel == 0) & (t.olabel == 0))
+
+
+def _epsilon_graph_diverges(t: ArcTable, eps: np.ndarray) -> bool:
+    """:func:`epsilon_cycles_diverge` on an arc table with its ε-arcs marked."""
     if not eps.any():
         return False
     src, dst = t.src[eps], t.dst[eps]
@@ -94,7 +97,7 @@ def trim(fst: pynini.Fst, what: str = "automaton") -> pynini.Fst:
     fast = closures_at_ends(t, eps)
     if fast is not None:
         return fast
-    if epsilon_cycles_diverge(fst):
+    if _epsilon_graph_diverges(t, eps):
         raise _divergent(what)
     return pynini.rmepsilon(fst.copy(), delta=1e-12).connect()
 
@@ -102,22 +105,6 @@ def trim(fst: pynini.Fst, what: str = "automaton") -> pynini.Fst:
 def _divergent(what: str) -> DivergenceError:
     return DivergenceError(f"{what}: its ε-cycles have infinite total weight (a "
                            "non-normalisable message); ε-removal would not terminate")
-
-
-def _reachable(g: sp.csr_matrix, seeds: np.ndarray) -> np.ndarray:
-    """Boolean mask of the states reachable from ``seeds`` (seeds included) in ``g``."""
-    n = g.shape[0]
-    mask = np.zeros(n, dtype=bool)
-    if len(seeds) == 0:
-        return mask
-    # a virtual source (node n) with an edge to every seed
-    ext = sp.csr_matrix((np.ones(g.nnz + len(seeds)),
-                         np.concatenate([g.indices, seeds]),
-                         np.concatenate([g.indptr, [g.nnz + len(seeds)]])),
-                        shape=(n + 1, n + 1))
-    order = breadth_first_order(ext, n, directed=True, return_predecessors=False)
-    mask[order[order < n]] = True
-    return mask
 
 
 def closures_at_ends(t: ArcTable, eps: np.ndarray) -> Optional[pynini.Fst]:
@@ -136,7 +123,7 @@ def closures_at_ends(t: ArcTable, eps: np.ndarray) -> Optional[pynini.Fst]:
     survives[t.dst[lab]] = True  # the old start stays an ordinary state; a new one leads
     g = arcs_to_csr(t.src[eps], t.dst[eps], np.ones(int(eps.sum())), n)
     seeds = np.unique(t.dst[eps & survives[t.src]])
-    if (_reachable(g, seeds) & labelled).any():
+    if (reachable(g, seeds) & labelled).any():
         return None
     w_eps = t.weight[eps]
     fin = np.isfinite(t.final)

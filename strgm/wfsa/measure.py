@@ -81,20 +81,9 @@ def _trimmed_system(t: ArcTable) -> Optional[tuple[sp.csr_matrix, np.ndarray, np
     if t.start < 0 or not fin.any():
         return None
     g = arcs_to_csr(t.src, t.dst, np.ones(t.num_arcs), n)
-    fwd = breadth_first_order(g, t.start, directed=True, return_predecessors=False)
-    acc = np.zeros(n, dtype=bool)
-    acc[fwd] = True
-    # co-accessible: reverse reachability from a virtual super-final state (node n),
-    # whose row is appended to the transposed graph
-    finals = np.flatnonzero(fin)
-    gt = g.T.tocsr()
-    rev = sp.csr_matrix((np.ones(gt.nnz + len(finals)),
-                         np.concatenate([gt.indices, finals]),
-                         np.concatenate([gt.indptr, [gt.nnz + len(finals)]])),
-                        shape=(n + 1, n + 1))
-    back = breadth_first_order(rev, n, directed=True, return_predecessors=False)
-    co = np.zeros(n, dtype=bool)
-    co[back[back < n]] = True
+    acc = np.zeros(n, dtype=bool)  # one seed: no virtual source needed
+    acc[breadth_first_order(g, t.start, directed=True, return_predecessors=False)] = True
+    co = reachable(g.T.tocsr(), np.flatnonzero(fin))  # co-accessible
     if not (acc[t.start] and co[t.start]):
         return None
     keep = np.flatnonzero(acc & co)
@@ -111,6 +100,23 @@ def _trimmed_system(t: ArcTable) -> Optional[tuple[sp.csr_matrix, np.ndarray, np
     e = np.zeros(k)
     e[pos[t.start]] = 1.0
     return a, rho, e, keep, pos
+
+
+def reachable(g: sp.csr_matrix, seeds: np.ndarray) -> np.ndarray:
+    """Boolean mask of the states reachable from ``seeds`` (seeds included) in the graph
+    ``g``: one breadth-first search from a virtual source (node n) whose row, appended to
+    g, leads to every seed. O(|Q| + nnz(g))."""
+    n = g.shape[0]
+    mask = np.zeros(n, dtype=bool)
+    if len(seeds) == 0:
+        return mask
+    ext = sp.csr_matrix((np.ones(g.nnz + len(seeds)),
+                         np.concatenate([g.indices, seeds]),
+                         np.concatenate([g.indptr, [g.nnz + len(seeds)]])),
+                        shape=(n + 1, n + 1))
+    order = breadth_first_order(ext, n, directed=True, return_predecessors=False)
+    mask[order[order < n]] = True
+    return mask
 
 
 def cyclic_forward_backward(t: ArcTable) -> Optional[tuple[np.ndarray, np.ndarray, float]]:

@@ -10,7 +10,8 @@ from hypothesis import given, settings, strategies as st
 
 import strgm.wfsa as W
 from strgm.errors import DivergenceError
-from foundation_oracles import arcs_of, enumerate_paths, random_acceptor, string_distribution
+from foundation_oracles import (arcs_of, enumerate_paths, enumerate_strings, random_acceptor,
+                                string_distribution)
 
 SEEDS = st.integers(0, 10_000)
 
@@ -164,11 +165,9 @@ def test_kbest_on_cyclic_machine_with_epsilons_matches_exhaustive_scoring(seed):
     # ε arcs stay in the cyclic search (no ε-removal). Oracle: exact weights of every
     # string up to length 6; the mass left for longer strings (Z minus their sum) is below
     # the k-th best weight, so no longer string can enter the top k.
-    import itertools
-
     rng = np.random.default_rng(seed)
     f = random_acceptor(rng, 4, 2, acyclic=False, eps=True)
-    short = [s for n in range(7) for s in itertools.product((1, 2), repeat=n)]
+    short = list(enumerate_strings(2, 6))
     lw = W.score_strings(f, short)
     k = 3
     order = np.argsort(-lw, kind="stable")[:k]
@@ -482,13 +481,6 @@ def test_epsilon_cycle_test_ignores_heavy_acyclic_epsilon_paths():
     assert epsilon_cycles_diverge(machine(1.5))
 
 
-def _all_strings(n_labels: int, max_len: int) -> list:
-    import itertools
-
-    return [s for n in range(max_len + 1)
-            for s in itertools.product(range(1, n_labels + 1), repeat=n)]
-
-
 def _concat_part_message_machine(seed: int, i: int, boundary: bool):
     """project(compose(T_i, μ_whole)) before ε-removal: the machine a concatenation
     factor cleans up for its message to part i (random cyclic part and whole messages)."""
@@ -520,7 +512,7 @@ def test_trim_shortcut_keeps_every_string_weight_of_concat_messages(seed, i, bou
     assert eps.any() and closures_at_ends(t, eps) is not None
     out = trim(c)
     assert not (arc_table(out).ilabel == 0).any()
-    strings = _all_strings(2, 4)
+    strings = list(enumerate_strings(2, 4))
     np.testing.assert_allclose(W.score_strings(out, strings), W.score_strings(c, strings),
                                rtol=1e-9, atol=1e-9)
     assert W.log_partition(out) == pytest.approx(W.log_partition(c), abs=1e-9)
@@ -542,7 +534,7 @@ def test_trim_takes_the_general_route_when_epsilon_paths_lead_to_labelled_states
     f.set_final(2, W.weight(0.3))
     t = arc_table(f)
     assert closures_at_ends(t, t.ilabel == 0) is None
-    strings = _all_strings(2, 6)
+    strings = list(enumerate_strings(2, 6))
     np.testing.assert_allclose(W.score_strings(trim(f), strings),
                                W.score_strings(f, strings), rtol=1e-9, atol=1e-9)
 
