@@ -3,6 +3,7 @@
     strgm demo                      English verbs from CMUdict: URs and predictions
     strgm infer FILE [options]      underlying forms for a paradigm (TSV or wide CSV)
     strgm graph FILE --dot OUT      the paradigm's factor graph in Graphviz dot
+    strgm beliefs DIR [options]     query beliefs saved by ``infer --save-beliefs DIR``
     strgm train FILE [options]      learn the phonology by EM (see ``strgm train --help``)
     strgm pcfg train|parse ...      Bayesian PCFGs (see ``strgm pcfg --help``)
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from typing import Optional
@@ -58,6 +60,9 @@ def _add_inference_options(p: argparse.ArgumentParser) -> None:
     m.add_argument("--model", default=None, help="trained phonology from `strgm train --save`")
     o = p.add_argument_group("output")
     o.add_argument("--json", metavar="OUT", help="write results as JSON")
+    o.add_argument("--save-beliefs", metavar="DIR",
+                   help="save every belief (OpenFst files + beliefs.json) to query later "
+                        "with `strgm beliefs DIR` or InferenceResult.load(DIR)")
     o.add_argument("--top", type=int, default=3, help="strings shown per morpheme")
     o.add_argument("--holdout", type=float, default=None, metavar="FRAC",
                    help="hide this fraction of observed words and predict them")
@@ -123,6 +128,9 @@ def run_paradigm(paradigm, args, out=None, title: Optional[str] = None) -> int:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(data, fh, ensure_ascii=False, indent=1)
         print(f"\nwrote {args.json}", file=out)
+    if getattr(args, "save_beliefs", None):
+        result.save(args.save_beliefs)
+        print(f"saved {len(result.variables)} beliefs to {args.save_beliefs}", file=out)
     return 0
 
 
@@ -161,6 +169,37 @@ def cmd_graph(args) -> int:
     return 0
 
 
+def cmd_beliefs(args) -> int:
+    """Query saved beliefs: top-k strings, probabilities of given strings, entropy."""
+    from strgm.inference.result import InferenceResult
+
+    r = InferenceResult.load(args.dir)
+    names = args.var or r.variables
+    status = "converged" if r.converged else "stopped at the iteration cap"
+    print(f"{args.dir}: {len(r.variables)} beliefs from method {r.method} "
+          f"({r.iterations} iterations, {status})")
+    data = {}
+    for v in names:
+        b = r.belief(v)
+        row = {"top": [[s, p] for s, p in b.kbest(args.top)]}
+        if args.prob:
+            row["prob"] = {w: b.prob(w) for w in args.prob}
+        if args.entropy:
+            row["entropy_nats"] = b.entropy()
+        data[v] = row
+        top = "  ".join(f"{s or 'ε'} {p:.3f}" for s, p in row["top"])
+        print(f"{v}\t{top}")
+        for w, p in row.get("prob", {}).items():
+            print(f"\tP({w or 'ε'}) = {p:.4g}")
+        if args.entropy:
+            print(f"\tentropy {row['entropy_nats']:.3f} nats")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, ensure_ascii=False, indent=1)
+        print(f"wrote {args.json}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="strgm", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -178,6 +217,16 @@ def build_parser() -> argparse.ArgumentParser:
     gr.add_argument("--dot", required=True, help="output path, or - for stdout")
     gr.add_argument("--boundary", default=None)
     gr.set_defaults(func=cmd_graph)
+    b = sub.add_parser("beliefs", help="query beliefs saved by `infer --save-beliefs`")
+    b.add_argument("dir", help="directory written by --save-beliefs")
+    b.add_argument("--var", action="append", metavar="NAME",
+                   help="variable to show (repeatable; default: all)")
+    b.add_argument("--top", type=int, default=5, help="strings shown (default: %(default)s)")
+    b.add_argument("--prob", action="append", metavar="STRING",
+                   help="also print the probability of STRING (repeatable)")
+    b.add_argument("--entropy", action="store_true", help="also print each entropy (nats)")
+    b.add_argument("--json", metavar="OUT", help="write what is shown as JSON")
+    b.set_defaults(func=cmd_beliefs)
     for module in ("strgm.grammars.cli", "strgm.cli_train"):
         try:
             mod = __import__(module, fromlist=["add_subparser"])
@@ -197,6 +246,10 @@ def main(argv: Optional[list] = None) -> int:
     except KeyboardInterrupt:
         print("strgm: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # output piped into `head`, say: stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # no second error when Python flushes
+        return 141
 
 
 if __name__ == "__main__":

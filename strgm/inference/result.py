@@ -1,4 +1,11 @@
-"""InferenceResult: beliefs of every latent variable plus how they were obtained."""
+"""InferenceResult: beliefs of every latent variable plus how they were obtained.
+
+Results save to a directory of OpenFst files and load back (:mod:`strgm.inference.saved`):
+
+    result.save("beliefs/")                    # or: strgm infer ... --save-beliefs beliefs/
+    r = InferenceResult.load("beliefs/")
+    r.belief("M:walk").kbest(3)                # same numbers, no inference re-run
+"""
 
 from __future__ import annotations
 
@@ -6,6 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from strgm.errors import GraphError
 from strgm.inference.belief import Belief
 
 
@@ -23,14 +31,24 @@ class InferenceResult:
     graph: Any = field(repr=False, default=None)
     extra: dict = field(default_factory=dict)
     _beliefs: dict = field(default_factory=dict, repr=False)
+    _names: Optional[list] = field(default=None, repr=False)  # when loaded (no graph)
+
+    @property
+    def variables(self) -> list[str]:
+        """Names of the variables with beliefs (the graph's latent variables)."""
+        return list(self._names) if self._names is not None else self.graph.latent
 
     def belief(self, var: str) -> Belief:
         if var not in self._beliefs:
+            if self.side is None:
+                raise GraphError(f"no belief for variable {var!r}; this result has "
+                                 f"{len(self.variables)} variables, e.g. "
+                                 f"{', '.join(map(repr, self.variables[:5]))}")
             self._beliefs[var] = self.side.belief(var)
         return self._beliefs[var]
 
     def beliefs(self, names: Optional[list] = None) -> dict[str, Belief]:
-        names = self.graph.latent if names is None else names
+        names = self.variables if names is None else names
         return {v: self.belief(v) for v in names}
 
     def to_dict(self, k: int = 5, names: Optional[list] = None) -> dict:
@@ -48,5 +66,21 @@ class InferenceResult:
         }
 
     def save_json(self, path: str, k: int = 5) -> None:
+        """A top-k summary as JSON (see :meth:`save` for the full beliefs)."""
         with open(path, "w", encoding="utf-8") as fh:
             json.dump(self.to_dict(k), fh, ensure_ascii=False, indent=1)
+
+    def save(self, directory, names: Optional[list] = None):
+        """Write the full beliefs (one OpenFst file each) and the settings to
+        ``directory``; :meth:`load` reads them back (:mod:`strgm.inference.saved`)."""
+        from strgm.inference.saved import save_beliefs
+
+        return save_beliefs(self, directory, names)
+
+    @classmethod
+    def load(cls, directory) -> "InferenceResult":
+        """A result saved by :meth:`save`: its beliefs answer every query; it has no
+        graph or engine state, so inference cannot be resumed from it."""
+        from strgm.inference.saved import load_beliefs
+
+        return load_beliefs(directory)

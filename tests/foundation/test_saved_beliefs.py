@@ -1,0 +1,124 @@
+"""Saved beliefs (strgm.inference.saved): a loaded result answers every query with the
+numbers of the result it was saved from, for every inference method; bad directories
+give errors that name the file and the variable."""
+
+import json
+import shutil
+
+import numpy as np
+import pynini
+import pytest
+
+import fst_factors as ff
+from foundation_oracles import enumerate_strings
+from strgm.alphabet import Alphabet
+from strgm.cli import main
+from strgm.errors import GraphError, InputError, StrgmError
+from strgm.graph import FactorGraph
+from strgm.inference import InferenceResult, infer
+
+ALPH = Alphabet(["a", "b"], boundary="+")
+LATENT = ("M1", "M2", "W")
+
+
+def small_graph():
+    """M1, M2 ~ prior; W = M1 + M2; S = edit(W) observed (loopless, so BP is exact)."""
+    g = FactorGraph(ALPH)
+    for v in LATENT:
+        g.add_variable(v)
+    g.add_variable("S", observed="abb")
+    g.add_unary("p1", "M1", ff.geometric_unigram_prior(ALPH.size, 1.0))
+    g.add_unary("p2", "M2", ff.geometric_unigram_prior(ALPH.size, 1.0))
+    g.add_concat("c", ["M1", "M2"], "W", boundary=True)
+    g.add_binary("t", "W", "S", ff.edit_transducer(2, ff.EditParams(0.8), boundary_label=3))
+    return g
+
+
+RUNS = {"bp": {}, "pruned": {"kbest": 5},
+        "ep": {"order": 2, "relay": False}, "pep": {"relay": False}}
+
+
+@pytest.fixture(scope="module")
+def results():
+    g = small_graph()
+    return {m: infer(g, m, max_iters=3, **opts) for m, opts in RUNS.items()}
+
+
+@pytest.mark.parametrize("method", list(RUNS))
+def test_loaded_beliefs_give_the_same_answers(results, method, tmp_path):
+    r = results[method]
+    r.save(tmp_path / "saved")
+    loaded = InferenceResult.load(tmp_path / "saved")
+    assert loaded.variables == r.variables == list(LATENT)
+    assert (loaded.method, loaded.iterations, loaded.converged) == (
+        r.method, r.iterations, r.converged)
+    strings = list(enumerate_strings(ALPH.size, 5))
+    for v in LATENT:
+        b, c = r.belief(v), loaded.belief(v)
+        p, q = b.logprobs(strings), c.logprobs(strings)
+        assert np.array_equal(np.isfinite(p), np.isfinite(q))
+        assert np.allclose(p[np.isfinite(p)], q[np.isfinite(q)], atol=1e-9)
+        # the stored log Z normalises the stored automaton (not only the original)
+        assert np.exp(np.logaddexp.reduce(q)) <= 1 + 1e-9
+        assert c.kbest(4) == pytest.approx(b.kbest(4))
+        assert c.sample(5, seed=3) == b.sample(5, seed=3)
+    assert loaded.to_dict(3)["beliefs"] == r.to_dict(3)["beliefs"]
+
+
+def test_saved_files_are_standard_openfst_with_the_alphabet(results, tmp_path):
+    index = results["ep"].save(tmp_path)
+    data = json.loads(index.read_text(encoding="utf-8"))
+    assert data["format"] == "strgm-beliefs-v1" and data["settings"]["order"] == 2
+    f = pynini.Fst.read(str(tmp_path / data["variables"]["W"]["file"]))
+    st = f.input_symbols()
+    assert [st.find(i) for i in range(1, 4)] == ["a", "b", "+"]
+    # the result's own belief is untouched by the save (symbols are set on a copy)
+    assert results["ep"].belief("W").fst.input_symbols() is None
+
+
+def test_load_reports_what_is_wrong(results, tmp_path):
+    with pytest.raises(InputError, match="missing beliefs.json"):
+        InferenceResult.load(tmp_path / "nowhere")
+    d = tmp_path / "s"
+    results["pruned"].save(d)
+    shutil.copytree(d, tmp_path / "bad")
+    name = json.loads((d / "beliefs.json").read_text())["variables"]["M2"]["file"]
+    (tmp_path / "bad" / name).write_bytes(b"not an fst")
+    with pytest.raises(InputError, match=r"variable 'M2'") as e:
+        InferenceResult.load(tmp_path / "bad")
+    assert name in str(e.value)
+    # a belief file from a save over another alphabet
+    other = FactorGraph(Alphabet(["x", "y"], boundary="+"))
+    other.add_variable("M")
+    other.add_unary("p", "M", ff.geometric_unigram_prior(3, 1.0))
+    infer(other, "bp").save(tmp_path / "other")
+    shutil.copy(next((tmp_path / "other").glob("*.fst")), tmp_path / "bad" / name)
+    with pytest.raises(InputError, match="symbol table that differs"):
+        InferenceResult.load(tmp_path / "bad")
+    (d / "beliefs.json").write_text('{"format": "something else"}')
+    with pytest.raises(InputError, match="not a saved strgm result"):
+        InferenceResult.load(d)
+    loaded = InferenceResult.load(tmp_path / "other")
+    with pytest.raises(GraphError, match="no belief for variable 'W'"):
+        loaded.belief("W")
+
+
+def test_cli_saves_and_queries_beliefs(tmp_path, capsys):
+    f = tmp_path / "toy.tsv"
+    f.write_text("R1\tro\nR1 PAST\trod\nR2\tsim\nR2 PAST\tsimd\n", encoding="utf-8")
+    d = tmp_path / "beliefs"
+    assert main(["infer", str(f), "--quiet", "--save-beliefs", str(d)]) == 0
+    assert f"saved 5 beliefs to {d}" in capsys.readouterr().out
+    out = tmp_path / "q.json"
+    assert main(["beliefs", str(d), "--var", "M:PAST", "--top", "2", "--prob", "d",
+                 "--entropy", "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "5 beliefs from method pruned" in text and "M:PAST\td " in text
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert list(data) == ["M:PAST"] and data["M:PAST"]["top"][0][0] == "d"
+    assert data["M:PAST"]["prob"]["d"] == pytest.approx(data["M:PAST"]["top"][0][1])
+    assert data["M:PAST"]["entropy_nats"] >= 0
+    assert main(["beliefs", str(d), "--prob", "dq"]) == 2
+    assert "unknown symbol 'q'" in capsys.readouterr().err
+    assert main(["beliefs", str(tmp_path)]) == 2
+    assert "missing beliefs.json" in capsys.readouterr().err
