@@ -59,6 +59,62 @@ def test_divergent_theta_raises():
     q_moments(Theta(fs, [-1.0, -1.0]))  # fine
 
 
+def large_theta(shift, seed=3, n=13):
+    """A complete trigram θ over n labels: its DFA has more than moments._DENSE_MAX
+    states, so q_moments takes the BiCGSTAB route."""
+    from strgm.projection.closed_form import order_feature_set
+
+    fs = order_feature_set(3, n)
+    rng = np.random.default_rng(seed)
+    vals = rng.normal(size=len(fs)) * 0.3
+    vals[fs.lengths == 1] += shift
+    return Theta(fs, vals)
+
+
+def test_krylov_q_moments_equal_the_dense_solve(monkeypatch):
+    import strgm.features.moments as M
+
+    th = large_theta(-np.log(13 * 2.0))
+    assert len(th.features.dfa.reachable) > M._DENSE_MAX
+    real_lu = M._solve_sparse
+    monkeypatch.setattr(M, "_solve_sparse", lambda *a: pytest.fail("LU used"))
+    got = q_moments(th)
+    monkeypatch.setattr(M, "_solve_sparse", real_lu)
+    monkeypatch.setattr(M, "_DENSE_MAX", 10 ** 6)  # the brute-force-tested dense path
+    want = q_moments(th)
+    assert got.log_z == pytest.approx(want.log_z, abs=1e-11)
+    np.testing.assert_allclose(got.expectations, want.expectations, rtol=1e-9, atol=1e-12)
+    assert got.log_z == pytest.approx(log_partition(encode(th)), abs=1e-7)
+
+
+def test_krylov_falls_back_to_the_lu_and_is_never_fooled(monkeypatch):
+    import scipy.sparse.linalg as spla
+    import strgm.features.moments as M
+
+    th = large_theta(-np.log(13 * 2.0))
+    monkeypatch.setattr(M, "_DENSE_MAX", 10 ** 6)
+    want = q_moments(th)
+    monkeypatch.undo()
+    calls = []
+
+    def first_only(mat, b, **kw):  # certify with an exact x, then "fail" every solve
+        calls.append(1)
+        return (spla.spsolve(mat.tocsc(), b), 0) if len(calls) == 1 else (b * 0, 1)
+    monkeypatch.setattr(M.spla, "bicgstab", first_only)
+    got = q_moments(th)
+    assert len(calls) == 3  # β and α each tried once, then the LU answered
+    np.testing.assert_allclose(got.expectations, want.expectations, rtol=1e-9, atol=1e-12)
+    # a divergent θ: an exact solve of (I − P) x = 1 exists but cannot be positive with
+    # P x < x, so the certificate rejects it and the LU reports Z = ∞
+    monkeypatch.setattr(M.spla, "bicgstab",
+                        lambda mat, b, **kw: (spla.spsolve(mat.tocsc(), b), 0))
+    with pytest.raises(DivergenceError):
+        q_moments(large_theta(-np.log(13 * 0.7)))
+    monkeypatch.undo()
+    with pytest.raises(DivergenceError):
+        q_moments(large_theta(-np.log(13 * 0.7)))
+
+
 def test_p_moments_acyclic_wfsa_match_brute_force():
     items = {(1, 2): 0.3, (2, 2, 1): 1.0, (): 2.0, (1, 1, 2, 1): 0.7}
     p = weighted_strings(items)
