@@ -30,6 +30,7 @@ import dataclasses
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Optional
 
 import numpy as np
@@ -45,7 +46,7 @@ from strgm.wfsa.construct import string_acceptor
 from strgm.wfsa.core import ArcTable, arc_table, compose, is_acyclic, topological_levels
 from strgm.wfsa.expectations import table_arc_counts
 from strgm.wfsa.components import certifies_normalisable
-from strgm.wfsa.measure import arcs_to_csr
+from strgm.wfsa.measure import TrimmedTopology, arcs_to_csr, trimmed_topology
 
 #: exp() of larger log weights would overflow the linear solves.
 _MAX_LOG = 600.0
@@ -248,6 +249,11 @@ class Composition:
     table: ArcTable
     levels: Optional[np.ndarray]
 
+    @cached_property
+    def topology(self) -> Optional[TrimmedTopology]:
+        """The trimming of C (cyclic only; it survives every re-weighting)."""
+        return None if self.levels is not None else trimmed_topology(self.table)
+
     def serves(self, p: pynini.Fst, features: FeatureSet) -> bool:
         return self.p is p and self.cover.dfa.contains_contexts_of(features)
 
@@ -346,7 +352,7 @@ def p_moments(p: pynini.Fst, features: FeatureSet, theta: Optional[Theta] = None
         w[ok] -= a[ol[ok] - 1]
         t = dataclasses.replace(t, weight=w)
     try:
-        post = table_arc_counts(t, comp.levels, what=what)
+        post = table_arc_counts(t, comp.levels, what=what, topology=comp.topology)
     except ValueError as e:
         raise InconsistentEvidenceError(f"{what}: {e}") from None
     nc = dfa.num_states

@@ -17,8 +17,8 @@ import pynini
 from strgm.errors import DivergenceError
 from strgm.wfsa.core import (ArcTable, ZERO, acyclic_distances, arc_table, from_arc_table,
                               is_acyclic, shortest_distance, topological_levels)
-from strgm.wfsa.measure import (check_normalisable, cyclic_forward_backward,
-                                divergence_message, score_strings)
+from strgm.wfsa.measure import (TrimmedTopology, check_normalisable,
+                                cyclic_forward_backward, divergence_message, score_strings)
 from strgm.wfsa.paths import sample
 
 
@@ -52,10 +52,13 @@ def expected_arc_counts(fst: pynini.Fst, what: str = "automaton") -> ArcPosterio
 
 
 def table_arc_counts(t: ArcTable, levels: Optional[np.ndarray],
-                     what: str = "automaton") -> ArcPosteriors:
+                     what: str = "automaton",
+                     topology: Optional[TrimmedTopology] = None) -> ArcPosteriors:
     """:func:`expected_arc_counts` on an arc table; ``levels`` = its topological levels
     when acyclic (:func:`strgm.wfsa.core.topological_levels`), ``None`` when cyclic.
-    Lets callers that re-weight one topology many times skip rebuilding the automaton."""
+    Lets callers that re-weight one topology many times skip rebuilding the automaton
+    and, when cyclic, the trimming (``topology``: :func:`strgm.wfsa.measure.
+    trimmed_topology` of t)."""
     if t.start < 0:
         raise ValueError(f"{what} accepts no string")
     if levels is not None:
@@ -63,7 +66,7 @@ def table_arc_counts(t: ArcTable, levels: Optional[np.ndarray],
         beta = acyclic_distances(t, reverse=True, levels=levels)
     else:
         try:
-            fb = cyclic_forward_backward(t)
+            fb = cyclic_forward_backward(t, topology)
         except DivergenceError as e:
             raise DivergenceError(divergence_message(what),
                                   radius_at_least=e.radius_at_least) from None

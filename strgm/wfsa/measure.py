@@ -16,6 +16,7 @@ largest radius of a component, and the components of the machines we build are s
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Optional, Sequence
 
 import numpy as np
@@ -70,12 +71,25 @@ def _cyclic_solve(f: pynini.Fst) -> tuple[float, float]:
     return float(1.0 / x.max()), zs
 
 
-def _trimmed_system(t: ArcTable) -> Optional[tuple[sp.csr_matrix, np.ndarray, np.ndarray,
-                                                  np.ndarray, np.ndarray]]:
-    """(A, ρ, e_start, keep, pos) of :func:`cyclic_forward_backward` on the states that
-    are both accessible and co-accessible, in probability space; ``None`` when no path
-    reaches a final state or a weight leaves float64's range. ``keep`` lists the kept
-    states, ``pos`` maps every state to its row (−1 when dropped)."""
+@dataclass(frozen=True)
+class TrimmedTopology:
+    """The weight-independent part of :func:`cyclic_forward_backward`'s system: which
+    states are accessible and co-accessible (``keep``; ``pos`` maps a state to its row,
+    −1 when dropped), which arcs join two kept states (``arcs``, in row order), and the
+    CSR structure of A on them. Re-weighting an automaton (EP's p̂ = p ⊙ ENCODE(θ) for a
+    new θ) keeps it, so callers that solve one topology many times compute it once."""
+
+    keep: np.ndarray
+    pos: np.ndarray
+    arcs: np.ndarray
+    indptr: np.ndarray
+    indices: np.ndarray
+    start_row: int
+
+
+def trimmed_topology(t: ArcTable) -> Optional[TrimmedTopology]:
+    """The :class:`TrimmedTopology` of ``t``; ``None`` when no path reaches a final
+    state. Two breadth-first searches: O(|Q| + |E|)."""
     n = t.num_states
     fin = np.isfinite(t.final)
     if t.start < 0 or not fin.any():
@@ -89,17 +103,37 @@ def _trimmed_system(t: ArcTable) -> Optional[tuple[sp.csr_matrix, np.ndarray, np
     keep = np.flatnonzero(acc & co)
     pos = np.full(n, -1)
     pos[keep] = np.arange(len(keep))
-    sel = (pos[t.src] >= 0) & (pos[t.dst] >= 0)
+    arcs = np.flatnonzero((pos[t.src] >= 0) & (pos[t.dst] >= 0))
+    rows = pos[t.src[arcs]]
+    if len(rows) and np.any(rows[1:] < rows[:-1]):
+        order = np.argsort(rows, kind="stable")
+        arcs, rows = arcs[order], rows[order]
+    indptr = np.zeros(len(keep) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=len(keep)), out=indptr[1:])
+    return TrimmedTopology(keep, pos, arcs, indptr, pos[t.dst[arcs]], int(pos[t.start]))
+
+
+def _trimmed_system(t: ArcTable, topology: Optional[TrimmedTopology] = None
+                    ) -> Optional[tuple[sp.csr_matrix, np.ndarray, np.ndarray,
+                                        np.ndarray, np.ndarray]]:
+    """(A, ρ, e_start, keep, pos) of :func:`cyclic_forward_backward` on the states that
+    are both accessible and co-accessible, in probability space; ``None`` when no path
+    reaches a final state or a weight leaves float64's range. ``keep`` lists the kept
+    states, ``pos`` maps every state to its row (−1 when dropped). ``topology``: t's
+    :func:`trimmed_topology`, when the caller keeps it."""
+    topo = trimmed_topology(t) if topology is None else topology
+    if topo is None:
+        return None
     with np.errstate(over="ignore", under="ignore"):
-        vals = np.exp(-t.weight[sel])
-        rho = np.exp(-t.final[keep])
+        vals = np.exp(-t.weight[topo.arcs])
+        rho = np.exp(-t.final[topo.keep])
     if not (np.all(np.isfinite(vals)) and np.all(np.isfinite(rho))):
         return None
-    k = len(keep)
-    a = arcs_to_csr(pos[t.src[sel]], pos[t.dst[sel]], vals, k)
+    k = len(topo.keep)
+    a = sp.csr_matrix((vals, topo.indices, topo.indptr), shape=(k, k))
     e = np.zeros(k)
-    e[pos[t.start]] = 1.0
-    return a, rho, e, keep, pos
+    e[topo.start_row] = 1.0
+    return a, rho, e, topo.keep, topo.pos
 
 
 def reachable(g: sp.csr_matrix, seeds: np.ndarray) -> np.ndarray:
@@ -119,7 +153,8 @@ def reachable(g: sp.csr_matrix, seeds: np.ndarray) -> np.ndarray:
     return mask
 
 
-def cyclic_forward_backward(t: ArcTable) -> Optional[tuple[np.ndarray, np.ndarray, float]]:
+def cyclic_forward_backward(t: ArcTable, topology: Optional[TrimmedTopology] = None
+                            ) -> Optional[tuple[np.ndarray, np.ndarray, float]]:
     """Forward and backward weights of a cyclic automaton by linear solves.
 
     On the states that are both accessible and co-accessible (the others carry no path
@@ -142,8 +177,11 @@ def cyclic_forward_backward(t: ArcTable) -> Optional[tuple[np.ndarray, np.ndarra
     decide: 12 false divergence verdicts and three Z values off by 22%, 0.3% and 1e-8,
     against a long monotone fixed-point iteration that the component solves match to
     1e-8 or better.
+
+    ``topology``: t's :func:`trimmed_topology` when the caller keeps it (it does not
+    depend on the weights).
     """
-    sys_ = _trimmed_system(t)
+    sys_ = _trimmed_system(t, topology)
     if sys_ is None:
         return None
     a, rho, e, keep, pos = sys_

@@ -564,3 +564,37 @@ def test_trim_shortcut_defers_to_the_general_route_on_divergence(cycle_weight, d
         # log weight: 30 arcs of e^30, then c Σ_k (c²)^k around the cycle
         want = 30 * 30.0 + math.log(cycle_weight) - math.log1p(-cycle_weight ** 2)
         assert W.score_strings(out, [(1,)])[0] == pytest.approx(want, rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_trimmed_topology_survives_reweighting_and_arc_order(seed):
+    """The trimming kept by a caller (:func:`trimmed_topology` of one weighting) gives the
+    exact forward–backward of every other weighting of the same arcs, also when the arcs
+    are not listed by source state; dead and unreachable states are dropped."""
+    import dataclasses
+
+    import strgm.wfsa.measure as M
+    from strgm.wfsa.expectations import table_arc_counts
+
+    rng = np.random.default_rng(seed)
+    f = random_acceptor(rng, 7, 2, acyclic=False, density=0.25, scale=1.0)
+    dead = f.add_state()  # reachable, never final: trimmed away
+    f.add_arc(0, pynini.Arc(1, 1, W.weight(0.3), dead))
+    f.add_arc(dead, pynini.Arc(2, 2, W.weight(0.3), dead))
+    t = W.arc_table(f)
+    topo = M.trimmed_topology(t)
+    assert dead not in topo.keep
+    for k in range(3):
+        w = t.weight + rng.normal(scale=0.3, size=t.num_arcs) * (k > 0)
+        order = rng.permutation(t.num_arcs) if k == 2 else np.arange(t.num_arcs)
+        tk = dataclasses.replace(t, src=t.src[order], dst=t.dst[order],
+                                 ilabel=t.ilabel[order], olabel=t.olabel[order],
+                                 weight=w[order])
+        kept = M.cyclic_forward_backward(tk, M.trimmed_topology(tk) if k == 2 else topo)
+        fresh = M.cyclic_forward_backward(tk)
+        for x, y in zip(kept, fresh):
+            np.testing.assert_allclose(x, y, rtol=1e-12)
+        post = table_arc_counts(tk, None, topology=M.trimmed_topology(tk) if k == 2 else topo)
+        want, _ = dense_arc_counts(W.from_arc_table(t.num_states, t.start, t.src, t.dst,
+                                                    t.ilabel, t.olabel, w, t.final))
+        np.testing.assert_allclose(post.arc_counts, want[order], rtol=1e-9, atol=1e-15)
