@@ -112,10 +112,11 @@ def main() -> None:
                                       capture_output=True, text=True).stdout.strip() + \
         " (working tree)"
     rec = {"method": a.method, "dataset": a.dataset, "words": a.words, "reps": a.reps,
-           "old": a.old, "new": new_rev, "runs": runs}
+           "max_iters": a.max_iters, "old": a.old, "new": new_rev, "runs": runs}
     tag = a.new or "worktree"
+    iters = "" if a.max_iters == 5 else f"_it{a.max_iters}"
     stem = os.path.join(RESULTS, "compare_revisions",
-                        f"{a.method}_{a.dataset}_{a.words}_{a.old}_vs_{tag}")
+                        f"{a.method}_{a.dataset}_{a.words}{iters}_{a.old}_vs_{tag}")
     os.makedirs(os.path.dirname(stem), exist_ok=True)
     with open(stem + ".json", "w") as f:
         json.dump(rec, f, indent=1)
@@ -132,7 +133,8 @@ def write_report(stem: str) -> str:
                             rel_tol=1e-9) for k in ("gold_xent", "features_per_belief"))
     lines = [f"# {rec['method']} on {rec['dataset']} {rec['words']} words: "
              f"{rec['old']} vs {rec['new']}", "",
-             f"Medians of {rec['reps']} alternating runs (process CPU seconds).", "",
+             f"Medians of {rec['reps']} alternating runs (process CPU seconds; "
+             f"{rec.get('max_iters', 5)} iterations).", "",
              "| revision | median CPU s | runs | gold cross-entropy | features per belief |",
              "|---|---|---|---|---|"]
     for s in ("old", "new"):
@@ -146,7 +148,9 @@ def write_report(stem: str) -> str:
               + ("" if "working tree" in rec["new"] else f"--new {rec['new']} ")
               + f"--method "
               f"{rec['method']} --dataset {rec['dataset']} --words {rec['words']} "
-              f"--reps {rec['reps']}`", ""]
+              f"--reps {rec['reps']}"
+              + ("" if rec.get("max_iters", 5) == 5 else f" --max-iters {rec['max_iters']}")
+              + "`", ""]
     with open(stem + ".md", "w") as f:
         f.write("\n".join(lines))
     return "\n".join(lines)
