@@ -95,7 +95,8 @@ from strgm.projection.gradient import gradient_step
 from strgm.projection.prox import prox_step, same_theta
 from strgm.wfsa.construct import sigma_star
 
-#: Arcs of message compositions kept by one EP run (about 40 bytes each: ~0.2 GB).
+#: Arcs of message compositions kept by one EP run (about 40 bytes each, plus 16 for the
+#: trimming kept with a cyclic one: ~0.3 GB).
 _COMPOSITION_ARCS = 5_000_000
 
 _DEFAULTS = {
