@@ -47,7 +47,8 @@ def save_beliefs(result, directory: str | os.PathLike,
                  names: Optional[list[str]] = None) -> Path:
     """Write the beliefs of ``names`` (default: every latent variable) of an
     :class:`~strgm.inference.result.InferenceResult` to ``directory`` (created if
-    needed; files of an earlier save there are replaced). Returns the index path."""
+    needed). An earlier save there is superseded: its index is replaced, and belief files
+    it listed that this save does not rewrite are no longer read. Returns the index path."""
     out = Path(directory)
     if out.exists() and not out.is_dir():
         raise InputError("cannot save beliefs: not a directory", path=str(out))
