@@ -126,7 +126,7 @@ def _load_one(d: Path, name: str, v: dict, alphabets: list[Alphabet]) -> Belief:
     where = f"belief of variable {name!r}"
     try:
         fst = pynini.Fst.read(str(fpath))
-    except Exception as e:  # pynini raises a bare FstIOError/RuntimeError
+    except OSError as e:  # pynini's FstIOError (missing file, bad header) is an OSError
         raise InputError(f"cannot read the {where}: {e}", path=str(fpath)) from None
     if fst.num_states() == 0 or fst.start() < 0:
         raise InputError(f"the {where} is an empty automaton", path=str(fpath))
