@@ -201,9 +201,10 @@ def cmd_beliefs(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="strgm", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="command", required=True)
+    p = OneLineParser(prog="strgm", description=__doc__,
+                      formatter_class=argparse.RawDescriptionHelpFormatter,
+                      epilog="--debug (any command): show the traceback of an error")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     d = sub.add_parser("demo", help="run the bundled English demo")
     d.add_argument("--roots", type=int, default=30, help="verbs sampled (default: %(default)s)")
     _add_inference_options(d)
@@ -236,20 +237,70 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse with usage errors on one line: ``strgm infer: error: argument --kbest:
+    must be ≥ 1, got '0' (see strgm infer --help)``, exit status 2."""
+
+    def error(self, message):  # noqa: D401 - argparse's hook
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _bug_line(e: BaseException) -> str:
+    """One line for an exception strgm did not raise on purpose: type, text and the
+    innermost strgm frame, so that a report can be filed without the traceback."""
+    import traceback
+
+    frames = [f for f in traceback.extract_tb(e.__traceback__)
+              if "strgm" in f.filename or "fst_factors" in f.filename]
+    where = ""
+    if frames:
+        f = frames[-1]
+        parts = f.filename.replace("\\", "/").split("/")
+        for i, part in enumerate(parts):
+            if part in ("strgm", "fst_factors"):
+                where = f" at {'/'.join(parts[i:])}:{f.lineno}"
+                break
+    text = str(e).splitlines()[0] if str(e) else ""
+    return (f"strgm: internal error (a bug in strgm, please report it): "
+            f"{type(e).__name__}{': ' + text if text else ''}{where}; "
+            "rerun with --debug for the traceback")
+
+
 def main(argv: Optional[list] = None) -> int:
+    """Run the command line; returns the exit status (0 ok, 2 input error, 3 bug,
+    130 interrupted, 141 closed pipe). ``--debug`` re-raises with the traceback."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    if debug:
+        argv.remove("--debug")
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except StrgmError as e:
-        print(f"strgm: error: {e}", file=sys.stderr)
+        if debug:
+            raise
+        print(f"strgm: error: {e}".splitlines()[0], file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        if debug:
+            raise
         print("strgm: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # output piped into `head`, say: stop quietly
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # no second error when Python flushes
         return 141
+    except MemoryError:
+        if debug:
+            raise
+        print("strgm: error: out of memory; lower --max-states or --max-memory, or use "
+              "--method pruned or ep", file=sys.stderr)
+        return 2
+    except Exception as e:  # noqa: BLE001 - the last line of defence, reported as a bug
+        if debug:
+            raise
+        print(_bug_line(e), file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":

@@ -25,6 +25,17 @@ class InputError(StrgmError, ValueError):
         super().__init__(where + message)
 
 
+class OptionError(InputError):
+    """A bad value for an option or keyword argument: names the option and the value."""
+
+    def __init__(self, option: str, value, reason: str):
+        self.option = option
+        self.value = value
+        self.reason = reason
+        super().__init__(f"option {option}: {reason}, got {value!r}" if option
+                         else f"{reason}, got {value!r}")
+
+
 class UnknownSymbolError(InputError):
     """A symbol that is not in the alphabet (names the symbol and where it occurred)."""
 
@@ -60,7 +71,9 @@ class InconsistentEvidenceError(StrgmError):
 
 
 class MessageTooLargeError(StrgmError, MemoryError):
-    """A message exceeded the configured state budget."""
+    """A message, belief or intermediate automaton exceeded the state, arc or memory budget
+    (``--max-states``, ``--max-memory``). The message names the variable or factor and
+    what to do about it."""
 
 
 class GrammarError(StrgmError):

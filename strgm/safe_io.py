@@ -1,0 +1,272 @@
+"""Safe reading and writing: decoded inputs with located errors, atomic outputs, strict JSON.
+
+Every file strgm reads goes through :func:`read_text` (UTF-8, a byte-order mark accepted,
+errors naming the file, line and byte), and every file or directory it writes goes through
+:func:`atomic_write_text` / :func:`atomic_write_bytes` / :func:`atomic_directory`:
+
+* a file is written to a temporary sibling, flushed and ``fsync``-ed, then renamed over the
+  target (``os.replace`` is atomic on POSIX), and the parent directory is ``fsync``-ed; a
+  crash leaves either the old file or the new one, never a mixture;
+* a directory is built as a temporary sibling and swapped in by two renames (old → backup,
+  new → target; the backup is removed afterwards). An interruption between the two renames
+  leaves the target absent and the complete old directory under ``.NAME.old-*``, never a
+  mixed directory.
+
+:func:`check_output` validates an output path *before* any work starts, so that a long
+computation is never lost to an unwritable ``--json`` path. :func:`strict_json` writes
+JSON that every parser accepts: non-finite floats become the strings ``"Infinity"``,
+``"-Infinity"`` and ``"NaN"`` (:func:`json_float` reads them back).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Iterator, Optional, Union
+
+from strgm.errors import InputError
+
+PathLike = Union[str, os.PathLike]
+
+#: Larger inputs are refused before they are read (a paradigm or corpus of this size is a
+#: mistake, such as a binary file passed by accident).
+MAX_INPUT_BYTES = 1 << 30
+
+_NONFINITE = {"Infinity": math.inf, "-Infinity": -math.inf, "NaN": math.nan}
+
+
+def read_text(path: PathLike, what: str = "input") -> str:
+    """The text of ``path`` decoded as UTF-8 (a leading byte-order mark is dropped).
+
+    Raises :class:`InputError` naming the file when it is missing, a directory, too large
+    or not UTF-8 (then with the line and byte offset of the first bad byte)."""
+    data = read_bytes(path, what)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise InputError(f"{what} is not UTF-8 text (byte 0x{data[e.start]:02x} at offset "
+                         f"{e.start}); save it as UTF-8", path=str(path), line=line) from None
+
+
+def read_bytes(path: PathLike, what: str = "input") -> bytes:
+    """The bytes of ``path``, with :class:`InputError` for a missing, unreadable or
+    oversized file (the size is checked before reading)."""
+    p = Path(path)
+    check_input(p, what)
+    try:
+        return p.read_bytes()
+    except OSError as e:
+        raise InputError(f"cannot read {what}: {e.strerror or e}", path=str(p)) from None
+
+
+def check_input(path: PathLike, what: str = "input", directory: bool = False) -> Path:
+    """``path`` as a :class:`Path` once it is known to exist with the right type and size;
+    otherwise :class:`InputError` naming it."""
+    p = Path(path)
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        raise InputError(f"{what} not found", path=str(p)) from None
+    except OSError as e:
+        raise InputError(f"cannot open {what}: {e.strerror or e}", path=str(p)) from None
+    if directory:
+        if not p.is_dir():
+            raise InputError(f"{what} must be a directory", path=str(p))
+        return p
+    if p.is_dir():
+        raise InputError(f"{what} is a directory, expected a file", path=str(p))
+    if st.st_size > MAX_INPUT_BYTES:
+        raise InputError(f"{what} is {st.st_size / 2**30:.1f} GiB; the limit is "
+                         f"{MAX_INPUT_BYTES / 2**30:.0f} GiB", path=str(p))
+    if not os.access(p, os.R_OK):
+        raise InputError(f"cannot read {what}: permission denied", path=str(p))
+    return p
+
+
+def check_output(path: Optional[PathLike], option: str, directory: bool = False) -> None:
+    """Refuse, before any work starts, an output ``path`` that cannot be written.
+
+    ``option`` names the command-line option (``--json``) or argument in the message.
+    ``directory=True`` checks a directory to be (re)created by :func:`atomic_directory`.
+    ``None`` (option not given) and ``-`` (stdout) pass."""
+    if path is None or str(path) == "-":
+        return
+    p = Path(path)
+    name = str(p)
+    if str(path) == "":
+        raise InputError(f"option {option}: empty path")
+    if p.exists():
+        if directory and not p.is_dir():
+            raise InputError(f"option {option}: exists and is not a directory", path=name)
+        if not directory and p.is_dir():
+            raise InputError(f"option {option}: is a directory, expected a file path",
+                             path=name)
+        if not directory and not os.access(p, os.W_OK):
+            raise InputError(f"option {option}: file is not writable", path=name)
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.exists():
+        raise InputError(f"option {option}: directory {str(parent)!r} does not exist",
+                         path=name)
+    if not parent.is_dir():
+        raise InputError(f"option {option}: {str(parent)!r} is not a directory", path=name)
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InputError(f"option {option}: cannot write into directory {str(parent)!r} "
+                         "(permission denied)", path=name)
+
+
+def _fsync_dir(d: Path) -> None:
+    try:
+        fd = os.open(str(d), os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(path: PathLike, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically (temporary sibling, fsync, rename, fsync of
+    the directory). On any error the target is untouched and the temporary file removed;
+    the error is an :class:`InputError` naming the path."""
+    p = Path(path)
+    parent = p.parent if str(p.parent) else Path(".")
+    fd, tmp = None, None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=str(parent))
+        with os.fdopen(fd, "wb") as fh:
+            fd = None
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if p.exists():
+            shutil.copymode(str(p), tmp)
+        else:
+            os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, p)
+        tmp = None
+        _fsync_dir(parent)
+    except OSError as e:
+        raise InputError(f"cannot write: {e.strerror or e}", path=str(p)) from None
+    finally:
+        if fd is not None:
+            os.close(fd)
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+    return p
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write_text(path: PathLike, text: str) -> Path:
+    """:func:`atomic_write_bytes` of ``text`` encoded as UTF-8."""
+    return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def strict_json(obj: Any, indent: Optional[int] = 1) -> str:
+    """``obj`` as standard JSON: non-finite floats become ``"Infinity"``, ``"-Infinity"``
+    or ``"NaN"`` strings; numpy scalars and arrays become numbers and lists."""
+    return json.dumps(_jsonable(obj), ensure_ascii=False, indent=indent, allow_nan=False)
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, float) or type(x).__name__.startswith("float"):
+        f = float(x)
+        if math.isfinite(f):
+            return f
+        return "NaN" if math.isnan(f) else ("Infinity" if f > 0 else "-Infinity")
+    if isinstance(x, (str, bool, int)) or x is None:
+        return x
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple, set, frozenset)):
+        return [_jsonable(v) for v in x]
+    if hasattr(x, "tolist"):  # numpy arrays and scalars
+        return _jsonable(x.tolist())
+    if isinstance(x, os.PathLike):
+        return os.fspath(x)
+    return repr(x)
+
+
+def json_float(x: Any) -> float:
+    """A float stored by :func:`strict_json` (numbers, or the non-finite strings)."""
+    if isinstance(x, str):
+        if x in _NONFINITE:
+            return _NONFINITE[x]
+        raise ValueError(f"not a number: {x!r}")
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        raise ValueError(f"not a number: {x!r}")
+    return float(x)
+
+
+def atomic_write_json(path: PathLike, obj: Any) -> Path:
+    """:func:`strict_json` of ``obj`` written atomically to ``path``."""
+    return atomic_write_text(path, strict_json(obj) + "\n")
+
+
+def sha256_file(path: PathLike) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+@contextlib.contextmanager
+def atomic_directory(path: PathLike) -> Iterator[Path]:
+    """Build a directory that replaces ``path`` only once it is complete.
+
+    Yields a fresh temporary sibling directory; when the ``with`` block ends normally its
+    files are fsync-ed and it is swapped in for ``path`` (an existing ``path`` is renamed
+    to a backup first and removed after). When the block raises, the temporary directory
+    is removed and ``path`` is untouched."""
+    p = Path(path)
+    parent = p.parent if str(p.parent) else Path(".")
+    if p.exists() and not p.is_dir():
+        raise InputError("cannot save: exists and is not a directory", path=str(p))
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{p.name}.new-", dir=str(parent)))
+        os.chmod(tmp, 0o777 & ~_umask())
+    except OSError as e:
+        raise InputError(f"cannot create directory: {e.strerror or e}", path=str(p)) from None
+    try:
+        yield tmp
+        for f in tmp.iterdir():
+            with open(f, "rb") as fh:
+                os.fsync(fh.fileno())
+        _fsync_dir(tmp)
+        backup = None
+        if p.exists():
+            backup = Path(tempfile.mkdtemp(prefix=f".{p.name}.old-", dir=str(parent)))
+            os.rmdir(backup)
+            os.rename(p, backup)
+        try:
+            os.rename(tmp, p)
+        except OSError:
+            if backup is not None:
+                os.rename(backup, p)
+            raise
+        _fsync_dir(parent)
+        if backup is not None:
+            shutil.rmtree(backup, ignore_errors=True)
+    except OSError as e:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise InputError(f"cannot write directory: {e.strerror or e}", path=str(p)) from None
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
