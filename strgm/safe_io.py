@@ -26,6 +26,7 @@ import json
 import math
 import os
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any, Iterator, Optional, Union
@@ -82,6 +83,8 @@ def check_input(path: PathLike, what: str = "input", directory: bool = False) ->
         return p
     if p.is_dir():
         raise InputError(f"{what} is a directory, expected a file", path=str(p))
+    if not stat.S_ISREG(st.st_mode):  # a FIFO or device would block or never end
+        raise InputError(f"{what} is not a regular file (a pipe or device?)", path=str(p))
     if st.st_size > MAX_INPUT_BYTES:
         raise InputError(f"{what} is {st.st_size / 2**30:.1f} GiB; the limit is "
                          f"{MAX_INPUT_BYTES / 2**30:.0f} GiB", path=str(p))
