@@ -25,6 +25,29 @@ TIE_BARS = {"\u0361", "\u035c"}
 EPSILON_SYMBOL = "<eps>"
 
 
+_FORMAT_NAMES = {"\ufeff": "a byte-order mark", "\u200b": "a zero-width space",
+                 "\u00ad": "a soft hyphen", "\u200e": "a left-to-right mark",
+                 "\u200f": "a right-to-left mark"}
+
+
+def describe_char(ch: str) -> str:
+    """A phrase naming a character that has no place in a word, for error messages:
+    ``'the byte-order mark U+FEFF'``, ``'the control character U+0007'``. A byte-order
+    mark inside a line is usually left over from concatenated files; one at the very
+    start of a file is accepted by the readers and never gets here."""
+    code = f"U+{ord(ch):04X}"
+    if ch in _FORMAT_NAMES:
+        return f"{_FORMAT_NAMES[ch]} {code} (remove it)"
+    cat = unicodedata.category(ch)
+    if cat == "Cc":
+        return f"the control character {code}"
+    if cat == "Cf":
+        return f"the invisible format character {code}"
+    if cat in ("Zl", "Zp"):
+        return f"the line/paragraph separator {code}"
+    return f"the non-text character {code} ({cat})"
+
+
 def _attaches(ch: str) -> bool:
     return unicodedata.category(ch) in ("Mn", "Me", "Lm")
 

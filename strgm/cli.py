@@ -17,7 +17,17 @@ import sys
 import time
 from typing import Optional
 
-from strgm.errors import StrgmError
+from strgm.errors import OptionError, StrgmError
+from strgm.validate import float_arg, int_arg, size_arg
+
+#: Library keywords (as named in an OptionError) -> the command-line option that sets them.
+_CLI_NAMES = {"p_copy": "--p-copy", "mean_length": "--mean-length", "boundary": "--boundary",
+              "fraction": "--holdout", "seed": "--seed", "n_roots": "--roots",
+              "kbest": "--kbest", "max_iters": "--max-iters", "tol": "--tol",
+              "max_states": "--max-states", "max_memory": "--max-memory", "lam": "--lambda"}
+
+#: Projections each EP method accepts (checked before any file is read).
+_PROJECTIONS = {"ep": ("gradient", "closed"), "pep": ("prox", "grow")}
 
 
 def _progress(args):
@@ -28,12 +38,44 @@ def _progress(args):
     return Progress(enabled)
 
 
+def _as_cli_option(e: OptionError) -> OptionError:
+    """``e`` re-labelled with the command-line option that set the library keyword it
+    names (``p_copy`` -> ``--p-copy``), so the user reads the option they typed."""
+    name = _CLI_NAMES.get(e.option)
+    return OptionError(name, e.value, e.reason) if name else e
+
+
+def _symbol(text: str) -> str:
+    """argparse type of ``--boundary``: one non-empty symbol without spaces."""
+    if not text or any(c.isspace() for c in text):
+        raise argparse.ArgumentTypeError(f"must be one symbol without spaces, got {text!r}")
+    return text
+
+
+def check_paths(args) -> None:
+    """Refuse unwritable outputs and a missing ``--model`` before any input is read or any
+    inference starts, so that a long run is never lost to a bad ``--json`` path; checks
+    the method/projection combination too."""
+    from strgm.safe_io import check_input, check_output
+
+    check_output(getattr(args, "json", None), "--json")
+    check_output(getattr(args, "save_beliefs", None), "--save-beliefs", directory=True)
+    if getattr(args, "model", None):
+        check_input(args.model, "phonology model (--model)")
+    projection = getattr(args, "projection", None)
+    allowed = _PROJECTIONS.get(getattr(args, "method", None), ())
+    if projection is not None and projection not in allowed:
+        raise OptionError("--projection", projection,
+                          f"projection {projection!r} is not available for {args.method!r} "
+                          "(ep: gradient or closed; pep: prox or grow)")
+
+
 def _add_inference_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("inference")
     g.add_argument("--method", default="pruned", choices=["bp", "pruned", "ep", "pep"],
                    help="bp: exact messages; pruned: k-best domains (Cotterell et al. 2015); "
                         "ep: n-gram EP; pep: penalized EP (default: %(default)s)")
-    g.add_argument("--kbest", type=int, default=20,
+    g.add_argument("--kbest", type=int_arg(1), default=20,
                    help="pruned BP domain size per message (default: %(default)s)")
     g.add_argument("--order", type=int, default=2, choices=[1, 2, 3],
                    help="EP n-gram order (default: %(default)s)")
@@ -42,20 +84,24 @@ def _add_inference_options(p: argparse.ArgumentParser) -> None:
                    help="pep: prox (default) or grow; ep: gradient (default; one step "
                         "per visit, as in PEP §7) or closed (exact fit per visit; "
                         "exact on trees, degrades on loopy graphs)")
-    g.add_argument("--lambda", dest="lam", type=float, default=0.01,
+    g.add_argument("--lambda", dest="lam", type=float_arg(0), default=0.01,
                    help="PEP penalty λ (default: %(default)s)")
     g.add_argument("--anneal", action="store_true", help="PEP: decay λ over iterations")
-    g.add_argument("--max-iters", type=int, default=10, help="default: %(default)s")
-    g.add_argument("--tol", type=float, default=1e-4,
+    g.add_argument("--max-iters", type=int_arg(1), default=10, help="default: %(default)s")
+    g.add_argument("--tol", type=float_arg(0), default=1e-4,
                    help="convergence: max change of top-5 belief probabilities")
-    g.add_argument("--max-states", type=int, default=200_000,
+    g.add_argument("--max-states", type=int_arg(1), default=200_000,
                    help="size guard for exact messages (default: %(default)s)")
+    g.add_argument("--max-memory", type=size_arg(), default=None, metavar="SIZE",
+                   help="memory budget of inference, e.g. 2G (default: a safe fraction "
+                        "of the machine's RAM)")
     m = p.add_argument_group("model")
-    m.add_argument("--p-copy", type=float, default=0.99,
-                   help="untrained edit transducer copy probability (default: %(default)s)")
-    m.add_argument("--boundary", default=None, metavar="SYMBOL",
+    m.add_argument("--p-copy", type=float_arg(0, 1, min_open=True, max_open=True),
+                   default=0.99, help="untrained edit transducer copy probability, in "
+                                      "(0, 1) (default: %(default)s)")
+    m.add_argument("--boundary", type=_symbol, default=None, metavar="SYMBOL",
                    help="morpheme boundary symbol in word URs (default: none)")
-    m.add_argument("--mean-length", type=float, default=None,
+    m.add_argument("--mean-length", type=float_arg(0, min_open=True), default=None,
                    help="prior mean UR length (default: surface segments per morpheme)")
     m.add_argument("--model", default=None, help="trained phonology from `strgm train --save`")
     o = p.add_argument_group("output")
@@ -63,10 +109,14 @@ def _add_inference_options(p: argparse.ArgumentParser) -> None:
     o.add_argument("--save-beliefs", metavar="DIR",
                    help="save every belief (OpenFst files + beliefs.json) to query later "
                         "with `strgm beliefs DIR` or InferenceResult.load(DIR)")
-    o.add_argument("--top", type=int, default=3, help="strings shown per morpheme")
-    o.add_argument("--holdout", type=float, default=None, metavar="FRAC",
-                   help="hide this fraction of observed words and predict them")
-    o.add_argument("--seed", type=int, default=0, help="holdout seed (default: %(default)s)")
+    o.add_argument("--top", type=int_arg(1, 1000), default=3,
+                   help="strings shown per morpheme, 1-1000 (default: %(default)s)")
+    o.add_argument("--holdout", type=float_arg(0, 1, min_open=True, max_open=True),
+                   default=None, metavar="FRAC",
+                   help="hide this fraction (0 < FRAC < 1) of the observed words and "
+                        "predict them (at least one word is kept for training)")
+    o.add_argument("--seed", type=int_arg(0), default=0,
+                   help="holdout seed (default: %(default)s)")
     o.add_argument("--quiet", action="store_true", help="no progress display")
     o.add_argument("--progress", action="store_true", help="progress even when not a tty")
 
@@ -97,14 +147,20 @@ def run_paradigm(paradigm, args, out=None, title: Optional[str] = None) -> int:
         from strgm.cli_train import load_phonology
 
         extra["alphabet"], extra["phonology"] = load_phonology(args.model)
-    model = build_phonology_model(paradigm, p_copy=args.p_copy, boundary=args.boundary,
-                                  mean_length=args.mean_length, hidden=gold.keys(), **extra)
+    try:
+        model = build_phonology_model(paradigm, p_copy=args.p_copy, boundary=args.boundary,
+                                      mean_length=args.mean_length, hidden=gold.keys(),
+                                      **extra)
+    except OptionError as e:
+        raise _as_cli_option(e) from None
     n_obs = len(model.paradigm.observed)
     print(title or f"{paradigm.source}", file=out)
     print(f"{len(paradigm)} words ({n_obs} observed), {len(model.morpheme_vars)} morphemes, "
           f"{model.alphabet.num_segments} segments; method: {args.method}", file=out)
     progress = _progress(args)
     opts = {"kbest": args.kbest} if args.method == "pruned" else {}
+    if getattr(args, "max_memory", None) is not None:
+        opts["max_memory"] = args.max_memory
     result = infer(model.graph, args.method, max_iters=args.max_iters, tol=args.tol,
                    max_states=args.max_states, progress=progress, **opts,
                    **_method_options(args))
@@ -124,9 +180,9 @@ def run_paradigm(paradigm, args, out=None, title: Optional[str] = None) -> int:
             scores = score_holdout(result.beliefs(), model, gold)
             print("\n" + holdout_line(scores), file=out)
     if args.json:
-        data = result_json(result, model, args.top, scores)
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, ensure_ascii=False, indent=1)
+        from strgm.safe_io import atomic_write_json
+
+        atomic_write_json(args.json, result_json(result, model, args.top, scores))
         print(f"\nwrote {args.json}", file=out)
     if getattr(args, "save_beliefs", None):
         result.save(args.save_beliefs)
@@ -137,14 +193,19 @@ def run_paradigm(paradigm, args, out=None, title: Optional[str] = None) -> int:
 def cmd_infer(args) -> int:
     from strgm.datasets.paradigm import read_paradigm
 
+    check_paths(args)
     return run_paradigm(read_paradigm(args.file), args)
 
 
 def cmd_demo(args) -> int:
     from strgm.datasets.cmudict_paradigm import english_paradigm
 
+    check_paths(args)
     t0 = time.perf_counter()
-    paradigm = english_paradigm(args.roots, args.seed)
+    try:
+        paradigm = english_paradigm(args.roots, args.seed)
+    except OptionError as e:
+        raise _as_cli_option(e) from None
     title = (f"strgm demo: {args.roots} regular English verbs from CMUdict (seed {args.seed}),"
              " bare/PAST/3SG/PROG forms.\nThe untrained phonology copies with p = "
              f"{args.p_copy}; `strgm train` (EM) learns alternations such as -d ~ -t ~ -ɪd.")
@@ -156,14 +217,18 @@ def cmd_demo(args) -> int:
 def cmd_graph(args) -> int:
     from strgm.datasets.paradigm import read_paradigm
     from strgm.models.phonology import build_phonology_model
+    from strgm.safe_io import atomic_write_text, check_output
 
-    model = build_phonology_model(read_paradigm(args.file), boundary=args.boundary)
+    check_output(args.dot, "--dot")
+    try:
+        model = build_phonology_model(read_paradigm(args.file), boundary=args.boundary)
+    except OptionError as e:
+        raise _as_cli_option(e) from None
     text = model.graph.to_dot()
     if args.dot == "-":
         sys.stdout.write(text)
     else:
-        with open(args.dot, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        atomic_write_text(args.dot, text)
         print(f"wrote {args.dot} ({len(model.graph.variables)} variables, "
               f"{len(model.graph.factors)} factors)")
     return 0
@@ -206,7 +271,8 @@ def build_parser() -> argparse.ArgumentParser:
                       epilog="--debug (any command): show the traceback of an error")
     sub = p.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     d = sub.add_parser("demo", help="run the bundled English demo")
-    d.add_argument("--roots", type=int, default=30, help="verbs sampled (default: %(default)s)")
+    d.add_argument("--roots", type=int_arg(1), default=30,
+                   help="verbs sampled (default: %(default)s)")
     _add_inference_options(d)
     d.set_defaults(func=cmd_demo, holdout=0.1)
     i = sub.add_parser("infer", help="infer URs for a paradigm file")
@@ -214,9 +280,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_inference_options(i)
     i.set_defaults(func=cmd_infer)
     gr = sub.add_parser("graph", help="export the factor graph as Graphviz dot")
-    gr.add_argument("file")
+    gr.add_argument("file", help="paradigm: long TSV or wide .csv")
     gr.add_argument("--dot", required=True, help="output path, or - for stdout")
-    gr.add_argument("--boundary", default=None)
+    gr.add_argument("--boundary", type=_symbol, default=None, metavar="SYMBOL",
+                    help="morpheme boundary symbol in word URs (default: none)")
     gr.set_defaults(func=cmd_graph)
     b = sub.add_parser("beliefs", help="query beliefs saved by `infer --save-beliefs`")
     b.add_argument("dir", help="directory written by --save-beliefs")

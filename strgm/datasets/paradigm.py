@@ -12,18 +12,22 @@ column, e.g. ``root,R,R PAST,R 3SG``; ``R`` in a template stands for the row's r
 optional first column named ``root`` (or ``id``) gives the root label, otherwise roots are
 named R01, R02, ... An empty cell means the word does not exist; ``?`` means predict it.
 
-Every error names the file and line; nothing is silently dropped.
+Files are decoded by :func:`strgm.safe_io.read_text` (UTF-8; a leading byte-order mark
+is accepted and dropped). Every error names the file and line; nothing is silently
+dropped; a file without any observed surface form is refused (nothing to learn from).
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import unicodedata
 from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
-from strgm.alphabet import Alphabet, segment
+from strgm.alphabet import Alphabet, describe_char, segment
 from strgm.errors import InputError
+from strgm.safe_io import read_text
 
 UNKNOWN = "?"
 
@@ -96,8 +100,8 @@ def _check_surface(surface: str, path: str, line: int, alphabet: Optional[Alphab
     for ch in surface:
         cat = unicodedata.category(ch)
         if cat.startswith("C") or cat in ("Zl", "Zp") or ch in "\t":
-            raise InputError(f"surface form {surface!r} contains the control character "
-                             f"U+{ord(ch):04X}", path=path, line=line)
+            raise InputError(f"surface form {surface!r} contains {describe_char(ch)}",
+                             path=path, line=line)
     segs = segment(surface)
     if not segs:
         raise InputError("empty surface form (write '?' for a word to predict)",
@@ -115,8 +119,9 @@ def _check_morphemes(labels: Sequence[str], path: str, line: int) -> tuple[str, 
     if not labels:
         raise InputError("no morpheme labels before the tab", path=path, line=line)
     for m in labels:
-        if any(unicodedata.category(c).startswith("C") for c in m):
-            raise InputError(f"morpheme label {m!r} contains a control character",
+        bad = [c for c in m if unicodedata.category(c).startswith("C")]
+        if bad:
+            raise InputError(f"morpheme label {m!r} contains {describe_char(bad[0])}",
                              path=path, line=line)
     if len(set(labels)) != len(labels):
         raise InputError(f"a morpheme appears twice in one word: {' '.join(labels)}",
@@ -124,16 +129,20 @@ def _check_morphemes(labels: Sequence[str], path: str, line: int) -> tuple[str, 
     return tuple(labels)
 
 
+def _require_observed(entries: list, path: str) -> None:
+    if not entries:
+        raise InputError("no words found (the file is empty or has only comments)",
+                         path=path)
+    if all(e.surface is None for e in entries):
+        raise InputError(f"none of the {len(entries)} words has a surface form (all are "
+                         "'?'); give at least one observed word", path=path)
+
+
 def read_paradigm_tsv(path: str, alphabet: Optional[Alphabet] = None) -> Paradigm:
     """Read the long paradigm format (module docstring). Raises :class:`InputError` with
-    file:line on malformed lines, and for an empty file."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            lines = fh.read().split("\n")
-    except UnicodeDecodeError as e:
-        raise InputError(f"not UTF-8 text ({e.reason} at byte {e.start})", path=path) from None
-    except OSError as e:
-        raise InputError(f"cannot read file: {e.strerror}", path=path) from None
+    file:line on malformed lines, and for a missing, non-UTF-8 or empty file."""
+    path = str(path)
+    lines = read_text(path, "paradigm file").split("\n")
     entries = []
     for i, raw in enumerate(lines, start=1):
         line = raw.rstrip("\r")
@@ -149,22 +158,29 @@ def read_paradigm_tsv(path: str, alphabet: Optional[Alphabet] = None) -> Paradig
             entries.append(ParadigmEntry(morphs, None, i))
         else:
             entries.append(ParadigmEntry(morphs, _check_surface(surf, path, i, alphabet), i))
-    if not entries:
-        raise InputError("no words found (the file is empty or has only comments)",
-                         path=path)
+    _require_observed(entries, path)
     return Paradigm(tuple(entries), path)
+
+
+def _csv_rows(path: str) -> list:
+    """(line, cells) of the non-empty, non-comment CSV records (line: where each ends)."""
+    reader = csv.reader(io.StringIO(read_text(path, "paradigm file"), newline=""),
+                        strict=True)
+    rows = []
+    try:
+        for r in reader:
+            if any(c.strip() for c in r) and not r[0].lstrip().startswith("#"):
+                rows.append((reader.line_num, r))
+    except csv.Error as e:
+        raise InputError(f"malformed CSV: {e}", path=path, line=reader.line_num) from None
+    return rows
 
 
 def read_paradigm_csv(path: str, alphabet: Optional[Alphabet] = None,
                       root_symbol: str = "R") -> Paradigm:
-    """Read the wide paradigm format (module docstring)."""
-    try:
-        with open(path, encoding="utf-8", newline="") as fh:
-            rows = list(csv.reader(fh))
-    except OSError as e:
-        raise InputError(f"cannot read file: {e.strerror}", path=path) from None
-    rows = [(i, r) for i, r in enumerate(rows, start=1)
-            if any(c.strip() for c in r) and not r[0].lstrip().startswith("#")]
+    """Read the wide paradigm format (module docstring); errors as for the TSV reader."""
+    path = str(path)
+    rows = _csv_rows(path)
     if not rows:
         raise InputError("no rows found (the file is empty)", path=path)
     hline, header = rows[0]
@@ -192,13 +208,12 @@ def read_paradigm_csv(path: str, alphabet: Optional[Alphabet] = None,
                                        for tok in t.split()], path, i)
             surf = None if cell == UNKNOWN else _check_surface(cell, path, i, alphabet)
             entries.append(ParadigmEntry(morphs, surf, i))
-    if not entries:
-        raise InputError("no words found", path=path)
+    _require_observed(entries, path)
     return Paradigm(tuple(entries), path)
 
 
 def read_paradigm(path: str, alphabet: Optional[Alphabet] = None) -> Paradigm:
     """Dispatch on the extension: ``.csv`` wide format, anything else the long TSV format."""
-    if path.lower().endswith(".csv"):
+    if str(path).lower().endswith(".csv"):
         return read_paradigm_csv(path, alphabet)
     return read_paradigm_tsv(path, alphabet)

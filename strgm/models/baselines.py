@@ -20,9 +20,11 @@ import fst_factors as ff
 from strgm.inference import infer
 from strgm.models.em import predict, predict_word, split
 from strgm.models.phonology import build_phonology_model
+from strgm.validate import check_int, check_probability
 
 
 def _untrained(paradigm, heldout, p_copy):
+    p_copy = check_probability("p_copy", p_copy)
     alphabet = paradigm.alphabet()
     train = split(paradigm, set(heldout))
     fst = ff.edit_transducer(alphabet.num_segments, ff.EditParams(p_copy))
@@ -31,6 +33,7 @@ def _untrained(paradigm, heldout, p_copy):
 
 
 def no_training(paradigm, heldout, words, p_copy: float = 0.99, k: int = 8) -> dict:
+    k = check_int("k", k, min=1)
     alphabet, fst, pm, res = _untrained(paradigm, heldout, p_copy)
     return predict(fst, alphabet, res, pm, words, k)
 

@@ -22,8 +22,9 @@ import pynini
 import fst_factors as ff
 from strgm.alphabet import Alphabet, segment
 from strgm.datasets.paradigm import Paradigm
-from strgm.errors import InputError
+from strgm.errors import InputError, OptionError
 from strgm.graph import FactorGraph
+from strgm.validate import check_float, check_int, check_probability
 
 
 def morpheme_var(label: str) -> str:
@@ -59,6 +60,7 @@ class PhonologyModel:
 def unigram_from_paradigm(paradigm: Paradigm, alphabet: Alphabet, smoothing: float = 1.0
                           ) -> np.ndarray:
     """Add-``smoothing`` segment frequencies of the observed surfaces (segment labels only)."""
+    smoothing = check_float("smoothing", smoothing, min=0)
     counts = np.full(alphabet.num_segments, smoothing)
     for e in paradigm.observed:
         for a in alphabet.encode(e.surface):
@@ -86,13 +88,24 @@ def build_phonology_model(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = 
     ``alphabet`` defaults to the segments of the observed surfaces; with a ``boundary``
     symbol, word URs carry it between morphemes (the default phonology deletes it).
     ``hidden`` names words (keys like ``"R01 PAST"``) to treat as unobserved.
+    ``p_copy`` must lie in (0, 1) and ``mean_length`` be finite and > 0 (an infinite mean
+    would make the prior improper and every observation look impossible).
     """
+    p_copy = check_probability("p_copy", p_copy)
+    if mean_length is not None:
+        mean_length = check_float("mean_length", mean_length, min=0, min_open=True)
+    if boundary is not None and (not isinstance(boundary, str) or not boundary
+                                 or any(c.isspace() for c in boundary)):
+        raise OptionError("boundary", boundary, "must be one non-empty symbol without spaces")
     hidden = set(hidden)
     if hidden:
         paradigm = paradigm.with_hidden(hidden)
     if alphabet is None:
-        alphabet = paradigm.alphabet(boundary=boundary)
-    elif boundary is not None and alphabet.boundary != boundary:
+        alphabet = paradigm.alphabet()
+    if boundary is not None and alphabet.boundary != boundary:
+        if boundary in alphabet.segment_symbols:
+            raise OptionError("boundary", boundary, "is a segment of the surface forms; "
+                              "choose a symbol that no word uses")
         alphabet = alphabet.with_boundary(boundary)
     if alphabet.num_segments == 0:
         raise InputError("the paradigm has no observed surface forms", path=paradigm.source)
@@ -132,11 +145,15 @@ def build_phonology_model(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = 
 
 
 def holdout_split(paradigm: Paradigm, fraction: float, seed: int = 0) -> list[str]:
-    """Keys of a seeded random ``fraction`` of the observed words (at least one)."""
-    if not 0.0 < fraction < 1.0:
-        raise InputError(f"holdout fraction must be in (0, 1), got {fraction}")
+    """Keys of a seeded random ``fraction`` of the observed words: at least one, and at
+    least one observed word is kept for training."""
+    fraction = check_probability("fraction", fraction)
+    seed = check_int("seed", seed, min=0)
     keys = [e.key for e in paradigm.observed]
-    n = max(1, int(round(fraction * len(keys))))
+    if len(keys) < 2:
+        raise InputError(f"a holdout needs at least 2 observed words, found {len(keys)}",
+                         path=paradigm.source)
+    n = min(len(keys) - 1, max(1, int(round(fraction * len(keys)))))
     rng = np.random.default_rng(seed)
     return sorted(rng.choice(keys, size=n, replace=False).tolist())
 
@@ -146,7 +163,12 @@ class HoldoutScores:
     n: int
     exact_match: float  # fraction of held-out words whose 1-best prediction is the truth
     mean_neg_logp: float  # mean -log p(true form) in nats (inf if any has p = 0)
-    per_word: dict  # key -> {"gold", "predicted", "p_gold"}
+    per_word: dict  # key -> {"gold", "predicted", "p_gold", "neg_logp"[, "unseen"]}
+
+    @property
+    def unseen(self) -> list[str]:
+        """Held-out words containing a segment seen in no training word (p = 0)."""
+        return [k for k, w in self.per_word.items() if w.get("unseen")]
 
 
 def in_alphabet(word: str, alphabet: Alphabet) -> bool:
@@ -158,17 +180,27 @@ def in_alphabet(word: str, alphabet: Alphabet) -> bool:
 def score_holdout(beliefs: dict, model: PhonologyModel, gold: dict) -> HoldoutScores:
     """Exact-match accuracy and mean -log p of the true forms under the word beliefs.
 
-    ``beliefs``: surface variable name -> Belief; ``gold``: word key -> true surface."""
+    ``beliefs``: surface variable name -> Belief; ``gold``: word key -> true surface.
+    A true form with a segment seen in no training word has p = 0 (-log p = inf, never an
+    exact match); its ``per_word`` entry lists the ``unseen`` segments."""
     per, hits, nll = {}, 0, []
     for key, truth in gold.items():
         b = beliefs[model.word_vars[key]]
         top = b.kbest(1)
         pred = top[0][0] if top else None
-        target = model.alphabet.join(model.alphabet.encode(truth))
-        lp = b.logprob(truth) if in_alphabet(truth, model.alphabet) else -np.inf
-        hits += pred == target
+        unseen = [s for s in segment(truth) if s not in model.alphabet]
+        if unseen:
+            target, lp, hit = truth, -np.inf, False
+        else:
+            target = model.alphabet.join(model.alphabet.encode(truth))
+            lp = float(b.logprob(truth))
+            hit = pred == target
+        hits += hit
         nll.append(-lp)
-        per[key] = {"gold": target, "predicted": pred, "p_gold": float(np.exp(lp))}
+        per[key] = {"gold": target, "predicted": pred, "p_gold": float(np.exp(lp)),
+                    "neg_logp": float(-lp), "exact": bool(hit)}
+        if unseen:
+            per[key]["unseen"] = sorted(set(unseen))
     n = len(gold)
     return HoldoutScores(n, hits / n if n else float("nan"),
                          float(np.mean(nll)) if n else float("nan"), per)

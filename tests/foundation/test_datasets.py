@@ -49,13 +49,56 @@ def test_tsv_reader_unknown_symbol_with_given_alphabet(tmp_path):
         read_paradigm_tsv(path, alphabet=Alphabet(["k", "æ", "t"]))
 
 
-def test_missing_and_non_utf8_files(tmp_path):
-    with pytest.raises(InputError, match="cannot read"):
-        read_paradigm_tsv(str(tmp_path / "nope.tsv"))
-    p = tmp_path / "latin1.tsv"
-    p.write_bytes("R1\tk\xe6t\n".encode("latin-1"))
-    with pytest.raises(InputError, match="not UTF-8"):
-        read_paradigm_tsv(str(p))
+@pytest.mark.parametrize("reader,name", [(read_paradigm_tsv, "p.tsv"),
+                                         (read_paradigm_csv, "p.csv")])
+def test_missing_directory_and_non_utf8_files(tmp_path, reader, name):
+    with pytest.raises(InputError, match=r"nope\.\w+: paradigm file not found"):
+        reader(str(tmp_path / ("nope" + name[1:])))
+    (tmp_path / "d").mkdir()
+    with pytest.raises(InputError, match=r"d: paradigm file is a directory"):
+        reader(str(tmp_path / "d"))
+    p = tmp_path / name
+    body = "R1\tro\nR1 PL\tk\xe6t\n" if name.endswith("tsv") else "R,R PL\nro,k\xe6t\n"
+    p.write_bytes(body.encode("latin-1"))
+    with pytest.raises(InputError, match=rf"{name}:2: paradigm file is not UTF-8 .*0xe6"):
+        reader(str(p))
+
+
+@pytest.mark.parametrize("name,body", [("b.tsv", "R1\tro\nR1 PAST\trod\n"),
+                                       ("b.csv", "R,R PAST\nro,rod\n")])
+def test_a_leading_byte_order_mark_is_accepted(tmp_path, name, body):
+    plain, bom = tmp_path / ("plain" + name), tmp_path / name
+    plain.write_text(body, encoding="utf-8")
+    bom.write_bytes(b"\xef\xbb\xbf" + body.encode("utf-8"))
+    a, b = read_paradigm(str(plain)), read_paradigm(str(bom))
+    assert [(e.key, e.surface) for e in a.entries] == [(e.key, e.surface) for e in b.entries]
+    assert a.entries[0].key in ("R1", "R01")
+
+
+@pytest.mark.parametrize("text,match", [
+    ("R1\tro\n\ufeffR1 PAST\trod\n", r"p.tsv:2: morpheme label .* byte-order mark U\+FEFF"),
+    ("R1\tro\nR1 PAST\tro\ufeffd\n", r"p.tsv:2: surface form .* byte-order mark U\+FEFF"),
+])
+def test_a_byte_order_mark_inside_the_file_is_named_not_called_control(tmp_path, text,
+                                                                        match):
+    path = write(tmp_path, "p.tsv", text)
+    with pytest.raises(InputError, match=match) as e:
+        read_paradigm_tsv(path)
+    assert "control" not in str(e.value)
+
+
+@pytest.mark.parametrize("name,text,match", [
+    ("q.tsv", "R1\t?\nR1 PL\n", r"q.tsv: none of the 2 words has a surface form"),
+    ("q.csv", "R,R PL\n?,?\n", r"q.csv: none of the 2 words has a surface form"),
+    ("e.csv", "", r"e.csv: no rows found"),
+    ("h.csv", "R,R PL\n", r"h.csv: no words found"),
+    ("n.csv", "R,R PL\nro,r\x00d\n", r"n.csv:2: .*control character U\+0000"),
+    ("u.csv", 'R,R PL\nro,"rod\n', r"u.csv:2: malformed CSV"),
+])
+def test_files_without_observed_words_or_malformed_are_refused(tmp_path, name, text, match):
+    path = write(tmp_path, name, text)
+    with pytest.raises(InputError, match=match):
+        read_paradigm(path)
 
 
 def test_wide_csv_reader(tmp_path):
