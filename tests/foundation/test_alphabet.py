@@ -50,3 +50,17 @@ def test_symbol_table_and_json_roundtrip():
     st = a.symbol_table()
     assert st.find("a") == 1 and st.find("#") == 3 and st.find("<eps>") == 0
     assert Alphabet.from_dict(a.to_dict()) == a
+
+
+@pytest.mark.parametrize("ch,phrase", [
+    ("\ufeff", "a byte-order mark U+FEFF"),
+    ("\x07", "the control character U+0007"),
+    ("\u200d", "the invisible format character U+200D"),
+    ("\u2028", "the line/paragraph separator U+2028"),
+])
+def test_describe_char_names_the_character(ch, phrase):
+    from strgm.alphabet import describe_char
+
+    text = describe_char(ch)
+    assert text.startswith(phrase)
+    assert ("control" in text) == (ch == "\x07")

@@ -27,15 +27,66 @@ def test_infer_prints_tables_and_writes_json(tmp_path, capsys):
     assert {"inference_seconds", "iterations", "converged"} <= set(data["timing"])
 
 
+# R6 PAST is the only word with χ: held out, its true form has p = 0 (never an error)
+HOLDOUT_TOY = TOY + "R6 PAST\tχid\n"
+
+
+def _seed_holding_out(paradigm_path, fraction, wanted):
+    from strgm.datasets.paradigm import read_paradigm
+    from strgm.models.phonology import holdout_split
+
+    para = read_paradigm(str(paradigm_path))
+    for seed in range(500):
+        if set(holdout_split(para, fraction, seed)) == wanted:
+            return seed
+    raise AssertionError(f"no seed holds out {wanted}")
+
+
 def test_infer_holdout_reports_accuracy(tmp_path, capsys):
+    """Held out: R3 PAST (predictable from R3 and the other PAST forms: exact) and R6 PAST
+    (a segment seen in no training word: p = 0, a miss), so exact match is 1/2 and the
+    mean -log p is infinite; the reported figures must agree with the per-word results."""
     f = tmp_path / "toy.tsv"
-    f.write_text(TOY, encoding="utf-8")
+    f.write_text(HOLDOUT_TOY, encoding="utf-8")
+    seed = _seed_holding_out(f, 0.2, {"R3 PAST", "R6 PAST"})
     out = tmp_path / "o.json"
-    assert main(["infer", str(f), "--holdout", "0.25", "--seed", "1", "--json", str(out),
-                 "--quiet"]) == 0
-    assert "exact match" in capsys.readouterr().out
-    h = json.loads(out.read_text(encoding="utf-8"))["holdout"]
-    assert h["n"] == 2 and 0.0 <= h["exact_match"] <= 1.0 and h["mean_neg_logp"] >= 0
+    assert main(["infer", str(f), "--holdout", "0.2", "--seed", str(seed), "--json",
+                 str(out), "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert "held-out words: 2   exact match: 50.0%" in text
+    assert "mean -log p(true form): inf nats" in text and "R6 PAST" in text
+    raw = out.read_text(encoding="utf-8")
+    json.loads(raw, parse_constant=lambda c: pytest.fail(f"non-standard JSON {c}"))
+    h = json.loads(raw)["holdout"]
+    per = h["per_word"]
+    assert h["n"] == 2 and set(per) == {"R3 PAST", "R6 PAST"}
+    assert per["R3 PAST"] == {**per["R3 PAST"], "gold": "simd", "predicted": "simd",
+                              "exact": True}
+    assert 0.5 < per["R3 PAST"]["p_gold"] <= 1
+    assert per["R6 PAST"]["p_gold"] == 0 and per["R6 PAST"]["neg_logp"] == "Infinity"
+    assert per["R6 PAST"]["unseen"] == ["χ"] and per["R6 PAST"]["exact"] is False
+    recomputed = sum(w["predicted"] == w["gold"] for w in per.values()) / len(per)
+    assert h["exact_match"] == recomputed == 0.5
+    assert h["mean_neg_logp"] == "Infinity"
+    # the printed prediction table marks the same words right and wrong
+    rows = {ln.split("  ")[0]: ln for ln in text.splitlines() if ln.startswith("R")}
+    assert rows["R3 PAST"].rstrip().endswith("✓") and rows["R6 PAST"].rstrip().endswith("✗")
+
+
+def test_score_holdout_scores_an_unseen_segment_as_p_zero():
+    from strgm.datasets.paradigm import Paradigm
+    from strgm.inference import infer
+    from strgm.models.phonology import build_phonology_model, score_holdout
+
+    para = Paradigm.from_pairs([(("R1",), "ro"), (("R1", "PL"), "rod"), (("R2",), "ʃo"),
+                                (("R2", "PL"), "ʃod"), (("R3", "PL"), "ɣad")])
+    gold = {"R2 PL": "ʃod", "R3 PL": "ɣad"}
+    model = build_phonology_model(para, hidden=gold)
+    assert "ɣ" not in model.alphabet
+    s = score_holdout(infer(model.graph, "pruned").beliefs(), model, gold)
+    assert s.n == 2 and s.exact_match == 0.5 and s.mean_neg_logp == float("inf")
+    assert s.unseen == ["R3 PL"] and s.per_word["R3 PL"]["p_gold"] == 0.0
+    assert s.per_word["R2 PL"]["predicted"] == "ʃod" and s.per_word["R2 PL"]["exact"]
 
 
 def test_bad_input_exits_2_with_located_message(tmp_path, capsys):
@@ -46,11 +97,63 @@ def test_bad_input_exits_2_with_located_message(tmp_path, capsys):
     assert "strgm: error:" in err and "bad.tsv:2:" in err
 
 
+def _parse_dot(text):
+    """({node: attributes}, {(factor, variable)}) of strgm's dot output."""
+    import re
+
+    assert text.startswith("graph strgm {") and text.rstrip().endswith("}")
+    nodes, edges = {}, set()
+    for line in text.splitlines()[1:-1]:
+        line = line.strip()
+        if m := re.fullmatch(r'"([vf]):(.*?)" -- "([vf]):(.*?)";', line):
+            assert (m[1], m[3]) == ("f", "v"), line
+            edges.add((m[2], m[4]))
+        elif m := re.fullmatch(r'"([vf]):(.*?)" \[(.*)\];', line):
+            nodes[(m[1], m[2])] = m[3]
+        else:
+            assert line == "node [fontname=Helvetica];", line
+    return nodes, edges
+
+
 def test_graph_dot_export(tmp_path, capsys):
+    """Every variable and factor of the phonology graph, with its edges: per morpheme m
+    M:m and prior:m; per word w, S:w (grey, labelled with its surface) and phonology:w
+    joining S:w to its UR, which is M:m for a one-morpheme word and otherwise U:w built by
+    concat:w from the morphemes in order."""
     f = tmp_path / "toy.tsv"
-    f.write_text(TOY, encoding="utf-8")
+    f.write_text(TOY + "R5 PAST\t?\n", encoding="utf-8")
     assert main(["graph", str(f), "--dot", "-"]) == 0
-    assert capsys.readouterr().out.startswith("graph strgm {")
+    nodes, edges = _parse_dot(capsys.readouterr().out)
+    words = [ln.split("\t") for ln in (TOY + "R5 PAST\t?\n").splitlines()]
+    morphemes = {m for key, _ in words for m in key.split()}
+    want_vars, want_edges, want_factors = set(), set(), set()
+    for m in morphemes:
+        want_vars.add(f"M:{m}")
+        want_factors.add(f"prior:{m}")
+        want_edges.add((f"prior:{m}", f"M:{m}"))
+    for key, surface in words:
+        ms = key.split()
+        ur = f"M:{ms[0]}" if len(ms) == 1 else f"U:{key}"
+        want_vars |= {f"S:{key}", ur}
+        want_factors.add(f"phonology:{key}")
+        want_edges |= {(f"phonology:{key}", ur), (f"phonology:{key}", f"S:{key}")}
+        if len(ms) > 1:
+            want_factors.add(f"concat:{key}")
+            want_edges |= {(f"concat:{key}", f"M:{m}") for m in ms} | {(f"concat:{key}", ur)}
+        attrs = nodes[("v", f"S:{key}")]
+        if surface == "?":
+            assert "filled" not in attrs
+        else:
+            assert "filled" in attrs and f"\\n{surface}" in attrs
+    assert {n for k, n in nodes if k == "v"} == want_vars
+    assert {n for k, n in nodes if k == "f"} == want_factors
+    assert edges == want_edges
+    # the file written by --dot PATH holds the same text
+    dot = tmp_path / "g.dot"
+    assert main(["graph", str(f), "--dot", str(dot)]) == 0
+    assert f"({len(want_vars)} variables, {len(want_factors)} factors)" in \
+        capsys.readouterr().out
+    assert _parse_dot(dot.read_text(encoding="utf-8")) == (nodes, edges)
 
 
 @pytest.mark.skipif(not os.path.isdir(SHARED), reason="../shared/data is absent")
@@ -95,4 +198,39 @@ def test_infer_rejects_a_projection_of_the_other_method(tmp_path, capsys):
     f.write_text(TOY, encoding="utf-8")
     assert main(["infer", str(f), "--method", "ep", "--projection", "prox", "--quiet"]) == 2
     err = capsys.readouterr().err
-    assert "projection 'prox' is not available for 'ep'" in err and "gradient" in err
+    assert "option --projection: projection 'prox' is not available for 'ep'" in err
+    assert "gradient" in err and err.count("\n") == 1
+
+
+def test_infer_passes_max_states_and_max_memory(tmp_path, monkeypatch):
+    import strgm.inference as inference
+
+    seen = []
+    real = inference.infer
+
+    def spy(graph, method, **kw):
+        seen.append(dict(kw))
+        kw.pop("max_memory", None)  # the spy only records it
+        return real(graph, method, **kw)
+
+    monkeypatch.setattr(inference, "infer", spy)
+    f = tmp_path / "toy.tsv"
+    f.write_text(TOY, encoding="utf-8")
+    assert main(["infer", str(f), "--max-states", "9000", "--max-memory", "512M",
+                 "--quiet"]) == 0
+    assert seen[-1]["max_states"] == 9000 and seen[-1]["max_memory"] == 512 << 20
+    assert main(["infer", str(f), "--quiet"]) == 0
+    assert seen[-1]["max_states"] == 200_000 and "max_memory" not in seen[-1]
+
+
+def test_infer_runs_with_a_memory_budget(tmp_path, capsys):
+    import inspect
+
+    from strgm.inference import infer
+
+    if "max_memory" not in inspect.signature(infer).parameters:
+        pytest.skip("strgm.inference.infer has no max_memory keyword yet")
+    f = tmp_path / "toy.tsv"
+    f.write_text(TOY, encoding="utf-8")
+    assert main(["infer", str(f), "--method", "bp", "--max-memory", "1G", "--quiet"]) == 0
+    assert "Underlying forms" in capsys.readouterr().out

@@ -87,3 +87,64 @@ def test_context_options_reach_the_saved_model(tmp_path, capsys):
     assert "Underlying forms" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         main(["train", str(f), "--right-window", "3"])
+
+
+TINY = "R1\tro\nR1 PAST\trod\nR2\tʃo\nR2 PAST\tʃod\n"
+
+
+def test_em_iters_0_evaluates_the_initial_model_without_training(tmp_path, capsys):
+    """--em-iters 0: one E-step (objective of θ₀), no M-step; the saved θ is θ₀."""
+    import numpy as np
+
+    from strgm.cli_train import initial_model
+    from strgm.datasets.paradigm import read_paradigm
+
+    f = tmp_path / "tiny.tsv"
+    f.write_text(TINY, encoding="utf-8")
+    model, out = tmp_path / "m.json", tmp_path / "t.json"
+    assert main(["train", str(f), "--em-iters", "0", "--save", str(model), "--json", str(out),
+                 "--quiet"]) == 0
+    assert "EM 0: objective" in capsys.readouterr().out
+    trace = json.loads(out.read_text(encoding="utf-8"))["trace"]
+    assert [e["iteration"] for e in trace] == [0] and "q" not in trace[0]
+    args = type("A", (), {"left_window": 1, "right_window": 1, "output_window": 1,
+                          "no_tier": False, "right_classes": "coarse"})
+    theta0 = initial_model(args, read_paradigm(str(f)).alphabet()).theta
+    assert np.array_equal(PhonologyEditModel.load(str(model)).theta, theta0)
+
+
+def test_train_passes_max_states_and_max_memory_to_every_e_step(tmp_path, monkeypatch):
+    import strgm.models.em as em
+
+    seen = []
+    real = em.infer
+
+    def spy(graph, method, **kw):
+        seen.append(dict(kw))
+        kw.pop("max_memory", None)  # the spy only records it
+        return real(graph, method, **kw)
+
+    monkeypatch.setattr(em, "infer", spy)
+    f = tmp_path / "tiny.tsv"
+    f.write_text(TINY, encoding="utf-8")
+    assert main(["train", str(f), "--em-iters", "1", "--max-states", "5000",
+                 "--max-memory", "3G", "--quiet"]) == 0
+    assert len(seen) == 2
+    assert all(kw["max_states"] == 5000 and kw["max_memory"] == 3 << 30 for kw in seen)
+    seen.clear()
+    assert main(["train", str(f), "--em-iters", "0", "--quiet"]) == 0
+    assert seen[0]["max_states"] == 200_000 and "max_memory" not in seen[0]
+
+
+def test_a_saved_model_with_a_nan_weight_is_refused_by_infer(tmp_path, capsys):
+    f = tmp_path / "tiny.tsv"
+    f.write_text(TINY, encoding="utf-8")
+    model = tmp_path / "m.json"
+    assert main(["train", str(f), "--em-iters", "1", "--save", str(model), "--quiet"]) == 0
+    d = json.loads(model.read_text(encoding="utf-8"))
+    d["theta"][0][1] = float("nan")
+    model.write_text(json.dumps(d), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["infer", str(f), "--model", str(model), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "m.json" in err and "non-finite" in err and "inconsistent" not in err
