@@ -13,6 +13,7 @@ from typing import Optional, Sequence
 
 import pynini
 
+from strgm.wfsa import guard
 from strgm.wfsa.construct import identity_transducer, insertion_transducer, string_acceptor
 
 
@@ -31,7 +32,7 @@ def concat_acceptors(parts: Sequence[pynini.Fst], boundary_label: Optional[int] 
         if b is not None:
             out = pynini.concat(out, b)
         out = pynini.concat(out, p)
-    return pynini.rmepsilon(out, delta=1e-12).connect()
+    return guard.rmepsilon(out, "ε-removal of a concatenation").connect()
 
 
 def concat_context_transducer(parts: Sequence[Optional[pynini.Fst]], i: int,

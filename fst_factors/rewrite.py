@@ -15,6 +15,7 @@ from typing import Sequence
 import pynini
 
 from strgm.errors import InputError
+from strgm.wfsa import guard
 
 
 def _accep_std(strings: Sequence[tuple[int, ...]]) -> pynini.Fst:
@@ -70,6 +71,6 @@ def rule_cascade(rules: Sequence[Rule], num_labels: int) -> pynini.Fst:
         if r.at_end:
             right = pynini.concat(right, pynini.accep("[EOS]"))
         rule = pynini.cdrewrite(tau, left, right, sigma)
-        out = pynini.compose(out, pynini.arcsort(rule, sort_type="ilabel"))
+        out = guard.compose(out, rule, op=f"composition with rule {r.name or r}")
         out = pynini.arcsort(pynini.optimize(out), sort_type="olabel")
     return pynini.arcmap(out, map_type="to_log64") if out.arc_type() != "log64" else out

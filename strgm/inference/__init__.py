@@ -9,18 +9,21 @@ import time
 import warnings
 from typing import Callable, Optional
 
-from strgm.errors import ConvergenceWarning, StrgmError
+from strgm.errors import ConvergenceWarning, OptionError, StrgmError
 from strgm.graph import FactorGraph
 from strgm.inference.belief import Belief  # noqa: F401
 from strgm.inference.bp import ExactSide, PrunedSide
 from strgm.inference.result import InferenceResult
 from strgm.inference.schedule import Progress, run_sweeps  # noqa: F401
+from strgm.validate import check_float, check_int, check_size
+from strgm.wfsa import guard
 
 METHODS = ("bp", "pruned", "ep", "pep")
 
 
 def infer(graph: FactorGraph, method: str = "pruned", *, max_iters: int = 10,
           tol: float = 1e-4, kbest: int = 20, max_states: int = 200_000,
+          max_memory: Optional[int | str] = None,
           progress: Optional[Callable[[str], None]] = None, **options) -> InferenceResult:
     """Run inference and return beliefs for every latent variable.
 
@@ -28,9 +31,32 @@ def infer(graph: FactorGraph, method: str = "pruned", *, max_iters: int = 10,
     * ``"pruned"``: pruned BP, domains = union of the ``kbest`` strings of incoming messages.
     * ``"ep"`` / ``"pep"``: expectation propagation with n-gram θ messages (see
       :mod:`strgm.inference.ep`; options such as ``order``, ``projection``, ``lam``).
+
+    Memory, for every method (:mod:`strgm.wfsa.guard`): ``max_states`` bounds the states
+    of every message and belief; ``max_memory`` (bytes, or a size such as ``"4G"``;
+    default: current RSS plus half of the available memory) caps the process's resident
+    memory. Each composition, ε-removal and n-best search is bounded *before* it runs
+    (160 bytes per state and 48 per arc of a pynini VectorFst while being built, times 2
+    for the copy that follows) and refused with :class:`MessageTooLargeError` — naming
+    the variable or factor — when it might not fit; OpenFst itself would abort the process
+    with ``std::bad_alloc``. Options are validated with :mod:`strgm.validate` (an
+    :class:`OptionError` names the keyword).
     """
     if method not in METHODS:
-        raise StrgmError(f"unknown inference method {method!r}; choose from {METHODS}")
+        raise OptionError("method", method, "must be one of " + ", ".join(METHODS))
+    max_iters = check_int("max_iters", max_iters, min=1)
+    tol = check_float("tol", tol, min=0)
+    kbest = check_int("kbest", kbest, min=1)
+    max_states = check_int("max_states", max_states, min=1)
+    if max_memory is not None:
+        max_memory = check_size("max_memory", max_memory)
+    with guard.limits(max_states, max_memory) as lim:
+        return _infer(graph, method, max_iters, tol, kbest, max_states, lim, progress,
+                      options)
+
+
+def _infer(graph, method, max_iters, tol, kbest, max_states, lim, progress, options
+           ) -> InferenceResult:
     t0 = time.perf_counter()
     if method in ("ep", "pep"):
         from strgm.inference.ep import run_ep

@@ -30,6 +30,7 @@ from strgm.errors import DivergenceError, MessageTooLargeError
 from strgm.graph import FactorGraph
 from strgm.inference.belief import Belief
 from strgm.inference.schedule import observation_message
+from strgm.wfsa import guard
 from strgm.wfsa.construct import empty_acceptor, sigma_star, weighted_strings
 from strgm.wfsa.core import intersect
 from strgm.wfsa.epsilon import trim
@@ -37,16 +38,18 @@ from strgm.wfsa.measure import normalise, score_strings
 from strgm.wfsa.paths import kbest
 
 
-def intersect_all(fsts: list, max_states: int, what: str) -> pynini.Fst:
-    """⊙ of acceptors, smallest first; raises MessageTooLargeError past ``max_states``."""
+def intersect_all(fsts: list, max_states: int, what: str,
+                  num_labels: Optional[int] = None) -> pynini.Fst:
+    """⊙ of acceptors, smallest first. Each intersection is bounded before it is built
+    (:mod:`strgm.wfsa.guard`) and each result checked against ``max_states`` (and
+    ``max_states·(num_labels + 1)`` arcs) before it is trimmed: MessageTooLargeError
+    naming ``what``."""
     fsts = sorted(fsts, key=lambda f: f.num_states())
     out = fsts[0]
-    for f in fsts[1:]:
-        out = pynini.arcsort(trim(intersect(out, f)), "ilabel")
-        if out.num_states() > max_states:
-            raise MessageTooLargeError(
-                f"{what} has {out.num_states()} states (> max_states={max_states}). "
-                "Use --method pruned (or raise max_states if you have the memory).")
+    with guard.naming(what):
+        for f in fsts[1:]:
+            out = guard.check_result(intersect(out, f), what, max_states, num_labels)
+            out = pynini.arcsort(trim(out, what), "ilabel")
     return out
 
 
@@ -76,6 +79,7 @@ class _Versioned:
         self._out_cache: dict[tuple[str, str], tuple[int, pynini.Fst]] = {}
         self._belief_cache: dict[str, tuple[int, Belief]] = {}
         self._sigma = sigma_star(graph.alphabet.size)
+        self.limits = guard.current()  # the budget of the run, kept for later queries
 
     def start_iteration(self, iteration: int) -> None:
         pass
@@ -88,7 +92,8 @@ class _Versioned:
         hit = self._belief_cache.get(var)
         if hit is not None and hit[0] == self._versions[var]:
             return hit[1]
-        b = self._belief(var)
+        with guard.limits(use=self.limits), guard.naming(f"belief of variable {var!r}"):
+            b = self._belief(var)
         self._belief_cache[var] = (self._versions[var], b)
         return b
 
@@ -131,14 +136,17 @@ class ExactSide(_Versioned):
         others = [m for g, m in self.msgs[var].items() if g != factor]
         if not others:
             return self._sigma
-        out = intersect_all(others, self.max_states, f"message {var!r} -> {factor!r}")
+        out = intersect_all(others, self.max_states,
+                            f"message from variable {var!r} to factor {factor!r}",
+                            self.graph.alphabet.size)
         return rescale(out)
 
     def _belief(self, var: str) -> Belief:
         if self.graph.variables[var].is_observed:
             return Belief(var, observation_message(self.graph, var), self.graph.alphabet)
         ms = list(self.msgs[var].values())
-        fst = intersect_all(ms, self.max_states, f"belief of {var!r}") if ms else self._sigma
+        fst = intersect_all(ms, self.max_states, f"belief of variable {var!r}",
+                            self.graph.alphabet.size) if ms else self._sigma
         return Belief(var, fst, self.graph.alphabet)
 
 
@@ -214,7 +222,8 @@ class PrunedSide(_Versioned):
             return Belief(var, self._sigma, self.graph.alphabet)
         if self.graph.degree(var) <= 2:
             return Belief(var, intersect_all(list(self.msgs[var].values()), self.max_states,
-                                             f"belief of {var!r}"), self.graph.alphabet)
+                                             f"belief of variable {var!r}",
+                                             self.graph.alphabet.size), self.graph.alphabet)
         dom = self.domain(var)
         sc = self.scores(var, dom)
         total = np.sum(list(sc.values()), axis=0)

@@ -93,6 +93,7 @@ from strgm.inference.schedule import observation_message, run_sweeps
 from strgm.projection.closed_form import closed_form, order_feature_set
 from strgm.projection.gradient import gradient_step
 from strgm.projection.prox import prox_step, same_theta
+from strgm.wfsa import guard
 from strgm.wfsa.construct import sigma_star
 
 #: Arcs of message compositions kept by one EP run (about 40 bytes each, plus 16 for the
@@ -158,6 +159,7 @@ class EPSide:
         self._relay = {v for v, var in graph.variables.items()
                        if self.s["relay"] and not var.is_observed and graph.degree(v) <= 2}
         self._sigma = sigma_star(self.n)
+        self.limits = guard.current()  # the budget of the run, kept for later queries
         self._belief_cache: dict[str, tuple[int, Belief]] = {}
         # (θ_V, moments of q_θV) from the last prox step at each variable: the next step
         # (same or another factor's message) starts from the same θ_V
@@ -272,7 +274,9 @@ class EPSide:
             hit = self._belief_cache.get(var)
             if hit is None or hit[0] != ver:
                 ms = list(self.mu[var].values())
-                fst = intersect_all(ms, 10 ** 7, f"belief of {var!r}") if ms else self._sigma
+                with guard.limits(use=self.limits):
+                    fst = intersect_all(ms, 10 ** 7, f"belief of variable {var!r}") \
+                        if ms else self._sigma
                 hit = (ver, Belief(var, fst, self.graph.alphabet))
                 self._belief_cache[var] = hit
             return hit[1]

@@ -37,6 +37,7 @@ import pynini
 
 from strgm.errors import MessageTooLargeError
 from strgm.graph import FactorGraph
+from strgm.wfsa import guard
 from strgm.wfsa.construct import string_acceptor
 
 
@@ -127,19 +128,23 @@ def run_sweeps(graph: FactorGraph, side: VariableSide, max_iters: int = 10,
 
     def send(fname: str, v: str, leaf: bool = False) -> None:
         f = graph.factors[fname]
-        incoming = {u: side.incoming_to_factor(u, fname) for u in f.variables if u != v}
-        if leaf and getattr(side, "queries_only", lambda _: False)(v):
-            msg = f.message_to_leaf(v, incoming, nlabels)
-        else:
-            msg = f.message_to(v, incoming, nlabels)
-        ns = msg.num_states()
-        stats.max_message_states = max(stats.max_message_states, ns)
-        if ns > max_states:
+        what = f"message from factor {fname!r} to variable {v!r}"
+        try:
+            with guard.naming(what):
+                incoming = {u: side.incoming_to_factor(u, fname)
+                            for u in f.variables if u != v}
+                if leaf and getattr(side, "queries_only", lambda _: False)(v):
+                    msg = f.message_to_leaf(v, incoming, nlabels)
+                else:
+                    msg = f.message_to(v, incoming, nlabels)
+        except MessageTooLargeError:
+            raise
+        except MemoryError:  # numpy's allocation failures (OpenFst's abort: see guard)
             raise MessageTooLargeError(
-                f"message from factor {fname!r} to variable {v!r} has {ns} "
-                f"states (> max_states={max_states}); exact messages grow with "
-                f"every intersection on this graph. Use {method_hint} "
-                "(or raise max_states if you have the memory).")
+                f"{what}: out of memory while building it; use {method_hint}, or lower "
+                "--max-memory so that the size guard stops earlier") from None
+        stats.max_message_states = max(stats.max_message_states, msg.num_states())
+        guard.check_result(msg, what, max_states, nlabels, method_hint)
         side.receive(v, fname, msg)
 
     for it in range(max_iters):

@@ -247,15 +247,19 @@ def from_arc_table(num_states: int, start: int, src, dst, ilabel, olabel, weight
 
 
 def compose(a: pynini.Fst, b: pynini.Fst, connect: bool = True) -> pynini.Fst:
-    """Composition a ∘ b (a's output tape meets b's input tape), sorting copies as needed."""
-    a2 = pynini.arcsort(a.copy(), sort_type="olabel")
-    b2 = pynini.arcsort(b.copy(), sort_type="ilabel")
-    return pynini.compose(a2, b2, connect=connect)
+    """Composition a ∘ b (a's output tape meets b's input tape), sorting copies as needed.
+    The result's size is bounded first (:mod:`strgm.wfsa.guard`): one that cannot fit in
+    the memory budget raises :class:`strgm.errors.MessageTooLargeError` unbuilt."""
+    from strgm.wfsa import guard
+
+    return guard.compose(a, b, connect=connect)
 
 
 def intersect(a: pynini.Fst, b: pynini.Fst) -> pynini.Fst:
     """Pointwise product of two acceptors (weights multiply, i.e. -log weights add)."""
-    return compose(a, b)
+    from strgm.wfsa import guard
+
+    return guard.compose(a, b, op="intersection")
 
 
 def project(fst: pynini.Fst, tape: str) -> pynini.Fst:

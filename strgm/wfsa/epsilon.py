@@ -38,6 +38,7 @@ import pynini
 import scipy.sparse as sp
 
 from strgm.errors import DivergenceError
+from strgm.wfsa import guard
 from strgm.wfsa.components import check_components, factor_by_components
 from strgm.wfsa.core import ArcTable, arc_table, from_arc_table, is_acyclic
 from strgm.wfsa.measure import _iterative_solves, arcs_to_csr, reachable
@@ -89,7 +90,7 @@ def trim(fst: pynini.Fst, what: str = "automaton") -> pynini.Fst:
     :class:`strgm.errors.DivergenceError` instead of hanging when the ε-paths have
     infinite total weight (e.g. a non-normalisable message inserted by a concatenation)."""
     if is_acyclic(fst):
-        return pynini.rmepsilon(fst.copy(), delta=1e-12).connect()
+        return guard.rmepsilon(fst).connect()
     t = arc_table(fst)
     eps = (t.ilabel == 0) & (t.olabel == 0)
     if not eps.any():
@@ -99,7 +100,7 @@ def trim(fst: pynini.Fst, what: str = "automaton") -> pynini.Fst:
         return fast
     if _epsilon_graph_diverges(t, eps):
         raise _divergent(what)
-    return pynini.rmepsilon(fst.copy(), delta=1e-12).connect()
+    return guard.rmepsilon(fst).connect()
 
 
 def _divergent(what: str) -> DivergenceError:

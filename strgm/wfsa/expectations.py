@@ -15,6 +15,7 @@ import numpy as np
 import pynini
 
 from strgm.errors import DivergenceError
+from strgm.wfsa import guard
 from strgm.wfsa.core import (ArcTable, ZERO, acyclic_distances, arc_table, from_arc_table,
                               is_acyclic, shortest_distance, topological_levels)
 from strgm.wfsa.measure import (TrimmedTopology, check_normalisable,
@@ -108,7 +109,7 @@ def entropy(fst: pynini.Fst, n_samples: int = 2000, seed: int = 0,
     determinisable) it is a Monte-Carlo estimate -mean log p(v_i) over exact samples, and
     ``return_stderr=True`` returns (estimate, standard error); stderr is 0.0 when exact.
     """
-    f = pynini.rmepsilon(pynini.project(fst.copy(), "output"), delta=1e-12).connect()
+    f = guard.rmepsilon(pynini.project(fst.copy(), "output")).connect()
     if f.num_states() == 0:
         raise ValueError("entropy of the empty language is undefined")
     exact = None

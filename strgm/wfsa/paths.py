@@ -27,6 +27,7 @@ from typing import Optional
 import numpy as np
 import pynini
 
+from strgm.wfsa import guard
 from strgm.wfsa.core import arc_table, is_acyclic, shortest_distance
 from strgm.wfsa.measure import check_normalisable, score_strings
 
@@ -47,9 +48,9 @@ def candidate_strings(fst: pynini.Fst, n: int, prune: float = PRUNE_NATS
         return []
     if is_acyclic(std):
         # unique=True determinises, which treats ε as a symbol: remove it first
-        best = pynini.shortestpath(pynini.rmepsilon(std), nshortest=n, unique=True)
+        best = guard.shortestpath(guard.rmepsilon(std), nshortest=n, unique=True)
     else:
-        best = pynini.shortestpath(std, nshortest=5 * n)
+        best = guard.shortestpath(std, nshortest=5 * n)
     out = []
     it = best.paths()
     while not it.done():
