@@ -142,6 +142,29 @@ def check_resume(path: str) -> None:
     model_from_json(ck["model"], path, what)
 
 
+def score_heldout(r, words: list, predict, score) -> dict:
+    """Scores of the held-out ``words`` under the trained model (``strgm.models.em``'s
+    ``predict`` and ``score``). A word with a morpheme that occurs in no training word
+    cannot be predicted: like a word with an unseen segment it gets p = 0 (never an exact
+    match, -log p = inf) and its entry names the ``unseen_morphemes``; the run goes on."""
+    seen = set(r.graph_model.morpheme_vars)
+    ok = [e for e in words if all(m in seen for m in e.morphemes)]
+    sc = score(predict(r.model.fst(), r.model.alphabet, r.result, r.graph_model, ok),
+               {e.key: e.surface for e in ok}, r.model.alphabet)
+    per = dict(sc["per_word"])
+    for e in words:
+        if e.key not in per:
+            per[e.key] = {"gold": e.surface, "predicted": None, "p_gold": 0.0,
+                          "unseen_morphemes": [m for m in e.morphemes if m not in seen]}
+    n, lost = len(words), len(words) - len(ok)
+    hits = sum(w["predicted"] is not None and w["predicted"] == w["gold"]
+               for w in per.values())
+    total = sc["mean_neg_logp"] * len(ok) if ok else 0.0
+    return {"n": n, "exact_match": hits / n if n else float("nan"),
+            "mean_neg_logp": float("inf") if lost else (total / n if n else float("nan")),
+            "per_word": {e.key: per[e.key] for e in words}}
+
+
 def cmd_train(args) -> int:
     from strgm.datasets.paradigm import read_paradigm
     from strgm.inference import Progress
@@ -170,11 +193,13 @@ def cmd_train(args) -> int:
         print(f"EM {e['iteration']}: objective {e['objective']:.3f}")
     out = {"trace": r.trace}
     if ho and r.result is not None:
-        words = [e for e in para.entries if e.key in ho]
-        sc = score(predict(r.model.fst(), r.model.alphabet, r.result, r.graph_model, words),
-                   {e.key: e.surface for e in words}, r.model.alphabet)
+        sc = score_heldout(r, [e for e in para.entries if e.key in ho], predict, score)
         print(f"held-out words: {sc['n']}   exact match: {100 * sc['exact_match']:.1f}%   "
               f"mean -log p(true form): {sc['mean_neg_logp']:.3f} nats")
+        lost = [k for k, w in sc["per_word"].items() if "unseen_morphemes" in w]
+        if lost:
+            print(f"  p = 0 for {len(lost)} word(s) with a morpheme seen in no training "
+                  f"word: {', '.join(lost)}")
         out["holdout"] = sc
     elif ho:
         print("held-out words not scored: the checkpoint is already past --em-iters, so no "

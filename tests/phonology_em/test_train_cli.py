@@ -148,3 +148,25 @@ def test_a_saved_model_with_a_nan_weight_is_refused_by_infer(tmp_path, capsys):
     assert main(["infer", str(f), "--model", str(model), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "m.json" in err and "non-finite" in err and "inconsistent" not in err
+
+
+def test_train_holdout_with_an_unseen_morpheme_scores_p_zero(tmp_path, capsys):
+    """R3 occurs only in the held-out word R3 PAST: it cannot be predicted, so it scores
+    p = 0 (reported, strict JSON "Infinity") instead of failing after training."""
+    from strgm.datasets.paradigm import read_paradigm
+    from strgm.models.phonology import holdout_split
+
+    f = tmp_path / "h.tsv"
+    f.write_text(TINY + "R3 PAST\tbid\n", encoding="utf-8")
+    para = read_paradigm(str(f))
+    seed = next(s for s in range(200) if holdout_split(para, 0.2, s) == ["R3 PAST"])
+    out = tmp_path / "t.json"
+    assert main(["train", str(f), "--holdout", "0.2", "--seed", str(seed), "--em-iters",
+                 "1", "--json", str(out), "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert "exact match: 0.0%" in text and "inf nats" in text and "R3 PAST" in text
+    h = json.loads(out.read_text(encoding="utf-8"),
+                   parse_constant=lambda c: pytest.fail(f"non-standard JSON {c}"))["holdout"]
+    assert h["n"] == 1 and h["exact_match"] == 0 and h["mean_neg_logp"] == "Infinity"
+    assert h["per_word"]["R3 PAST"] == {"gold": "bid", "predicted": None, "p_gold": 0.0,
+                                        "unseen_morphemes": ["R3"]}
