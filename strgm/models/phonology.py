@@ -22,7 +22,7 @@ import pynini
 import fst_factors as ff
 from strgm.alphabet import Alphabet, segment
 from strgm.datasets.paradigm import Paradigm
-from strgm.errors import InputError, OptionError
+from strgm.errors import InputError, OptionError, UnknownSymbolError
 from strgm.graph import FactorGraph
 from strgm.validate import check_float, check_int, check_probability
 
@@ -78,6 +78,18 @@ def default_mean_length(paradigm: Paradigm) -> float:
     return max(1.0, segs / morphs)
 
 
+def _check_covers(alphabet: Alphabet, paradigm: Paradigm) -> None:
+    """Refuse an observed surface with a segment outside a given alphabet (e.g. a trained
+    model's), naming the file, line and word rather than failing deep in the graph."""
+    for e in paradigm.observed:
+        missing = [s for s in segment(e.surface) if s not in alphabet]
+        if missing:
+            raise UnknownSymbolError(
+                missing[0], f"the surface form {e.surface!r} of word {e.key!r}; the "
+                f"phonology's alphabet is {' '.join(alphabet.segment_symbols)}",
+                path=paradigm.source, line=e.line)
+
+
 def build_phonology_model(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
                           p_copy: float = 0.99, mean_length: Optional[float] = None,
                           boundary: Optional[str] = None,
@@ -102,6 +114,8 @@ def build_phonology_model(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = 
         paradigm = paradigm.with_hidden(hidden)
     if alphabet is None:
         alphabet = paradigm.alphabet()
+    else:
+        _check_covers(alphabet, paradigm)
     if boundary is not None and alphabet.boundary != boundary:
         if boundary in alphabet.segment_symbols:
             raise OptionError("boundary", boundary, "is a segment of the surface forms; "

@@ -321,3 +321,14 @@ def test_missing_resume_checkpoint(tiny, tmp_path):
     o = run_cli(["train", str(tiny), "--resume", str(tmp_path / "ckdir"), "--quiet"],
                 watch=tmp_path)
     assert_clean_error(o, "ckdir", "directory")
+
+
+def test_a_model_whose_alphabet_lacks_a_segment_names_file_line_and_segment(tiny, tmp_path):
+    from strgm.alphabet import Alphabet
+    from strgm.models.edit_model import PhonologyEditModel
+
+    m = tmp_path / "small.json"
+    m.write_text(json.dumps(PhonologyEditModel.copy_biased(Alphabet(["d", "o", "r"]))
+                            .to_dict()), encoding="utf-8")
+    o = run_cli(["infer", str(tiny), "--model", str(m), "--quiet"], watch=tmp_path)
+    assert_clean_error(o, "tiny.tsv:3", "'ʃ'", "alphabet")
