@@ -9,7 +9,6 @@ Results save to a directory of OpenFst files and load back (:mod:`strgm.inferenc
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -66,9 +65,11 @@ class InferenceResult:
         }
 
     def save_json(self, path: str, k: int = 5) -> None:
-        """A top-k summary as JSON (see :meth:`save` for the full beliefs)."""
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(self.to_dict(k), fh, ensure_ascii=False, indent=1)
+        """A top-k summary as strict JSON (non-finite numbers as strings), written
+        atomically (see :meth:`save` for the full beliefs)."""
+        from strgm.safe_io import atomic_write_json
+
+        atomic_write_json(path, self.to_dict(k))
 
     def save(self, directory, names: Optional[list] = None):
         """Write the full beliefs (one OpenFst file each) and the settings to

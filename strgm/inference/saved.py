@@ -1,9 +1,10 @@
 """Beliefs on disk: save an inference result and load it back to query later.
 
-Layout of a saved result (a directory, format ``strgm-beliefs-v1``)::
+Layout of a saved result (a directory, format ``strgm-beliefs-v2``)::
 
     beliefs.json        method, settings, iterations, convergence, alphabets, and per
-                        variable its file, its alphabet and log Z
+                        variable its file, its alphabet, log Z, and the file's size in
+                        bytes and SHA-256 as written
     0000_<name>.fst     one binary OpenFst file per variable: the unnormalised belief
     0001_<name>.fst     acceptor (log64 for EP/PEP and BP, as the engine built it), with
     ...                 the alphabet attached as its symbol table
@@ -14,9 +15,16 @@ with the same numbers and without re-running inference. The ``.fst`` files are s
 OpenFst: ``fstprint 0000_M-walk.fst`` lists the arcs with segment names, and
 ``pynini.Fst.read`` opens them.
 
-``beliefs.json`` is written last, so an interrupted save leaves no loadable directory
-rather than a partial one. Cost: one FST write per variable (O(|b̃|)); beliefs not yet
-computed are computed first.
+Integrity. The directory is built next to its target and swapped in only when complete
+(:func:`strgm.safe_io.atomic_directory`), so an interrupted (re-)save leaves the earlier
+save or nothing, never a mixture. The loader reads only plain file names inside the
+directory (no absolute paths, no ``..``, no symbolic link leading outside), checks every
+file's size and checksum against the index before OpenFst reads it (a swapped or damaged
+file is refused naming the file and the variable), reads the index as strict JSON, and
+refuses the earlier format ``strgm-beliefs-v1`` (it recorded no checksums; re-save).
+A re-save replaces only a directory that is empty or holds a previous save: any other
+file in it stops the save before anything is written. Cost: one FST write and one
+SHA-256 pass per variable at save and at load.
 """
 
 from __future__ import annotations
@@ -28,14 +36,17 @@ import re
 from pathlib import Path
 from typing import Optional
 
-import pynini
-
 from strgm.alphabet import Alphabet
-from strgm.errors import InputError
+from strgm.errors import InputError, StrgmError
 from strgm.inference.belief import Belief
+from strgm.safe_io import (atomic_directory, atomic_write_json, check_input, check_output,
+                           json_float, read_text, sha256_file)
+from strgm.wfsa.fst_file import read_fst
 
-FORMAT = "strgm-beliefs-v1"
+FORMAT = "strgm-beliefs-v2"
+OLD_FORMATS = ("strgm-beliefs-v1",)
 INDEX = "beliefs.json"
+_OURS = re.compile(r"^(beliefs\.json(\.tmp)?|\d{4}(_[0-9A-Za-z._-]*)?\.fst)$")
 
 
 def _file_name(i: int, name: str) -> str:
@@ -43,91 +54,192 @@ def _file_name(i: int, name: str) -> str:
     return f"{i:04d}_{slug}.fst" if slug else f"{i:04d}.fst"
 
 
+def check_save_target(directory: str | os.PathLike, option: str = "--save-beliefs") -> None:
+    """Refuse, before any work, a directory that a save could not (or must not) replace:
+    an unwritable location, a file, or a directory holding anything but a previous save
+    (saving swaps the whole directory, so foreign files would be lost)."""
+    check_output(directory, option, directory=True)
+    _check_replaceable(Path(directory), f"option {option}: ")
+
+
+def _check_replaceable(d: Path, prefix: str = "") -> None:
+    if not d.is_dir():
+        return
+    try:
+        names = sorted(os.listdir(d))
+    except OSError as e:
+        raise InputError(f"{prefix}cannot list the directory: {e.strerror or e}",
+                         path=str(d)) from None
+    foreign = [n for n in names if not _OURS.match(n) or not (d / n).is_file()]
+    if foreign:
+        raise InputError(f"{prefix}the directory holds {len(foreign)} file(s) that are not "
+                         f"saved beliefs (e.g. {foreign[0]!r}); saving replaces the whole "
+                         "directory, so choose a new or empty one", path=str(d))
+
+
 def save_beliefs(result, directory: str | os.PathLike,
                  names: Optional[list[str]] = None) -> Path:
     """Write the beliefs of ``names`` (default: every latent variable) of an
-    :class:`~strgm.inference.result.InferenceResult` to ``directory`` (created if
-    needed). An earlier save there is superseded: its index is replaced, and belief files
-    it listed that this save does not rewrite are no longer read. Returns the index path."""
+    :class:`~strgm.inference.result.InferenceResult` to ``directory``, replacing an
+    earlier save there as a whole once the new one is complete. Returns the index path."""
     out = Path(directory)
-    if out.exists() and not out.is_dir():
-        raise InputError("cannot save beliefs: not a directory", path=str(out))
-    out.mkdir(parents=True, exist_ok=True)
-    beliefs = result.beliefs(names)
-    alphabets: list[Alphabet] = []
-    variables = {}
-    for i, (name, b) in enumerate(beliefs.items()):
-        if b.alphabet not in alphabets:
-            alphabets.append(b.alphabet)
-        fst = b.fst  # a copy: the result's own belief is not touched
-        st = b.alphabet.symbol_table()
-        fst.set_input_symbols(st)
-        fst.set_output_symbols(st)
-        fname = _file_name(i, name)
-        fst.write(str(out / fname))
-        variables[name] = {"file": fname, "alphabet": alphabets.index(b.alphabet),
-                           "log_z": b.log_z}
-    index = {"format": FORMAT, "method": result.method, "settings": result.settings,
-             "seconds": result.seconds, "iterations": result.iterations,
-             "converged": result.converged, "belief_changes": result.deltas,
-             "extra": result.extra, "alphabets": [a.to_dict() for a in alphabets],
-             "variables": variables}
-    tmp = out / (INDEX + ".tmp")
-    tmp.write_text(json.dumps(index, ensure_ascii=False, indent=1, default=_jsonable),
-                   encoding="utf-8")
-    tmp.replace(out / INDEX)
+    if out.is_symlink():
+        out = out.resolve()
+    _check_replaceable(out, "cannot save beliefs: ")
+    beliefs = result.beliefs(names)  # computed before anything is written
+    with atomic_directory(out) as tmp:
+        alphabets: list[Alphabet] = []
+        variables = {}
+        for i, (name, b) in enumerate(beliefs.items()):
+            if b.alphabet not in alphabets:
+                alphabets.append(b.alphabet)
+            fst = b.fst  # a copy: the result's own belief is not touched
+            st = b.alphabet.symbol_table()
+            fst.set_input_symbols(st)
+            fst.set_output_symbols(st)
+            fname = _file_name(i, name)
+            try:
+                fst.write(str(tmp / fname))
+            except OSError as e:  # pynini's FstIOError
+                raise InputError(f"cannot write the belief of variable {name!r}: {e}",
+                                 path=str(out / fname)) from None
+            variables[name] = {"file": fname, "alphabet": alphabets.index(b.alphabet),
+                               "log_z": b.log_z, "bytes": (tmp / fname).stat().st_size,
+                               "sha256": sha256_file(tmp / fname)}
+        index = {"format": FORMAT, "method": result.method, "settings": result.settings,
+                 "seconds": result.seconds, "iterations": result.iterations,
+                 "converged": result.converged, "belief_changes": result.deltas,
+                 "extra": result.extra, "alphabets": [a.to_dict() for a in alphabets],
+                 "variables": variables}
+        atomic_write_json(tmp / INDEX, index)
     return out / INDEX
 
 
-def _jsonable(x):
-    """Settings may hold numpy scalars or other small objects: store what JSON can."""
-    if hasattr(x, "item"):
-        return x.item()
-    return repr(x)
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not JSON (non-finite numbers are stored as strings)")
+
+
+def _read_index(d: Path) -> dict:
+    path = d / INDEX
+    if not d.is_dir() or not path.exists():
+        hint = ""
+        old = sorted(d.parent.glob(f".{d.name}.old-*")) if d.name else []
+        if old and not d.exists():
+            hint = (f"; an interrupted save left the previous beliefs in {old[-1]} "
+                    "(rename it back)")
+        raise InputError(f"no saved beliefs here (missing {INDEX}; save with "
+                         "`strgm infer ... --save-beliefs DIR` or result.save(DIR))" + hint,
+                         path=str(d))
+    text = read_text(path, "saved beliefs index")
+    try:
+        index = json.loads(text, parse_constant=_refuse_constant)
+    except ValueError as e:
+        raise InputError(f"saved beliefs index is damaged (not JSON: {e})",
+                         path=str(path)) from None
+    fmt = index.get("format") if isinstance(index, dict) else None
+    if fmt in OLD_FORMATS:
+        raise InputError(f"saved by an earlier strgm (format {fmt}, without checksums); "
+                         "re-save it with `strgm infer ... --save-beliefs DIR`",
+                         path=str(path))
+    if fmt != FORMAT:
+        raise InputError(f"not a saved strgm result (expected format {FORMAT})",
+                         path=str(path))
+    return index
 
 
 def load_beliefs(directory: str | os.PathLike):
     """The :class:`~strgm.inference.result.InferenceResult` saved by :func:`save_beliefs`
     in ``directory``: its beliefs are loaded from the ``.fst`` files (no graph, no engine
     state; ``result.variables`` lists the saved names). Raises :class:`InputError`
-    naming the file (and variable) when something is missing or inconsistent."""
+    naming the file (and variable) when something is missing, damaged or inconsistent."""
     from strgm.inference.result import InferenceResult
 
     d = Path(directory)
+    index = _read_index(d)
     path = d / INDEX
-    try:
-        index = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"no saved beliefs here (missing {INDEX}; save with "
-                         "`strgm infer ... --save-beliefs DIR` or result.save(DIR))",
-                         path=str(d)) from None
-    except (OSError, ValueError) as e:
-        raise InputError(f"cannot read saved beliefs: {e}", path=str(path)) from None
-    if not isinstance(index, dict) or index.get("format") != FORMAT:
-        raise InputError(f"not a saved strgm result (expected format {FORMAT})", path=str(path))
     try:
         alphabets = [Alphabet.from_dict(a) for a in index["alphabets"]]
         variables = index["variables"]
-        beliefs = {}
-        for name, v in variables.items():
-            beliefs[name] = _load_one(d, name, v, alphabets)
-        return InferenceResult(index["method"], index["settings"], index["seconds"],
-                               index["iterations"], index["converged"],
-                               index["belief_changes"], extra=index.get("extra", {}),
-                               _beliefs=beliefs, _names=list(variables))
-    except (KeyError, TypeError, IndexError) as e:
+        if not isinstance(variables, dict):
+            raise TypeError("'variables' is not an object")
+        beliefs = {name: _load_one(d, name, v, alphabets) for name, v in variables.items()}
+        header = (_typed(index, "method", str), _typed(index, "settings", dict),
+                  _number(index, "seconds"), _typed(index, "iterations", int),
+                  _typed(index, "converged", bool),
+                  [json_float(x) for x in _typed(index, "belief_changes", list)])
+        extra = index.get("extra", {})
+        if not isinstance(extra, dict):
+            raise TypeError("'extra' is not an object")
+        return InferenceResult(*header, extra=extra, _beliefs=beliefs,
+                               _names=list(variables))
+    except StrgmError as e:
+        if isinstance(e, InputError) and e.path is not None:
+            raise
+        raise InputError(f"saved beliefs index is inconsistent: {e}", path=str(path)) from None
+    except (KeyError, TypeError, IndexError, ValueError, AttributeError) as e:
         raise InputError(f"saved beliefs index is incomplete ({type(e).__name__}: {e})",
                          path=str(path)) from None
 
 
-def _load_one(d: Path, name: str, v: dict, alphabets: list[Alphabet]) -> Belief:
-    fpath = d / v["file"]
-    alphabet = alphabets[v["alphabet"]]
-    where = f"belief of variable {name!r}"
+def _typed(index: dict, key: str, kind: type):
+    v = index[key]
+    if not isinstance(v, kind) or (kind is int and isinstance(v, bool)):
+        raise TypeError(f"{key!r} is not a {kind.__name__}")
+    return v
+
+
+def _number(index: dict, key: str) -> float:
+    return json_float(index[key])
+
+
+def _plain_file(d: Path, name: str, fname, where: str) -> Path:
+    """``d / fname`` when ``fname`` is a plain file name whose file (after following
+    symbolic links) lies directly inside ``d``; otherwise InputError."""
+    if not isinstance(fname, str) or not fname:
+        raise InputError(f"the index gives no file for the {where}", path=str(d / INDEX))
+    bad = (os.path.isabs(fname) or fname in (".", "..") or "/" in fname or "\\" in fname
+           or "\0" in fname or Path(fname).name != fname)
+    if bad:
+        raise InputError(f"the index names {fname!r} for the {where}: only plain file names "
+                         "inside the directory are read", path=str(d / INDEX))
+    fpath = d / fname
     try:
-        fst = pynini.Fst.read(str(fpath))
-    except OSError as e:  # pynini's FstIOError (missing file, bad header) is an OSError
-        raise InputError(f"cannot read the {where}: {e}", path=str(fpath)) from None
+        inside = fpath.resolve().parent == d.resolve()
+    except (OSError, RuntimeError):  # a symlink loop
+        inside = False
+    if not inside:
+        raise InputError(f"the {where} is a link leading outside the directory; refused",
+                         path=str(fpath))
+    return fpath
+
+
+def _load_one(d: Path, name: str, v: dict, alphabets: list[Alphabet]) -> Belief:
+    where = f"belief of variable {name!r}"
+    if not isinstance(v, dict):
+        raise InputError(f"the index entry of variable {name!r} is not an object",
+                         path=str(d / INDEX))
+    fpath = _plain_file(d, name, v.get("file"), where)
+    check_input(fpath, f"file of the {where}")
+    size, digest = v.get("bytes"), v.get("sha256")
+    if not isinstance(size, int) or not isinstance(digest, str):
+        raise InputError(f"the index records no size and checksum for the {where}",
+                         path=str(d / INDEX))
+    actual = fpath.stat().st_size
+    if actual != size:
+        raise InputError(f"the {where} has {actual} bytes, the index recorded {size} "
+                         "(damaged or replaced file; re-save the beliefs)", path=str(fpath))
+    if sha256_file(fpath) != digest:
+        raise InputError(f"the {where} differs from the file saved (checksum mismatch: "
+                         "replaced or damaged; re-save the beliefs)", path=str(fpath))
+    a = v.get("alphabet")
+    if not isinstance(a, int) or isinstance(a, bool) or not 0 <= a < len(alphabets):
+        raise InputError(f"the index gives no valid alphabet for the {where}",
+                         path=str(d / INDEX))
+    alphabet = alphabets[a]
+    try:
+        fst = read_fst(fpath, f"file of the {where}")
+    except InputError as e:
+        raise InputError(f"cannot read the {where}: {e.detail}", path=str(fpath)) from None
     if fst.num_states() == 0 or fst.start() < 0:
         raise InputError(f"the {where} is an empty automaton", path=str(fpath))
     st = fst.input_symbols()
@@ -139,7 +251,11 @@ def _load_one(d: Path, name: str, v: dict, alphabets: list[Alphabet]) -> Belief:
                              path=str(fpath))
     fst.set_input_symbols(None)
     fst.set_output_symbols(None)
-    log_z = float(v["log_z"])
+    try:
+        log_z = json_float(v.get("log_z"))
+    except ValueError:
+        raise InputError(f"the index has no valid log Z for the {where}",
+                         path=str(d / INDEX)) from None
     if not math.isfinite(log_z):
         raise InputError(f"the {where} has log Z = {log_z} in the index", path=str(fpath))
     return Belief(name, fst, alphabet, log_z=log_z)

@@ -16,6 +16,7 @@ from strgm.cli import main
 from strgm.errors import GraphError, InputError, StrgmError
 from strgm.graph import FactorGraph
 from strgm.inference import InferenceResult, infer
+from strgm.safe_io import sha256_file
 
 ALPH = Alphabet(["a", "b"], boundary="+")
 LATENT = ("M1", "M2", "W")
@@ -75,7 +76,7 @@ def test_loaded_beliefs_give_the_same_answers(results, method, tmp_path):
 def test_saved_files_are_standard_openfst_with_the_alphabet(results, tmp_path):
     index = results["ep"].save(tmp_path)
     data = json.loads(index.read_text(encoding="utf-8"))
-    assert data["format"] == "strgm-beliefs-v1" and data["settings"]["order"] == 2
+    assert data["format"] == "strgm-beliefs-v2" and data["settings"]["order"] == 2
     f = pynini.Fst.read(str(tmp_path / data["variables"]["W"]["file"]))
     st = f.input_symbols()
     assert [st.find(i) for i in range(1, 4)] == ["a", "b", "+"]
@@ -99,7 +100,15 @@ def test_load_reports_what_is_wrong(results, tmp_path):
     other.add_variable("M")
     other.add_unary("p", "M", ff.geometric_unigram_prior(3, 1.0))
     infer(other, "bp").save(tmp_path / "other")
-    shutil.copy(next((tmp_path / "other").glob("*.fst")), tmp_path / "bad" / name)
+    foreign = next((tmp_path / "other").glob("*.fst"))
+    shutil.copy(foreign, tmp_path / "bad" / name)
+    with pytest.raises(InputError, match=r"variable 'M2' (has \d+ bytes|differs from the file saved)"):
+        InferenceResult.load(tmp_path / "bad")
+    # ... and even when the index is edited to carry the foreign file's checksum
+    index = json.loads((tmp_path / "bad" / "beliefs.json").read_text(encoding="utf-8"))
+    index["variables"]["M2"].update(bytes=foreign.stat().st_size,
+                                    sha256=sha256_file(foreign))
+    (tmp_path / "bad" / "beliefs.json").write_text(json.dumps(index), encoding="utf-8")
     with pytest.raises(InputError, match="symbol table that differs"):
         InferenceResult.load(tmp_path / "bad")
     (d / "beliefs.json").write_text('{"format": "something else"}')
@@ -125,7 +134,101 @@ def test_cli_saves_and_queries_beliefs(tmp_path, capsys):
     assert list(data) == ["M:PAST"] and data["M:PAST"]["top"][0][0] == "d"
     assert data["M:PAST"]["prob"]["d"] == pytest.approx(data["M:PAST"]["top"][0][1])
     assert data["M:PAST"]["entropy_nats"] >= 0
-    assert main(["beliefs", str(d), "--prob", "dq"]) == 2
-    assert "unknown symbol 'q'" in capsys.readouterr().err
+    # a string with a symbol outside the alphabet: probability 0, and the output says why
+    assert main(["beliefs", str(d), "--var", "M:PAST", "--prob", "dq", "--json",
+                 str(out)]) == 0
+    assert "P(dq) = 0 (symbol 'q' is not in the alphabet)" in capsys.readouterr().out
+    data = json.loads(out.read_text(encoding="utf-8"))["M:PAST"]
+    assert data["prob"] == {"dq": 0.0} and data["not_in_alphabet"] == {"dq": ["q"]}
+    assert main(["beliefs", str(d), "--var", "M:NOPE"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--var" in err and "'M:NOPE'" in err
     assert main(["beliefs", str(tmp_path)]) == 2
     assert "missing beliefs.json" in capsys.readouterr().err
+
+
+def _files(d):
+    return sorted(p.name for p in d.iterdir())
+
+
+def test_resave_replaces_the_whole_directory(results, tmp_path):
+    """A re-save with fewer variables leaves no stale file of the earlier save, and the
+    index records each file's size and checksum; the index is strict JSON."""
+    d = tmp_path / "s"
+    results["bp"].save(d)
+    assert len(_files(d)) == 4
+    results["bp"].save(d, names=["W"])
+    assert _files(d) == ["0000_W.fst", "beliefs.json"]
+    assert _files(tmp_path) == ["s"]  # no temporary or backup directory left
+    text = (d / "beliefs.json").read_text(encoding="utf-8")
+    entry = json.loads(text)["variables"]["W"]
+    assert entry["bytes"] == (d / "0000_W.fst").stat().st_size
+    assert entry["sha256"] == sha256_file(d / "0000_W.fst")
+    json.loads(text, parse_constant=lambda c: pytest.fail(f"bare {c} in the index"))
+    assert json.loads(text)["belief_changes"][0] == "Infinity"
+    assert InferenceResult.load(d).deltas == results["bp"].deltas  # inf read back
+
+
+def test_interrupted_resave_keeps_the_earlier_save(results, tmp_path, monkeypatch):
+    """An error (or interruption) half-way through a re-save leaves the earlier save
+    untouched and loadable; a broken save that wrote in place would fail here."""
+    import strgm.inference.saved as saved
+
+    d = tmp_path / "s"
+    results["pep"].save(d)
+    before = {p.name: p.read_bytes() for p in d.iterdir()}
+    calls = []
+
+    def failing_sha(path):
+        calls.append(path)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return sha256_file(path)
+
+    monkeypatch.setattr(saved, "sha256_file", failing_sha)
+    with pytest.raises(KeyboardInterrupt):
+        results["bp"].save(d)
+    monkeypatch.undo()
+    assert {p.name: p.read_bytes() for p in d.iterdir()} == before
+    assert _files(tmp_path) == ["s"]
+    assert InferenceResult.load(d).method == "pep"
+
+
+def test_swapped_belief_files_are_refused(results, tmp_path):
+    d = tmp_path / "s"
+    results["bp"].save(d)
+    a, b = d / "0000_M1.fst", d / "0002_W.fst"
+    ta, tb = a.read_bytes(), b.read_bytes()
+    a.write_bytes(tb)
+    b.write_bytes(ta)
+    with pytest.raises(InputError, match=r"0000_M1.fst: the belief of variable 'M1'"):
+        InferenceResult.load(d)
+
+
+def test_save_refuses_a_directory_with_other_files(results, tmp_path):
+    d = tmp_path / "mine"
+    d.mkdir()
+    (d / "notes.txt").write_text("keep me")
+    with pytest.raises(InputError, match="notes.txt"):
+        results["bp"].save(d)
+    assert _files(d) == ["notes.txt"]
+    with pytest.raises(InputError, match="--save-beliefs.*notes.txt"):
+        from strgm.inference.saved import check_save_target
+        check_save_target(d)
+
+
+def test_earlier_format_and_loose_json_are_refused(results, tmp_path):
+    d = tmp_path / "s"
+    results["bp"].save(d)
+    index = (d / "beliefs.json").read_text(encoding="utf-8")
+    (d / "beliefs.json").write_text(index.replace("strgm-beliefs-v2", "strgm-beliefs-v1"))
+    with pytest.raises(InputError, match="earlier strgm.*re-save"):
+        InferenceResult.load(d)
+    data = json.loads(index)
+    data["seconds"] = float("nan")
+    (d / "beliefs.json").write_text(json.dumps(data))  # Python writes a bare NaN
+    with pytest.raises(InputError, match="not JSON"):
+        InferenceResult.load(d)
+    data["seconds"] = "NaN"  # the strict spelling is read back
+    (d / "beliefs.json").write_text(json.dumps(data))
+    assert np.isnan(InferenceResult.load(d).seconds)
