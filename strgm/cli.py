@@ -235,11 +235,27 @@ def cmd_graph(args) -> int:
 
 
 def cmd_beliefs(args) -> int:
-    """Query saved beliefs: top-k strings, probabilities of given strings, entropy."""
-    from strgm.inference.result import InferenceResult
+    """Query saved beliefs: top-k strings, probabilities of given strings, entropy.
 
+    ``--top`` (1..100000) and the ``--json`` path are checked and every ``--var`` is
+    looked up before any belief is read or queried. A ``--prob`` string with a segment
+    outside the saved alphabet has probability 0 (no belief can produce it); the output
+    says which symbol, and the JSON lists it under ``not_in_alphabet``."""
+    from strgm.alphabet import segment
+    from strgm.inference.result import InferenceResult
+    from strgm.safe_io import atomic_write_json, check_output, strict_json
+    from strgm.validate import check_int
+
+    check_int("--top", args.top, min=1, max=100_000)
+    check_output(args.json, "--json")
     r = InferenceResult.load(args.dir)
     names = args.var or r.variables
+    for v in names:
+        if v not in r.variables:
+            shown = ", ".join(map(repr, r.variables[:5])) + (", ..." if len(r.variables) > 5
+                                                            else "")
+            raise OptionError("--var", v, f"no such variable in {args.dir} (it has "
+                                          f"{len(r.variables)}: {shown})")
     status = "converged" if r.converged else "stopped at the iteration cap"
     print(f"{args.dir}: {len(r.variables)} beliefs from method {r.method} "
           f"({r.iterations} iterations, {status})")
@@ -247,20 +263,31 @@ def cmd_beliefs(args) -> int:
     for v in names:
         b = r.belief(v)
         row = {"top": [[s, p] for s, p in b.kbest(args.top)]}
+        unknown = {}
         if args.prob:
-            row["prob"] = {w: b.prob(w) for w in args.prob}
+            row["prob"] = {}
+            for w in args.prob:
+                missing = [c for c in segment(w) if c not in b.alphabet]
+                if missing:
+                    unknown[w] = missing
+                row["prob"][w] = 0.0 if missing else b.prob(w)
+            if unknown:
+                row["not_in_alphabet"] = unknown
         if args.entropy:
             row["entropy_nats"] = b.entropy()
         data[v] = row
         top = "  ".join(f"{s or 'ε'} {p:.3f}" for s, p in row["top"])
         print(f"{v}\t{top}")
         for w, p in row.get("prob", {}).items():
-            print(f"\tP({w or 'ε'}) = {p:.4g}")
+            note = (f" (symbol {unknown[w][0]!r} is not in the alphabet)" if w in unknown
+                    else "")
+            print(f"\tP({w or 'ε'}) = {p:.4g}{note}")
         if args.entropy:
             print(f"\tentropy {row['entropy_nats']:.3f} nats")
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, ensure_ascii=False, indent=1)
+    if args.json == "-":
+        print(strict_json(data))
+    elif args.json:
+        atomic_write_json(args.json, data)
         print(f"wrote {args.json}")
     return 0
 
