@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -22,9 +21,7 @@ from strgm.validate import float_arg, int_arg, size_arg
 
 #: Library keywords (as named in an OptionError) -> the command-line option that sets them.
 _CLI_NAMES = {"p_copy": "--p-copy", "mean_length": "--mean-length", "boundary": "--boundary",
-              "fraction": "--holdout", "seed": "--seed", "n_roots": "--roots",
-              "kbest": "--kbest", "max_iters": "--max-iters", "tol": "--tol",
-              "max_states": "--max-states", "max_memory": "--max-memory", "lam": "--lambda"}
+              "fraction": "--holdout", "seed": "--seed", "n_roots": "--roots"}
 
 #: Projections each EP method accepts (checked before any file is read).
 _PROJECTIONS = {"ep": ("gradient", "closed"), "pep": ("prox", "grow")}
