@@ -146,6 +146,9 @@ def read_paradigm_tsv(path: str, alphabet: Optional[Alphabet] = None) -> Paradig
     entries = []
     for i, raw in enumerate(lines, start=1):
         line = raw.rstrip("\r")
+        if "\r" in line:
+            raise InputError("carriage return (U+000D) inside a line: old Mac line endings? "
+                             "save the file with \\n line endings", path=path, line=i)
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         parts = line.split("\t")

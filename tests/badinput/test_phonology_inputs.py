@@ -145,6 +145,8 @@ BAD_FILES = [  # name, bytes, what the message must name besides the file
     ("doubled.tsv", "R1\tro\nR1 R1\trod\n".encode(), ":2:"),
     ("control.tsv", "R1\tro\nR1 PAST\tr\x07d\n".encode(), "U+0007"),
     ("midbom.tsv", "R1\tro\n\ufeffR1 PAST\trod\n".encode(), "U+FEFF"),
+    ("oldmac.tsv", b"R1\tro\rR1 PAST\trod\r", ":1: carriage return"),
+    ("crlf_bad.tsv", b"R1\tro\r\nR1 PAST\tr\x07d\r\n", ":2:"),
     ("ragged.csv", "R,R PAST\nro\n".encode(), ":2:"),
     ("template.csv", "R,PAST\nro,d\n".encode(), ":1:"),
     ("quote.csv", 'R,R PAST\nro,"rod\n'.encode(), ":2:"),
