@@ -234,3 +234,19 @@ def test_infer_runs_with_a_memory_budget(tmp_path, capsys):
     f.write_text(TOY, encoding="utf-8")
     assert main(["infer", str(f), "--method", "bp", "--max-memory", "1G", "--quiet"]) == 0
     assert "Underlying forms" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(not os.path.isdir(SHARED), reason="../shared/data is absent")
+def test_zoque_holdout_with_an_unseen_segment_completes(tmp_path, capsys):
+    """Seed 0 holds out a Zoque word whose ɲ occurs in no training word: the run completes
+    and reports that word with p = 0 (mean -log p infinite, strict JSON)."""
+    out = tmp_path / "z.json"
+    assert main(["infer", os.path.join(SHARED, "Roca_25_Zoque.tsv"), "--holdout", "0.1",
+                 "--seed", "0", "--json", str(out), "--quiet"]) == 0
+    assert "p = 0 for" in capsys.readouterr().out
+    h = json.loads(out.read_text(encoding="utf-8"),
+                   parse_constant=lambda c: pytest.fail(f"non-standard JSON {c}"))["holdout"]
+    unseen = {k: w for k, w in h["per_word"].items() if "unseen" in w}
+    assert unseen and all("ɲ" in w["gold"] and w["p_gold"] == 0 for w in unseen.values())
+    assert h["mean_neg_logp"] == "Infinity"
+    assert h["exact_match"] == sum(w["exact"] for w in h["per_word"].values()) / h["n"]
