@@ -170,3 +170,14 @@ def test_train_holdout_with_an_unseen_morpheme_scores_p_zero(tmp_path, capsys):
     assert h["n"] == 1 and h["exact_match"] == 0 and h["mean_neg_logp"] == "Infinity"
     assert h["per_word"]["R3 PAST"] == {"gold": "bid", "predicted": None, "p_gold": 0.0,
                                         "unseen_morphemes": ["R3"]}
+
+
+def test_a_checkpoint_passes_the_resume_check_and_resumes(tmp_path, capsys):
+    """The pre-check of --resume accepts what --checkpoint writes (no false refusals)."""
+    f = tmp_path / "tiny.tsv"
+    f.write_text(TINY, encoding="utf-8")
+    ck = tmp_path / "ck.json"
+    assert main(["train", str(f), "--em-iters", "1", "--checkpoint", str(ck), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["train", str(f), "--em-iters", "2", "--resume", str(ck), "--quiet"]) == 0
+    assert "EM 2: objective" in capsys.readouterr().out
