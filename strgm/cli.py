@@ -53,10 +53,11 @@ def check_paths(args) -> None:
     """Refuse unwritable outputs and a missing ``--model`` before any input is read or any
     inference starts, so that a long run is never lost to a bad ``--json`` path; checks
     the method/projection combination too."""
-    from strgm.safe_io import check_input, check_output
+    from strgm.cli_train import check_outputs
+    from strgm.safe_io import check_input
 
-    check_output(getattr(args, "json", None), "--json")
-    check_output(getattr(args, "save_beliefs", None), "--save-beliefs", directory=True)
+    check_outputs([(args.json, "--json", False), (args.save_beliefs, "--save-beliefs", True)],
+                  [getattr(args, "file", None), args.model])
     if getattr(args, "model", None):
         check_input(args.model, "phonology model (--model)")
     projection = getattr(args, "projection", None)
@@ -214,9 +215,10 @@ def cmd_demo(args) -> int:
 def cmd_graph(args) -> int:
     from strgm.datasets.paradigm import read_paradigm
     from strgm.models.phonology import build_phonology_model
-    from strgm.safe_io import atomic_write_text, check_output
+    from strgm.cli_train import check_outputs
+    from strgm.safe_io import atomic_write_text
 
-    check_output(args.dot, "--dot")
+    check_outputs([(args.dot, "--dot", False)], [args.file])
     try:
         model = build_phonology_model(read_paradigm(args.file), boundary=args.boundary)
     except OptionError as e:

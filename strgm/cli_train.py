@@ -10,12 +10,13 @@ surface much later as "observations inconsistent").
 from __future__ import annotations
 
 import json
+import os
 import sys
 import warnings
 
 import numpy as np
 
-from strgm.errors import InputError, StrgmError
+from strgm.errors import InputError, OptionError, StrgmError
 from strgm.validate import float_arg, int_arg, size_arg
 
 
@@ -165,16 +166,30 @@ def score_heldout(r, words: list, predict, score) -> dict:
             "per_word": {e.key: per[e.key] for e in words}}
 
 
+def check_outputs(outputs, inputs=()) -> None:
+    """:func:`strgm.safe_io.check_output` for each ``(path, option, directory)`` of
+    ``outputs`` (shared by every phonology command), and refuse an output that is one of
+    the run's ``inputs``: writing it would destroy the input (``--json words.tsv``)."""
+    from strgm.safe_io import check_output
+
+    real = {os.path.realpath(p) for p in inputs if p}
+    for path, option, directory in outputs:
+        check_output(path, option, directory=directory)
+        if path and path != "-" and os.path.realpath(path) in real:
+            raise OptionError(option, path, "is an input of this run; writing it would "
+                                            "destroy the input")
+
+
 def cmd_train(args) -> int:
     from strgm.datasets.paradigm import read_paradigm
     from strgm.inference import Progress
     from strgm.models.em import predict, score, train_phonology
     from strgm.models.phonology import holdout_split
-    from strgm.safe_io import atomic_write_json, check_output
+    from strgm.safe_io import atomic_write_json
 
-    for path, option in ((args.json, "--json"), (args.save, "--save"),
-                         (args.checkpoint, "--checkpoint")):
-        check_output(path, option)
+    check_outputs([(args.json, "--json", False), (args.save, "--save", False)],
+                  [args.file, args.resume])
+    check_outputs([(args.checkpoint, "--checkpoint", False)], [args.file])  # may = --resume
     if args.resume:
         check_resume(args.resume)
     warnings.simplefilter("ignore")

@@ -334,3 +334,19 @@ def test_a_model_whose_alphabet_lacks_a_segment_names_file_line_and_segment(tiny
                             .to_dict()), encoding="utf-8")
     o = run_cli(["infer", str(tiny), "--model", str(m), "--quiet"], watch=tmp_path)
     assert_clean_error(o, "tiny.tsv:3", "'ʃ'", "alphabet")
+
+
+@pytest.mark.parametrize("command,option,extra", [
+    ("infer", "--json", ["--quiet"]), ("graph", "--dot", []), ("train", "--json", ["--quiet"]),
+    ("train", "--save", ["--quiet"]), ("train", "--checkpoint", ["--quiet"])])
+def test_an_output_that_is_the_input_paradigm_is_refused(tiny, tmp_path, command, option,
+                                                         extra):
+    o = run_cli([command, str(tiny), option, str(tiny), *extra], watch=tmp_path)
+    assert_clean_error(o, option, "tiny.tsv", "input")
+
+
+def test_infer_json_over_the_model_is_refused(tiny, tmp_path):
+    m = tmp_path / "m.json"
+    m.write_text(json.dumps(_model_dict()), encoding="utf-8")
+    o = run_cli(["infer", str(tiny), "--model", str(m), "--json", str(m)], watch=tmp_path)
+    assert_clean_error(o, "--json", "m.json", "input")
