@@ -6,17 +6,18 @@ Grammar lines (as read by Johnson's ``io`` / ``gibbs-pcfg`` programs)::
 
 The first rule's parent is the start symbol; a missing weight is 1; blank lines and lines
 starting with ``#`` or ``%`` are ignored.  A symbol is a nonterminal iff it has rules.
-Yield files hold one sentence per line, tokens separated by white space; ``chars=True``
+Files are read as UTF-8 (a byte-order mark is accepted); every error names the file and,
+where there is one, the line.  Yield files hold one sentence per line, tokens separated by white space; ``chars=True``
 splits each line into characters (white space removed), for morphology.
 """
 
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 from strgm.errors import GrammarError, InputError
 from strgm.grammars.cfg import Grammar, Rule
+from strgm.safe_io import atomic_write_text, read_text
 
 __all__ = ["read_grammar", "parse_grammar", "write_grammar", "format_grammar", "read_yld",
            "parse_yld"]
@@ -80,19 +81,9 @@ def parse_grammar(text: str, path: str = "<string>", default_pseudocount: float 
         raise InputError(msg, path, line) from None
 
 
-def _read_text(path, what: str) -> tuple[str, str]:
-    """(UTF-8 text, path string); an unreadable file raises InputError naming it."""
-    p = Path(path)
-    try:
-        return p.read_text(encoding="utf-8"), str(p)
-    except OSError as e:
-        raise InputError(f"cannot read {what}: {e.strerror}", str(p)) from None
-
-
 def read_grammar(path, default_pseudocount: float = 1.0) -> Grammar:
     """Read a grammar file in Johnson's format."""
-    text, name = _read_text(path, "grammar")
-    return parse_grammar(text, name, default_pseudocount)
+    return parse_grammar(read_text(path, "grammar file"), str(path), default_pseudocount)
 
 
 def format_grammar(g: Grammar, weights=None, pseudocounts: bool = True,
@@ -115,12 +106,15 @@ def format_grammar(g: Grammar, weights=None, pseudocounts: bool = True,
 
 
 def write_grammar(g: Grammar, path, weights=None, pseudocounts: bool = True) -> None:
-    Path(path).write_text(format_grammar(g, weights, pseudocounts), encoding="utf-8")
+    """Write the grammar atomically (a reader never sees a half-written file)."""
+    atomic_write_text(path, format_grammar(g, weights, pseudocounts))
 
 
-def parse_yld(text: str, path: str = "<string>", chars: bool = False) -> list:
+def parse_yld(text: str, path: str = "<string>", chars: bool = False,
+              allow_empty: bool = False) -> list:
     """Sentences (tuples of tokens) from yield text.  Trailing blank lines are ignored; a
-    blank line between sentences is an error naming path:line (never silently dropped)."""
+    blank line between sentences is an error naming path:line (never silently dropped),
+    and so is a text without sentences unless ``allow_empty``."""
     lines = text.splitlines()
     while lines and not lines[-1].strip():
         lines.pop()
@@ -132,10 +126,13 @@ def parse_yld(text: str, path: str = "<string>", chars: bool = False) -> list:
             out.append(tuple(ch for ch in raw if not ch.isspace()))
         else:
             out.append(tuple(raw.split()))
+    if not out and not allow_empty:
+        raise InputError("no sentences (the corpus is empty); give one sentence per line",
+                         path)
     return out
 
 
-def read_yld(path, chars: bool = False) -> list:
-    """Read a ``.yld`` file: list of token tuples, one per line."""
-    text, name = _read_text(path, "corpus")
-    return parse_yld(text, name, chars)
+def read_yld(path, chars: bool = False, what: str = "corpus") -> list:
+    """Read a ``.yld`` file: list of token tuples, one per line (UTF-8, a byte-order mark
+    accepted; errors name the file and line)."""
+    return parse_yld(read_text(path, what), str(path), chars)

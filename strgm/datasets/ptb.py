@@ -17,6 +17,8 @@ from pathlib import Path
 
 from strgm.errors import InputError
 from strgm.grammars.cfg import Grammar, Rule
+from strgm.safe_io import check_input, read_text
+from strgm.validate import check_int
 
 __all__ = ["parse_trees", "read_mrg", "read_treebank", "clean_tree", "treebank_grammar",
            "tree_leaves", "relabel_collisions"]
@@ -68,17 +70,21 @@ def parse_trees(text: str, path: str = "<string>") -> list:
 
 
 def read_mrg(path) -> list:
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8", errors="strict")
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"cannot read treebank file: {e}", str(p)) from None
-    return parse_trees(text, str(p))
+    """The trees of one ``.mrg`` file (UTF-8, a byte-order mark accepted); a file that is
+    missing, a directory, not UTF-8, malformed or without trees is an InputError naming
+    it (and the line, where there is one)."""
+    trees = parse_trees(read_text(path, "treebank file"), str(path))
+    if not trees:
+        raise InputError("no trees in treebank file", str(path))
+    return trees
 
 
 def read_treebank(directory, pattern: str = "*.mrg", limit: int | None = None) -> list:
     """Trees of every matching file in sorted order (optionally the first ``limit`` files)."""
-    files = sorted(Path(directory).glob(pattern))
+    check_input(directory, "treebank directory", directory=True)
+    if limit is not None:
+        check_int("limit", limit, min=1)
+    files = sorted(f for f in Path(directory).glob(pattern) if not f.is_dir())
     if not files:
         raise InputError(f"no files matching {pattern!r}", str(directory))
     out = []

@@ -33,6 +33,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from strgm.errors import GrammarError
+from strgm.validate import check_float
 
 __all__ = ["Rule", "Grammar", "CompiledGrammar", "compile_grammar", "normalise_per_lhs"]
 
@@ -80,7 +81,8 @@ class Grammar:
                                    "epsilon rules are not supported")
             if not np.isfinite(r.weight) or r.weight < 0:
                 raise GrammarError(f"rule {i} ({r}) has invalid weight {r.weight!r}")
-            if r.pseudocount is not None and not (r.pseudocount > 0):
+            if r.pseudocount is not None and not (np.isfinite(r.pseudocount)
+                                                  and r.pseudocount > 0):
                 raise GrammarError(f"rule {i} ({r}) has invalid pseudocount {r.pseudocount!r}")
             key = (r.lhs, tuple(r.rhs))
             if key in seen:
@@ -103,7 +105,8 @@ class Grammar:
         self.terminals: tuple = tuple(terms)
         self.lhs_index = np.array([nts[r.lhs] for r in self.rules], dtype=np.int64)
         self.weights = np.array([r.weight for r in self.rules], dtype=float)
-        self.default_pseudocount = float(default_pseudocount)
+        self.default_pseudocount = check_float("default_pseudocount", default_pseudocount,
+                                               min=0, min_open=True)
 
     # -- derived quantities ------------------------------------------------------------
     def __len__(self) -> int:
@@ -122,8 +125,10 @@ class Grammar:
         return normalise_per_lhs(self.weights, self.lhs_index, self.n_lhs)
 
     def pseudocounts(self, alpha: float | None = None) -> np.ndarray:
-        """α_r: the rule's own pseudocount, else ``alpha``, else the grammar's default."""
-        d = self.default_pseudocount if alpha is None else float(alpha)
+        """α_r: the rule's own pseudocount, else ``alpha``, else the grammar's default
+        (``alpha`` must be finite and > 0: a Dirichlet with α ≤ 0 is no distribution)."""
+        d = self.default_pseudocount if alpha is None else \
+            check_float("alpha", alpha, min=0, min_open=True)
         return np.array([d if r.pseudocount is None else r.pseudocount for r in self.rules])
 
     def with_weights(self, weights: Sequence[float]) -> "Grammar":

@@ -8,18 +8,30 @@
 ``train`` prints the per-iteration trace (stderr) and the final grammar in Johnson's format
 (stdout, or ``--out``).  ``parse`` prints one bracketed tree per line with its score;
 sentences without a parse print ``(no parse)`` and are listed on stderr.
+
+Every option is checked by its argparse type before anything is read, every output path
+(``--out``, ``--trace-json``, ``--checkpoint``) before any work starts, and outputs are
+written atomically as strict JSON or grammar text.  Errors are raised as
+:class:`~strgm.errors.StrgmError` and printed as one line by ``strgm.cli.main``.
+
+Sampler checkpoints: ``--iters`` is the length of the whole chain, so an interrupted run
+is finished by repeating its command with ``--resume CHECKPOINT``; the checkpoint holds
+the complete chain state (see :mod:`strgm.grammars.sampler_state`) and the resumed run
+writes the same grammar and trace, byte for byte, as an uninterrupted one.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 
-from strgm.errors import StrgmError
+from strgm.errors import GrammarError, InputError, OptionError
+from strgm.safe_io import atomic_write_json, atomic_write_text, check_output, sha256_file
+from strgm.validate import float_arg, int_arg
 
 __all__ = ["add_subparser"]
 
 METHODS = ("em", "map", "vb", "cvb", "gibbs", "mh")
+SAMPLERS = ("gibbs", "mh")
 
 
 def add_subparser(subparsers) -> None:
@@ -30,19 +42,21 @@ def add_subparser(subparsers) -> None:
     t.add_argument("grammar", help="grammar file in Mark Johnson's format")
     t.add_argument("corpus", help="yield file: one sentence per line")
     t.add_argument("--method", choices=METHODS, default="em")
-    t.add_argument("--alpha", type=float, default=None,
+    t.add_argument("--alpha", type=float_arg(min=0, min_open=True), default=None,
                    help="Dirichlet pseudocount for rules without their own (default 1)")
-    t.add_argument("--iters", type=int, default=20)
-    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--iters", type=int_arg(min=1), default=20,
+                   help="iterations (samplers: sweeps of the whole chain, resumed or not)")
+    t.add_argument("--seed", type=int_arg(min=0), default=0)
     t.add_argument("--out", default=None, help="write the final grammar here (else stdout)")
     t.add_argument("--chars", action="store_true", help="split corpus lines into characters")
     t.add_argument("--heldout", default=None, help="held-out yield file for perplexity")
-    t.add_argument("--burn-in", type=int, default=0, help="samplers: sweeps before averaging")
+    t.add_argument("--burn-in", type=int_arg(min=0), default=0,
+                   help="samplers: sweeps before averaging (< --iters)")
     t.add_argument("--checkpoint", default=None, help="samplers: checkpoint file (.json/.npz)")
-    t.add_argument("--checkpoint-every", type=int, default=10)
+    t.add_argument("--checkpoint-every", type=int_arg(min=1), default=10)
     t.add_argument("--resume", default=None, help="samplers: resume from this checkpoint")
     t.add_argument("--resample-alpha", action="store_true")
-    t.add_argument("--min-weight", type=float, default=0.0,
+    t.add_argument("--min-weight", type=float_arg(min=0, max=1, max_open=True), default=0.0,
                    help="omit rules whose final probability is below this from the output")
     t.add_argument("--trace-json", default=None, help="also write the trace as JSON here")
     t.add_argument("--quiet", action="store_true", help="no per-iteration trace")
@@ -56,57 +70,100 @@ def add_subparser(subparsers) -> None:
     q.set_defaults(func=_parse)
 
 
-def _train(args) -> int:
-    from strgm.datasets.johnson_format import format_grammar, read_grammar, read_yld
-    from strgm.grammars.estimators import fit
+def _check_options(args) -> None:
+    """Option combinations, and every output path, before anything is read."""
+    if args.burn_in >= args.iters:
+        raise OptionError("--burn-in", args.burn_in, f"must be < --iters ({args.iters})")
+    if args.method not in SAMPLERS:
+        for opt, v in (("--checkpoint", args.checkpoint), ("--resume", args.resume)):
+            if v is not None:
+                raise OptionError(opt, v, "is only for --method gibbs or mh")
+    for opt, v in (("--out", args.out), ("--trace-json", args.trace_json),
+                   ("--checkpoint", args.checkpoint)):
+        check_output(v, opt)
+
+
+def _run_settings(args) -> dict:
+    """The options that shape a sampler's output; a checkpoint records them and a resumed
+    run must repeat them (else its output would silently mix two runs)."""
+    return {"--alpha": args.alpha, "--resample-alpha": bool(args.resample_alpha),
+            "--burn-in": args.burn_in, "--seed": args.seed,
+            "--heldout": sha256_file(args.heldout) if args.heldout else None}
+
+
+def _sample(args, g, corpus, held, log):
     from strgm.grammars.samplers import CollapsedMH, GibbsPCFG, SamplerState, run
 
+    cls = GibbsPCFG if args.method == "gibbs" else CollapsedMH
+    k = cls(g, corpus, alpha=args.alpha, resample_alpha=args.resample_alpha)
+    settings = _run_settings(args)
+    if args.resume:
+        state = SamplerState.load(args.resume, kernel=k)
+        for opt, v in settings.items():
+            if state.settings.get(opt) != v:
+                shown = state.settings.get(opt, "unrecorded")
+                raise InputError(f"checkpoint was made with {opt} {shown}, not {v}; resume "
+                                 "with the options of the interrupted run", args.resume)
+        if state.iteration > args.iters:
+            raise OptionError("--iters", args.iters, f"must be ≥ the {state.iteration} "
+                              f"sweeps already in checkpoint {args.resume}")
+    else:
+        state = k.init(args.seed)
+        state.settings = settings
+        bad = [i for i, t in enumerate(state.trees) if t is None]
+        if bad:
+            print(f"warning: {len(bad)} sentence(s) have no parse (line numbers "
+                  f"{[i + 1 for i in bad[:20]]}); they are left out", file=log)
+    res = run(k, state, args.iters - state.iteration, burn_in=args.burn_in, eval_every=1,
+              heldout=held, progress=not args.quiet, log=log, checkpoint=args.checkpoint,
+              checkpoint_every=args.checkpoint_every)
+    if args.method == "mh" and res.state.proposed:
+        print(f"acceptance rate {res.state.accepted / res.state.proposed:.4f}", file=log)
+    return res.theta_mean, res.trace
+
+
+def _estimate(args, g, corpus, held, log):
+    from strgm.grammars.estimators import fit
+
+    kw = dict(iters=args.iters, heldout=held, progress=not args.quiet, log=log)
+    if args.method != "em":
+        kw["alpha"] = args.alpha
+    if args.method == "cvb":
+        kw["seed"] = args.seed
+    res = fit(args.method, g, corpus, **kw)
+    for n in res.notes:
+        print("note: " + n, file=log)
+    if res.unparsable:
+        print(f"warning: {len(res.unparsable)} sentence(s) have no parse (line numbers "
+              f"{[i + 1 for i in res.unparsable[:20]]})", file=log)
+    return res.theta, res.trace
+
+
+def _train(args) -> int:
+    from strgm.datasets.johnson_format import format_grammar, read_grammar, read_yld
+
+    _check_options(args)
+    g = read_grammar(args.grammar)
+    corpus = read_yld(args.corpus, chars=args.chars)
+    held = read_yld(args.heldout, chars=args.chars, what="held-out corpus") \
+        if args.heldout else None
     try:
-        g = read_grammar(args.grammar)
-        corpus = read_yld(args.corpus, chars=args.chars)
-        held = read_yld(args.heldout, chars=args.chars) if args.heldout else None
-        log = sys.stderr
-        if args.method in ("gibbs", "mh"):
-            cls = GibbsPCFG if args.method == "gibbs" else CollapsedMH
-            k = cls(g, corpus, alpha=args.alpha, resample_alpha=args.resample_alpha)
-            state = SamplerState.load(args.resume) if args.resume else k.init(args.seed)
-            if not args.resume:
-                bad = [i for i, t in enumerate(state.trees) if t is None]
-                if bad:
-                    print(f"warning: {len(bad)} sentence(s) have no parse (line numbers "
-                          f"{[i + 1 for i in bad[:20]]}); they are left out", file=log)
-            res = run(k, state, args.iters, burn_in=args.burn_in, eval_every=1, heldout=held,
-                      progress=not args.quiet, log=log, checkpoint=args.checkpoint,
-                      checkpoint_every=args.checkpoint_every)
-            theta, trace = res.theta_mean, res.trace
-            if args.method == "mh" and res.state.proposed:
-                print(f"acceptance rate {res.state.accepted / res.state.proposed:.4f}", file=log)
+        if args.method in SAMPLERS:
+            theta, trace = _sample(args, g, corpus, held, sys.stderr)
         else:
-            kw = dict(iters=args.iters, heldout=held, progress=not args.quiet, log=log)
-            if args.method != "em":
-                kw["alpha"] = args.alpha
-            if args.method == "cvb":
-                kw["seed"] = args.seed
-            res = fit(args.method, g, corpus, **kw)
-            theta, trace = res.theta, res.trace
-            for n in res.notes:
-                print("note: " + n, file=log)
-            if res.unparsable:
-                print(f"warning: {len(res.unparsable)} sentence(s) have no parse (line numbers "
-                      f"{[i + 1 for i in res.unparsable[:20]]})", file=log)
-        text = format_grammar(g, theta, min_weight=args.min_weight or None)
-        if args.out:
-            with open(args.out, "w", encoding="utf-8") as f:
-                f.write(text)
-        else:
-            sys.stdout.write(text)
-        if args.trace_json:
-            with open(args.trace_json, "w", encoding="utf-8") as f:
-                json.dump(trace, f, indent=1, default=float)
-        return 0
-    except StrgmError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+            theta, trace = _estimate(args, g, corpus, held, sys.stderr)
+    except GrammarError as e:
+        if getattr(e, "corpus_unparsable", False):
+            raise InputError(str(e), args.corpus) from None
+        raise
+    text = format_grammar(g, theta, min_weight=args.min_weight or None)
+    if args.out and args.out != "-":
+        atomic_write_text(args.out, text)
+    else:
+        sys.stdout.write(text)
+    if args.trace_json:
+        atomic_write_json(args.trace_json, trace)
+    return 0
 
 
 def _parse(args) -> int:
@@ -114,27 +171,23 @@ def _parse(args) -> int:
     from strgm.grammars.cfg import compile_grammar, tree_to_str
     from strgm.grammars.chart import batches_by_length, inside
 
-    try:
-        g = read_grammar(args.grammar)
-        corpus = read_yld(args.corpus, chars=args.chars)
-        cg = compile_grammar(g)
-        theta = g.probabilities()
-        out = [None] * len(corpus)
-        for idx in batches_by_length(corpus):
-            ch = inside(cg, [corpus[i] for i in idx], theta)
-            res = ch.viterbi() if args.decode == "viterbi" else ch.maxrule()
-            for i, r, lz in zip(idx, res, ch.logZ):
-                out[i] = (r, lz)
-        bad = []
-        for i, (r, lz) in enumerate(out):
-            if r is None:
-                bad.append(i + 1)
-                print("(no parse)\t-inf")
-            else:
-                print(f"{tree_to_str(r[0])}\t{r[1]:.6g}\t{lz:.6g}")
-        if bad:
-            print(f"{len(bad)} sentence(s) have no parse: lines {bad[:50]}", file=sys.stderr)
-        return 0
-    except StrgmError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    g = read_grammar(args.grammar)
+    corpus = read_yld(args.corpus, chars=args.chars)
+    cg = compile_grammar(g)
+    theta = g.probabilities()
+    out = [None] * len(corpus)
+    for idx in batches_by_length(corpus):
+        ch = inside(cg, [corpus[i] for i in idx], theta)
+        res = ch.viterbi() if args.decode == "viterbi" else ch.maxrule()
+        for i, r, lz in zip(idx, res, ch.logZ):
+            out[i] = (r, lz)
+    bad = []
+    for i, (r, lz) in enumerate(out):
+        if r is None:
+            bad.append(i + 1)
+            print("(no parse)\t-inf")
+        else:
+            print(f"{tree_to_str(r[0])}\t{r[1]:.6g}\t{lz:.6g}")
+    if bad:
+        print(f"{len(bad)} sentence(s) have no parse: lines {bad[:50]}", file=sys.stderr)
+    return 0

@@ -27,10 +27,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import digamma
 
-from strgm.errors import GrammarError
+from strgm.errors import GrammarError, InputError
 from strgm.grammars.cfg import Grammar, compile_grammar, normalise_per_lhs
 from strgm.grammars.chart import corpus_inside_outside, inside
 from strgm.grammars.evaluation import bits_per_token, heldout_perplexity, rules_above
+from strgm.validate import check_choice, check_float, check_int
 
 __all__ = ["FitResult", "em", "map_em", "vb", "cvb", "fit", "posterior_mean"]
 
@@ -82,10 +83,37 @@ class _Tracer:
         return r
 
 
+def _check_args(iters, alpha=None, seed=None, tol=None):
+    """The keyword arguments every estimator shares, checked like the command line's."""
+    check_int("iters", iters, min=1)
+    if alpha is not None:
+        check_float("alpha", alpha, min=0, min_open=True)
+    if seed is not None:
+        check_int("seed", seed, min=0)
+    if tol is not None:
+        check_float("tol", tol, min=0)
+
+
+def unparsable_corpus_error(n: int) -> GrammarError:
+    """The error for a corpus none of whose ``n`` sentences parses (estimators and
+    samplers alike); flagged so that the command line can name the corpus file."""
+    e = GrammarError(f"none of the {n} sentence(s) of the corpus has a parse under the "
+                     "grammar; check that the corpus uses the grammar's terminals")
+    e.corpus_unparsable = True  # the command line names the corpus file
+    return e
+
+
 def _setup(grammar, corpus, theta0, alpha):
     cg = compile_grammar(grammar)
     corpus = [tuple(s) for s in corpus]
+    if not corpus:
+        raise InputError("the corpus is empty (no sentences to estimate from)")
+    if any(len(s) == 0 for s in corpus):
+        raise InputError("the corpus holds an empty sentence")
     theta = grammar.probabilities() if theta0 is None else np.asarray(theta0, dtype=float)
+    if theta.shape != (len(grammar.rules),) or not np.all(np.isfinite(theta)) \
+            or np.any(theta < 0):
+        raise InputError(f"theta0 must hold {len(grammar.rules)} finite weights ≥ 0")
     al = grammar.pseudocounts(alpha)
     return cg, corpus, theta, al
 
@@ -99,6 +127,8 @@ def _em_family(method, grammar, corpus, alpha, iters, theta0, tol, heldout, prog
     for it in range(iters + 1):
         res = corpus_inside_outside(cg, corpus, theta, per_sentence=(method == "map"))
         bad = set(res.unparsable)
+        if it == 0 and len(bad) == len(corpus):
+            raise unparsable_corpus_error(len(corpus))
         if it == 0 and bad:
             notes.append(f"{len(bad)} sentence(s) unparsable under the initial grammar: "
                          f"{sorted(bad)[:20]}")
@@ -130,6 +160,7 @@ def _em_family(method, grammar, corpus, alpha, iters, theta0, tol, heldout, prog
 def em(grammar, corpus, iters=50, theta0=None, tol=None, heldout=None, progress=False,
        log=sys.stderr) -> FitResult:
     """Inside–outside EM: θ_r ∝ E[f_r | w, θ⁽ᵗ⁾]."""
+    _check_args(iters, tol=tol)
     g = grammar
     return _em_family("em", g, corpus, None, iters, theta0, tol, heldout, progress, log,
                       lambda c, al: normalise_per_lhs(c, g.lhs_index, g.n_lhs))
@@ -139,6 +170,7 @@ def map_em(grammar, corpus, alpha=None, iters=50, theta0=None, heldout=None, pro
            log=sys.stderr) -> FitResult:
     """MAP-EM: θ_r ∝ max(0, E_r + α_r − 1).  Rules driven to zero and sentences that become
     unparsable are reported in ``notes`` / ``unparsable`` / the trace (never raised)."""
+    _check_args(iters, alpha)
     g = grammar
     return _em_family("map", g, corpus, alpha, iters, theta0, None, heldout, progress, log,
                       lambda c, al: normalise_per_lhs(np.maximum(0.0, c + al - 1.0),
@@ -157,6 +189,7 @@ def vb(grammar, corpus, alpha=None, iters=50, theta0=None, heldout=None, progres
 
     The trace's −log P is under the sub-normalised θ̃ used in the E-step; the returned θ is
     the posterior mean of q(θ) = Dir(E + α)."""
+    _check_args(iters, alpha)
     g = grammar
     return _em_family("vb", g, corpus, alpha, iters, theta0, None, heldout, progress, log,
                       lambda c, al: _vb_weights(c, al, g.lhs_index, g.n_lhs))
@@ -172,11 +205,14 @@ def cvb(grammar, corpus, alpha=None, iters=20, theta0=None, seed=0, heldout=None
     E-step under θ0.  The trace reports −log P(w | θ̄) with θ̄ = (C + α)/Σ (posterior mean).
     Cost per sweep: one inside–outside per sentence plus O(|R|) to form θ^CVB.
     """
+    _check_args(iters, alpha, seed)
     cg, corpus, theta, al = _setup(grammar, corpus, theta0, alpha)
     lhs, nl = grammar.lhs_index, grammar.n_lhs
     rng = np.random.default_rng(seed)
     tr = _Tracer(cg, corpus, heldout, progress, "cvb", log)
     res = corpus_inside_outside(cg, corpus, theta, per_sentence=True)
+    if len(res.unparsable) == len(corpus):
+        raise unparsable_corpus_error(len(corpus))
     per = [p if p is not None else (np.zeros(0, np.int64), np.zeros(0)) for p in res.per_sentence]
     C = res.counts.copy()
     tr.row(0, res.logZ, theta)
@@ -209,8 +245,10 @@ def cvb(grammar, corpus, alpha=None, iters=20, theta0=None, seed=0, heldout=None
 
 
 def fit(method: str, grammar, corpus, **kw) -> FitResult:
-    """Dispatch on ``method`` in {em, map, vb, cvb}."""
+    """Dispatch on ``method`` in {em, map, vb, cvb}.  Every keyword is checked as the
+    command line checks its option (``iters`` ≥ 1, ``alpha`` finite and > 0, ``seed`` ≥ 0);
+    an empty corpus is an :class:`InputError`, a corpus none of whose sentences parses a
+    :class:`GrammarError`."""
     fns = {"em": em, "map": map_em, "vb": vb, "cvb": cvb}
-    if method not in fns:
-        raise GrammarError(f"unknown estimator {method!r}; choose one of {sorted(fns)}")
+    check_choice("method", method, sorted(fns))
     return fns[method](grammar, corpus, **kw)

@@ -15,7 +15,8 @@ Model: θ_A ~ Dir(α_A) for every nonterminal A, t_i ~ PCFG(θ) conditioned on y
 Both follow the kernel protocol ``state = kernel.init(seed)``, ``state = kernel.sample(state)``
 (one sweep, returns a new state; the input state is not modified), with the whole chain
 state — trees, counts, θ, α, RNG state, acceptance counters, running averages — in a
-:class:`SamplerState` that can be saved to / loaded from JSON or ``.npz``.  :func:`run`
+:class:`SamplerState` (:mod:`strgm.grammars.sampler_state`) that is saved to and loaded
+from atomic JSON or ``.npz`` checkpoints.  :func:`run`
 adds burn-in, thinning, Rao–Blackwellised averaging of E[θ | t, α], traces, progress and
 periodic checkpoints.  Optional α resampling: one shared α, slice-sampled on log α under a
 Gamma(1, 1) prior from P(t | α) (θ collapsed), valid inside both samplers.
@@ -25,12 +26,10 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import json
 import math
 import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 from scipy.special import gammaln
@@ -38,7 +37,10 @@ from scipy.special import gammaln
 from strgm.errors import InputError
 from strgm.grammars.cfg import Grammar, compile_grammar, normalise_per_lhs
 from strgm.grammars.chart import batches_by_length, corpus_inside_outside, inside
+from strgm.grammars.estimators import unparsable_corpus_error
 from strgm.grammars.evaluation import bits_per_token, heldout_perplexity, rules_above
+from strgm.grammars.sampler_state import SamplerState, check_state
+from strgm.validate import check_float, check_int
 
 __all__ = ["SamplerState", "GibbsPCFG", "CollapsedMH", "run", "RunResult", "sample_dirichlet",
            "collapsed_log_prob", "generate"]
@@ -81,91 +83,25 @@ def generate(grammar: Grammar, theta, rng, max_nodes: int = 10000):
     return go(grammar.start), rules
 
 
-@dataclass
-class SamplerState:
-    """Complete state of a chain (see module docstring).  ``trees[i]`` is the tuple of user
-    rule ids of t_i in preorder (its leftmost derivation), or None for an unparsable
-    sentence."""
-
-    kind: str
-    iteration: int
-    trees: list
-    counts: np.ndarray
-    alpha: np.ndarray
-    theta: np.ndarray | None
-    rng_state: dict
-    accepted: int = 0
-    proposed: int = 0
-    sum_theta: np.ndarray | None = None
-    n_avg: int = 0
-    fingerprint: str = ""
-    last_accept: float = float("nan")
-
-    def rng(self) -> np.random.Generator:
-        g = np.random.Generator(np.random.PCG64())
-        g.bit_generator.state = self.rng_state
-        return g
-
-    def to_dict(self) -> dict:
-        return {"kind": self.kind, "iteration": self.iteration,
-                "trees": [None if t is None else list(map(int, t)) for t in self.trees],
-                "counts": self.counts.tolist(), "alpha": self.alpha.tolist(),
-                "theta": None if self.theta is None else self.theta.tolist(),
-                "rng_state": self.rng_state, "accepted": self.accepted,
-                "proposed": self.proposed,
-                "sum_theta": None if self.sum_theta is None else self.sum_theta.tolist(),
-                "n_avg": self.n_avg, "fingerprint": self.fingerprint,
-                "last_accept": self.last_accept}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "SamplerState":
-        arr = lambda x: None if x is None else np.asarray(x, dtype=float)
-        return cls(kind=d["kind"], iteration=int(d["iteration"]),
-                   trees=[None if t is None else tuple(t) for t in d["trees"]],
-                   counts=arr(d["counts"]), alpha=arr(d["alpha"]), theta=arr(d["theta"]),
-                   rng_state=d["rng_state"], accepted=int(d["accepted"]),
-                   proposed=int(d["proposed"]), sum_theta=arr(d["sum_theta"]),
-                   n_avg=int(d["n_avg"]), fingerprint=d.get("fingerprint", ""),
-                   last_accept=float(d.get("last_accept", float("nan"))))
-
-    def save(self, path) -> None:
-        """Write a checkpoint: JSON, or ``.npz`` (the same dictionary, JSON-encoded)."""
-        p = Path(path)
-        d = self.to_dict()
-        if p.suffix == ".npz":
-            np.savez_compressed(p, state=np.frombuffer(json.dumps(d).encode(), dtype=np.uint8))
-        else:
-            tmp = p.with_suffix(p.suffix + ".tmp")
-            tmp.write_text(json.dumps(d))
-            tmp.replace(p)
-
-    @classmethod
-    def load(cls, path) -> "SamplerState":
-        p = Path(path)
-        try:
-            if p.suffix == ".npz":
-                with np.load(p) as z:
-                    d = json.loads(z["state"].tobytes().decode())
-            else:
-                d = json.loads(p.read_text())
-            return cls.from_dict(d)
-        except (OSError, ValueError, KeyError) as e:
-            raise InputError(f"cannot read sampler checkpoint: {e}", str(p)) from None
-
-
 class _Kernel:
     kind = "?"
 
     def __init__(self, grammar: Grammar, corpus, alpha=None, resample_alpha: bool = False,
                  compiled=None, batch_size: int = 64):
+        if alpha is not None:
+            alpha = check_float("alpha", alpha, min=0, min_open=True)
+        self.batch_size = check_int("batch_size", batch_size, min=1)
         self.grammar = grammar
         self.cg = compiled if compiled is not None else compile_grammar(grammar)
         self.corpus = [tuple(s) for s in corpus]
+        if not self.corpus:
+            raise InputError("the corpus is empty (no sentences to sample trees for)")
+        if any(len(s) == 0 for s in self.corpus):
+            raise InputError("the corpus holds an empty sentence")
         self.alpha0 = grammar.pseudocounts(alpha)
         self.resample_alpha = resample_alpha
         self.lhs, self.n_lhs = grammar.lhs_index, grammar.n_lhs
         self.nR = len(grammar.rules)
-        self.batch_size = batch_size
         h = hashlib.sha1()
         for r in grammar.rules:
             h.update(f"{r.lhs}>{' '.join(r.rhs)}\n".encode())
@@ -189,10 +125,14 @@ class _Kernel:
 
     def init(self, seed=0, theta0=None) -> SamplerState:
         """Initial trees drawn from P(t | w, θ0) (default: the grammar's probabilities)."""
-        rng = np.random.default_rng(seed)
+        rng = np.random.default_rng(check_int("seed", seed, min=0))
         theta = self.grammar.probabilities() if theta0 is None else np.asarray(theta0, float)
+        if theta.shape != (self.nR,) or not np.all(np.isfinite(theta)) or np.any(theta < 0):
+            raise InputError(f"theta0 must hold {self.nR} finite weights ≥ 0")
         got = self._sample_trees(theta, rng, list(range(len(self.corpus))))
         trees = [got[i] for i in range(len(self.corpus))]
+        if all(t is None for t in trees):
+            raise unparsable_corpus_error(len(trees))
         counts = np.zeros(self.nR)
         for t in trees:
             if t is not None:
@@ -201,11 +141,9 @@ class _Kernel:
                             theta.copy() if self.kind == "gibbs" else None,
                             rng.bit_generator.state, fingerprint=self.fingerprint)
 
-    def check(self, state: SamplerState):
-        if state.fingerprint and state.fingerprint != self.fingerprint:
-            raise InputError("checkpoint was made with a different grammar or corpus")
-        if state.kind != self.kind:
-            raise InputError(f"checkpoint is for a {state.kind} sampler, not {self.kind}")
+    def check(self, state: SamplerState, deep: bool = False):
+        """InputError unless ``state`` is a state of this chain (see :func:`check_state`)."""
+        check_state(self, state, deep)
 
     def _resample_alpha(self, counts, alpha, rng, steps: int = 3):
         """Slice sampling of one shared α on x = log α, prior α ~ Gamma(1, 1)."""
@@ -332,6 +270,9 @@ class CollapsedMH(_Kernel):
 
 @dataclass
 class RunResult:
+    """The final state, the average of E[θ | t, α] after burn-in (the posterior mean of the
+    last state when nothing was averaged), the chain's whole trace and collected samples."""
+
     state: SamplerState
     theta_mean: np.ndarray
     trace: list = field(default_factory=list)
@@ -346,14 +287,22 @@ def run(kernel: _Kernel, state: SamplerState, iters: int, burn_in: int = 0, thin
     After ``burn_in`` sweeps (counted from iteration 0 of the chain, so a resumed chain
     continues the same schedule) every ``thin``-th state adds E[θ | t, α] to the running
     average and, if ``collect`` is given, ``collect(state)`` to ``samples``.  Every
-    ``eval_every`` sweeps the trace gets −log P(w | θ̄), bits/token and held-out perplexity
-    under θ̄ = the current posterior mean; every sweep gets log P(t | α), acceptance rate
-    and rules above 1e-7.  ``checkpoint`` (path) is written every ``checkpoint_every``
-    sweeps and at the end."""
-    kernel.check(state)
-    rows, samples = [], []
+    ``eval_every`` sweeps the trace row gets −log P(w | θ̄), bits/token and held-out
+    perplexity under θ̄ = the current posterior mean; every row gets log P(t | α),
+    acceptance rate and rules above 1e-7.  Rows hold only quantities determined by the
+    chain (no wall-clock time, which the progress lines show), and they are kept in the
+    state, so a resumed chain's trace equals an uninterrupted one's.  ``checkpoint``
+    (path) is written atomically every ``checkpoint_every`` sweeps and at the end."""
+    iters = check_int("iters", iters, min=0)
+    burn_in = check_int("burn_in", burn_in, min=0)
+    thin = check_int("thin", thin, min=1)
+    eval_every = check_int("eval_every", eval_every, min=0)
+    checkpoint_every = check_int("checkpoint_every", checkpoint_every, min=0)
+    kernel.check(state, deep=True)
+    samples = []
     t0 = time.perf_counter()
     ntok = sum(len(s) for s in kernel.corpus)
+    saved = None
     for _ in range(iters):
         state = kernel.sample(state)
         mean = kernel.posterior_mean(state)
@@ -362,7 +311,7 @@ def run(kernel: _Kernel, state: SamplerState, iters: int, burn_in: int = 0, thin
             state.n_avg += 1
             if collect is not None:
                 samples.append(collect(state))
-        row = {"iteration": state.iteration, "seconds": time.perf_counter() - t0,
+        row = {"iteration": state.iteration,
                "log_p_trees": collapsed_log_prob(state.counts, state.alpha, kernel.lhs, kernel.n_lhs),
                "rules_above_1e-7": rules_above(mean), "alpha": float(np.mean(state.alpha))}
         if kernel.kind == "mh":
@@ -374,7 +323,7 @@ def run(kernel: _Kernel, state: SamplerState, iters: int, burn_in: int = 0, thin
             row["bits_per_token"] = bits_per_token(row["neg_log_prob"], ntok)
             if heldout is not None:
                 row["heldout_perplexity"] = heldout_perplexity(kernel.cg, heldout, mean)["per_word"]
-        rows.append(row)
+        state.trace = state.trace + [row]  # a new list: earlier states stay unchanged
         if progress:
             msg = f"[{kernel.kind}] iter {state.iteration:5d}  log P(t) {row['log_p_trees']:.3f}"
             if "acceptance" in row:
@@ -383,12 +332,13 @@ def run(kernel: _Kernel, state: SamplerState, iters: int, burn_in: int = 0, thin
                 msg += f"  -logP(w) {row['neg_log_prob']:.3f}"
             if "heldout_perplexity" in row:
                 msg += f"  heldout ppl {row['heldout_perplexity']:.3f}"
-            print(msg + f"  {row['seconds']:.1f}s", file=log, flush=True)
+            print(msg + f"  {time.perf_counter() - t0:.1f}s", file=log, flush=True)
         if callback is not None:
             callback(state, row)
         if checkpoint and checkpoint_every and state.iteration % checkpoint_every == 0:
             state.save(checkpoint)
-    if checkpoint:
+            saved = state.iteration
+    if checkpoint and saved != state.iteration:
         state.save(checkpoint)
     theta_mean = (state.sum_theta / state.n_avg) if state.n_avg else kernel.posterior_mean(state)
-    return RunResult(state, theta_mean, rows, samples)
+    return RunResult(state, theta_mean, list(state.trace), samples)

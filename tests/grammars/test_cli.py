@@ -1,11 +1,14 @@
-"""The ``pcfg`` subcommand (through a private argparse parser; strgm.cli wires it in)."""
+"""The ``pcfg`` subcommand through ``strgm.cli.main``: outputs, errors, and sampler
+checkpoints that resume to byte-identical output at every checkpoint boundary."""
 
-import argparse
+import json
 
+import numpy as np
 import pytest
 
 from strgm.datasets.johnson_format import read_grammar
-from strgm.grammars.cli import add_subparser
+from strgm.grammars import sampler_state
+from tests.badinput.harness import assert_clean_error, run_cli
 
 GRAMMAR = """S --> A B
 S --> B A
@@ -15,13 +18,6 @@ A --> b
 B --> a
 B --> b
 """
-
-
-def _run(argv):
-    p = argparse.ArgumentParser()
-    add_subparser(p.add_subparsers(dest="cmd"))
-    args = p.parse_args(argv)
-    return args.func(args)
 
 
 @pytest.fixture
@@ -34,42 +30,119 @@ def files(tmp_path):
 
 
 @pytest.mark.parametrize("method", ["em", "map", "vb", "cvb", "gibbs", "mh"])
-def test_train_writes_grammar_and_trace(files, method, capsys):
+def test_train_writes_grammar_and_trace(files, method):
     g, c, d = files
-    out = d / "out.txt"
-    assert _run(["pcfg", "train", str(g), str(c), "--method", method, "--iters", "3",
-                 "--alpha", "0.5", "--out", str(out)]) == 0
-    err = capsys.readouterr().err
-    assert f"[{method}] iter" in err
-    assert "no parse" in err and "[4]" in err  # "b" is reported, not dropped silently
+    out, tr = d / "out.txt", d / "trace.json"
+    o = run_cli(["pcfg", "train", g, c, "--method", method, "--iters", "3", "--alpha", "0.5",
+                 "--out", out, "--trace-json", tr])
+    assert o.code == 0, o.stderr
+    assert f"[{method}] iter" in o.stderr
+    assert "no parse" in o.stderr and "[4]" in o.stderr  # "b" is reported, not dropped
+    assert o.stdout == ""
     h = read_grammar(out)
     assert len(h.rules) == 7
+    rows = json.loads(tr.read_text(), parse_constant=lambda c: pytest.fail(c))
+    assert [r["iteration"] for r in rows][-1] == 3
 
 
-def test_parse_and_unparsable(files, capsys):
+def test_without_out_stdout_holds_the_grammar_only(files):
+    g, c, d = files
+    o = run_cli(["pcfg", "train", g, c, "--method", "gibbs", "--iters", "2"], watch=d)
+    assert o.code == 0 and not o.changed
+    lines = o.stdout.splitlines()
+    assert len(lines) == 7 and all("-->" in ln for ln in lines)
+
+
+def test_parse_and_unparsable(files):
     g, c, _ = files
-    assert _run(["pcfg", "parse", str(g), str(c)]) == 0
-    out, err = capsys.readouterr()
-    lines = out.splitlines()
+    o = run_cli(["pcfg", "parse", g, c])
+    assert o.code == 0
+    lines = o.stdout.splitlines()
     assert len(lines) == 4
     assert lines[0].startswith("(S (") and lines[3].startswith("(no parse)")
-    assert "lines [4]" in err
-    assert _run(["pcfg", "parse", str(g), str(c), "--decode", "maxrule"]) == 0
+    assert "lines [4]" in o.stderr
+    assert run_cli(["pcfg", "parse", g, c, "--decode", "maxrule"]).code == 0
 
 
-def test_bad_grammar_reports_file_line(files, capsys):
+def test_bad_grammar_reports_file_line_once(files):
     g, c, d = files
     bad = d / "bad.txt"
     bad.write_text("S --> a\nfoo S --> b\n")
-    assert _run(["pcfg", "parse", str(bad), str(c)]) == 2
-    assert f"{bad}:2:" in capsys.readouterr().err
+    line = assert_clean_error(run_cli(["pcfg", "parse", bad, c], watch=d), f"{bad}:2:")
+    assert line.startswith("strgm: error: ")
 
 
-def test_sampler_checkpoint_resume(files, capsys):
-    g, c, d = files
+# ------------------------------------------------------------ checkpoints and resume
+CORPUS = "a b\nb a\na b a b\nb a a b\na a\n"
+ITERS = 6
+
+
+def _train(d, method, *extra, suffix=".json"):
+    return ["pcfg", "train", d / "g.txt", d / "c.yld", "--method", method, "--iters", ITERS,
+            "--alpha", "0.3", "--burn-in", "2", "--seed", "7", "--checkpoint-every", "1",
+            "--checkpoint", d / ("ck" + suffix), "--out", d / "out.lt",
+            "--trace-json", d / "trace.json", "--quiet", *extra]
+
+
+def _outputs(d, suffix):
+    return [(d / n).read_bytes() for n in ("out.lt", "trace.json", "ck" + suffix)]
+
+
+@pytest.mark.parametrize("method, suffix", [("gibbs", ".json"), ("mh", ".json"),
+                                            ("mh", ".npz")])
+def test_resume_at_every_checkpoint_is_byte_identical(files, monkeypatch, method, suffix):
+    _, _, d = files
+    (d / "c.yld").write_text(CORPUS)
+    (d / "g.txt").write_text(GRAMMAR)
+    saved = []
+    real_save = sampler_state.SamplerState.save
+
+    def recording_save(self, path):
+        real_save(self, path)
+        saved.append((self.iteration, open(path, "rb").read()))
+
+    monkeypatch.setattr(sampler_state.SamplerState, "save", recording_save)
+    o = run_cli(_train(d, method, suffix=suffix))
+    assert o.code == 0, o.stderr
+    monkeypatch.undo()
+    straight = _outputs(d, suffix)
+    assert [it for it, _ in saved] == list(range(1, ITERS + 1))
+    trees = {json.dumps(sampler_state.SamplerState.load(d / ("ck" + suffix)).trees)}
+    for it, data in saved:  # every boundary, the last one included
+        for n in ("out.lt", "trace.json"):
+            (d / n).unlink()
+        (d / ("ck" + suffix)).write_bytes(data)
+        st = sampler_state.SamplerState.load(d / ("ck" + suffix))
+        trees.add(json.dumps(st.trees))
+        o = run_cli(_train(d, method, "--resume", d / ("ck" + suffix), suffix=suffix))
+        assert o.code == 0, o.stderr
+        assert _outputs(d, suffix) == straight, f"resumed after sweep {it}"
+    assert len(trees) > 1  # the chain moves, so the comparison means something
+
+
+def test_resume_with_a_foreign_rng_state_differs(files):
+    """Negative control: the comparison above detects a state that is not restored."""
+    _, _, d = files
+    (d / "c.yld").write_text(CORPUS)
+    assert run_cli(_train(d, "mh")).code == 0
+    straight = _outputs(d, ".json")
+    assert run_cli(_train(d, "mh", "--iters", "3")).code == 0
+    ck = json.loads((d / "ck.json").read_text())
+    ck["rng_state"] = np.random.default_rng(99).bit_generator.state
+    (d / "ck.json").write_text(json.dumps(ck))
+    o = run_cli(_train(d, "mh", "--resume", d / "ck.json"))
+    assert o.code == 0, o.stderr
+    assert _outputs(d, ".json")[1] != straight[1]
+
+
+def test_resume_refuses_other_options_and_short_iters(files):
+    _, _, d = files
+    (d / "c.yld").write_text(CORPUS)
+    assert run_cli(_train(d, "gibbs")).code == 0
     ck = d / "ck.json"
-    assert _run(["pcfg", "train", str(g), str(c), "--method", "mh", "--iters", "2",
-                 "--checkpoint", str(ck), "--quiet"]) == 0
-    assert _run(["pcfg", "train", str(g), str(c), "--method", "mh", "--iters", "2",
-                 "--resume", str(ck)]) == 0
-    assert "iter     4" in capsys.readouterr().err
+    o = run_cli(_train(d, "gibbs", "--seed", "8", "--resume", ck), watch=d)
+    assert_clean_error(o, str(ck), "--seed")
+    o = run_cli(_train(d, "gibbs", "--resume", ck, "--iters", "4"), watch=d)
+    assert_clean_error(o, "--iters", "6")
+    o = run_cli(_train(d, "mh", "--resume", ck), watch=d)
+    assert_clean_error(o, str(ck), "gibbs")

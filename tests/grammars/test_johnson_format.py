@@ -56,5 +56,5 @@ def test_yld(tmp_path):
     with pytest.raises(InputError) as e:
         parse_yld("a\n\nb\n", "x.yld")
     assert e.value.line == 2
-    with pytest.raises(InputError, match="cannot read"):
+    with pytest.raises(InputError, match="not found"):
         read_yld(tmp_path / "missing.yld")
