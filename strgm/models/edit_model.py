@@ -19,6 +19,7 @@ from fst_factors.contextual_edit import (ContextSpec, EditStructure, build_struc
 from strgm.alphabet import Alphabet
 from strgm.errors import InputError
 from strgm.models.ipa_features import symbol_info
+from strgm.safe_io import json_float
 
 _CACHE: dict = {}
 
@@ -80,7 +81,7 @@ class PhonologyEditModel:
     def to_dict(self) -> dict:
         names = self.structure.feature_names
         nz = np.flatnonzero(self.theta)
-        return {"format": "strgm-phonology-v1", "alphabet": self.alphabet.to_dict(),
+        return {"format": FORMAT, "alphabet": self.alphabet.to_dict(),
                 "spec": {"left_input": self.spec.left_input,
                          "right_input": self.spec.right_input,
                          "left_output": self.spec.left_output, "tier": self.spec.tier},
@@ -88,31 +89,94 @@ class PhonologyEditModel:
                 "theta": [[list(names[i]), float(self.theta[i])] for i in nz]}
 
     def save(self, path: str, extra: Optional[dict] = None) -> None:
+        """Write the model as strict JSON, atomically (a temporary file renamed over
+        ``path``), so an interrupted save leaves the earlier file or the new one."""
+        from strgm.safe_io import atomic_write_json
+
         d = self.to_dict()
         if extra:
             d["settings"] = extra
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(d, fh, ensure_ascii=False)
+        atomic_write_json(path, d)
 
     @classmethod
     def from_dict(cls, d: dict, path: str = "<dict>") -> "PhonologyEditModel":
-        if d.get("format") != "strgm-phonology-v1":
-            raise InputError("not a strgm phonology model (format strgm-phonology-v1)", path=path)
-        m = cls(Alphabet.from_dict(d["alphabet"]), ContextSpec(**d["spec"]), dict(d["classes"]))
-        index = {tuple(n): i for i, n in enumerate(m.structure.feature_names)}
-        th = np.zeros(len(index))
-        for name, v in d["theta"]:
-            key = tuple(x if isinstance(x, str) else int(x) for x in name)
-            if key not in index:
-                raise InputError(f"model feature {key} does not exist for this alphabet", path=path)
-            th[index[key]] = v
+        """The model of a parsed JSON object; a malformed object, an unknown feature or a
+        non-finite weight (which would make every observation look impossible later) is
+        an :class:`InputError` naming ``path``."""
+        if not isinstance(d, dict) or d.get("format") != FORMAT:
+            raise InputError(f"not a strgm phonology model (format {FORMAT})", path=path)
+        try:
+            spec = ContextSpec(**_object(d, "spec"))
+            classes = _classes(_object(d, "classes"))
+            m = cls(Alphabet.from_dict(_object(d, "alphabet")), spec, classes)
+            index = {tuple(n): i for i, n in enumerate(m.structure.feature_names)}
+            weights = d["theta"]
+            if not isinstance(weights, list):
+                raise TypeError("'theta' is not a list")
+            th = np.zeros(len(index))
+            for name, v in weights:
+                key = tuple(x if isinstance(x, str) else int(x) for x in name)
+                if key not in index:
+                    raise InputError(f"model feature {key} does not exist for this "
+                                     "alphabet", path=path)
+                th[index[key]] = json_float(v)
+        except InputError as e:
+            if e.path is not None:
+                raise
+            raise InputError(f"phonology model is damaged: {e.detail}", path=path) from None
+        except (KeyError, TypeError, ValueError, IndexError) as e:
+            raise InputError(f"phonology model is damaged ({type(e).__name__}: {e})",
+                             path=path) from None
+        bad = np.flatnonzero(~np.isfinite(th))
+        if bad.size:
+            name = m.structure.feature_names[bad[0]]
+            raise InputError(f"phonology model has {bad.size} non-finite weight(s), e.g. "
+                             f"{th[bad[0]]} for feature {tuple(name)}; retrain or restore "
+                             "the file", path=path)
         return m.with_theta(th)
 
     @classmethod
     def load(cls, path: str) -> "PhonologyEditModel":
+        """The model saved at ``path`` (UTF-8 strict JSON), with :class:`InputError`
+        naming the file when it is missing, not JSON, malformed or has non-finite
+        weights."""
+        from strgm.safe_io import read_text
+
+        text = read_text(path, "phonology model")
         try:
-            with open(path, encoding="utf-8") as fh:
-                d = json.load(fh)
-        except (OSError, json.JSONDecodeError) as e:
-            raise InputError(f"cannot read phonology model: {e}", path=path) from None
+            d = json.loads(text, parse_constant=_refuse_constant)
+        except ValueError as e:
+            raise InputError(f"phonology model is damaged (not JSON: {e})", path=path) from None
         return cls.from_dict(d, path)
+
+
+FORMAT = "strgm-phonology-v1"
+_CLASS_KEYS = ("context", "right_context", "output_context")
+
+
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not JSON (non-finite numbers are stored as strings)")
+
+
+def _object(d: dict, key: str) -> dict:
+    v = d[key]
+    if not isinstance(v, dict):
+        raise TypeError(f"{key!r} is not an object")
+    return v
+
+
+def _classes(c: dict) -> dict:
+    """The context-class settings of a saved model, checked (unknown keys and schemes
+    would otherwise fail deep inside the feature table)."""
+    from strgm.models.ipa_features import SCHEMES
+
+    unknown = sorted(set(c) - set(_CLASS_KEYS) - {"max_sub_distance"})
+    if unknown:
+        raise ValueError(f"unknown class setting {unknown[0]!r}")
+    for k in _CLASS_KEYS:
+        if k in c and c[k] not in SCHEMES:
+            raise ValueError(f"class scheme {k} = {c[k]!r} is not one of {SCHEMES}")
+    dist = c.get("max_sub_distance", 2)
+    if dist is not None and (isinstance(dist, bool) or not isinstance(dist, int) or dist < 0):
+        raise ValueError(f"max_sub_distance = {dist!r} is not a count ≥ 0")
+    return dict(c)

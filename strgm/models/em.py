@@ -3,10 +3,22 @@
 ``train_phonology(paradigm, ...)``: E-step = ``infer`` (any method) on the factor graph
 of the observed words with T_θ as every word's phonology; expected edit counts
 (:mod:`strgm.models.training`); M-step = L2 L-BFGS. Iterates until the relative change of
-the objective trace ℓ̂ is below ``tol`` or ``em_iters`` M-steps; θ is checkpointed (JSON)
-after every iteration and ``resume`` continues from such a file.
+the objective trace ℓ̂ is below ``tol`` or ``em_iters`` M-steps.
 
-Prediction (issue item 5): for a word w = m_1 … m_k, p(s) = Σ_u T_θ(s | u) Π_i b_{m_i}(u_i)
+Checkpoints. With ``checkpoint=PATH`` the complete state is written (atomically, strict
+JSON) at every iteration boundary: θ, the trace, the next iteration, whether and why the
+run stopped (converged / iteration cap), and the settings that define the run (method,
+λ, tol, result-affecting inference options, a digest of the training words). The
+convergence test needs only the previous objective, which is the trace's last entry, and
+the M-step (L-BFGS from θ_t) and the E-step keep no state between iterations, so
+``resume=PATH`` continues exactly where the run stopped: an interrupted and resumed run
+gives byte-identical θ, trace and checkpoints to an uninterrupted one (tested at every
+iteration boundary). Timings are not part of the trace (they never repeat); they are in
+``TrainResult.timing``. Resuming a run that had stopped re-runs only its final E-step (to
+return the inference result); one stopped at its cap continues when ``em_iters`` is
+larger. A checkpoint made with other settings or training words is refused.
+
+Prediction: for a word w = m_1 … m_k, p(s) = Σ_u T_θ(s | u) Π_i b_{m_i}(u_i)
 with u = u_1 … u_k ranging over the product of the morphemes' k-best belief strings
 (each belief renormalised over its k-best) — "phonology applied to the concatenation of
 its morphemes' beliefs".
@@ -14,9 +26,10 @@ its morphemes' beliefs".
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
-import os
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
@@ -32,7 +45,15 @@ from strgm.inference.belief import Belief
 from strgm.models.edit_model import PhonologyEditModel
 from strgm.models.phonology import build_phonology_model
 from strgm.models.training import expected_counts, m_step
+from strgm.safe_io import (atomic_write_json, check_output, json_float, read_text,
+                           strict_json)
+from strgm.validate import check_choice, check_float, check_int, check_probability
 from strgm.wfsa import compose, weighted_strings
+
+CHECKPOINT_FORMAT = "strgm-em-checkpoint-v2"
+METHODS = ("bp", "pruned", "ep", "pep")
+#: Inference options that bound resources but never change a result (not compared).
+_BUDGET_OPTIONS = ("max_memory", "max_states")
 
 
 @dataclass
@@ -41,6 +62,19 @@ class TrainResult:
     trace: list = field(default_factory=list)  # per iteration: {"objective", "q", ...}
     result: object = None  # final InferenceResult (θ_final)
     graph_model: object = None  # PhonologyModel of the training words
+    timing: list = field(default_factory=list)  # per iteration run here: seconds
+    stop: Optional[str] = None  # "converged" or "cap"
+
+
+@dataclass
+class Checkpoint:
+    """The state of an EM run at an iteration boundary (module docstring)."""
+
+    model: PhonologyEditModel
+    trace: list
+    iteration: int  # next iteration to run; with ``stop``: the last one run
+    stop: Optional[str] = None
+    settings: Optional[dict] = None  # None for checkpoints of format v1
 
 
 def split(paradigm: Paradigm, heldout: set) -> Paradigm:
@@ -64,6 +98,17 @@ def e_step(model: PhonologyEditModel, train: Paradigm, method: str, infer_opts: 
     return counts, ll, res, pm
 
 
+def run_settings(train: Paradigm, method: str, l2: float, tol: float,
+                 infer_opts: dict) -> dict:
+    """What defines an EM run besides θ: compared when resuming."""
+    words = json.dumps([[e.key, list(e.morphemes), e.surface] for e in train.observed],
+                       ensure_ascii=False)
+    opts = {k: v for k, v in sorted(infer_opts.items()) if k not in _BUDGET_OPTIONS}
+    return json.loads(strict_json({
+        "method": method, "l2": l2, "tol": tol, "infer_opts": opts,
+        "training_words": hashlib.sha256(words.encode("utf-8")).hexdigest()}))
+
+
 def train_phonology(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
                     method: str = "pruned", em_iters: int = 5, l2: float = 1.0,
                     tol: float = 1e-4, infer_opts: Optional[dict] = None,
@@ -71,52 +116,140 @@ def train_phonology(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
                     checkpoint: Optional[str] = None, resume: Optional[str] = None,
                     heldout: set = frozenset(),
                     progress: Optional[Callable[[str], None]] = None) -> TrainResult:
-    """EM (module docstring). Returns the trained model, the trace and the last E-step."""
+    """EM (module docstring). Returns the trained model, the trace and the last E-step.
+
+    ``em_iters`` ≥ 0 M-steps (0 evaluates the initial or resumed model), ``l2`` and
+    ``tol`` finite and ≥ 0; bad values raise OptionError naming the keyword."""
+    method = check_choice("method", method, METHODS)
+    em_iters = check_int("em_iters", em_iters, min=0)
+    l2 = check_float("l2", l2, min=0)
+    tol = check_float("tol", tol, min=0)
+    p_copy = check_probability("p_copy", p_copy)
+    check_output(checkpoint, "checkpoint")
     infer_opts = dict(infer_opts or {})
     train = split(paradigm, set(heldout))
     if not train.observed:
         raise InputError("no observed training words", path=paradigm.source)
-    alphabet = alphabet or paradigm.alphabet()
+    settings = run_settings(train, method, l2, tol, infer_opts)
     trace: list = []
-    start = 0
+    start, prev, stop = 0, None, None
     if resume:
-        with open(resume, encoding="utf-8") as fh:
-            ck = json.load(fh)
-        model = PhonologyEditModel.from_dict(ck["model"], resume)
-        trace, start = ck["trace"], ck["iteration"]
+        ck = load_checkpoint(resume)
+        _check_same_run(ck, settings, em_iters, resume)
+        model, trace, start, stop = ck.model, list(ck.trace), ck.iteration, ck.stop
+        if stop == "cap" and em_iters > ck.iteration:  # continue a run stopped at its cap
+            trace, stop = trace[:-1], None
+        prev = trace[-1]["objective"] if trace else None
     elif model is None:
-        model = PhonologyEditModel(alphabet).initial(p_copy)
+        model = PhonologyEditModel(alphabet or paradigm.alphabet()).initial(p_copy)
     res = pm = None
-    prev = None
+    timing = []
+    if stop is not None:  # finished: only the final E-step, for its result
+        res, pm = e_step(model, train, method, infer_opts)[2:]
+        return TrainResult(model, trace, res, pm, timing, stop)
     for it in range(start, em_iters + 1):
         t0 = time.perf_counter()
         if progress:
             progress(f"EM iteration {it}/{em_iters}: E-step ({method})")
         counts, ll, res, pm = e_step(model, train, method, infer_opts)
         obj = ll - 0.5 * l2 * float(model.theta @ model.theta)
-        entry = {"iteration": it, "objective": obj, "log_evidence": ll,
-                 "e_seconds": time.perf_counter() - t0}
-        if it == em_iters or (prev is not None and abs(obj - prev) <= tol * abs(prev)):
+        entry = {"iteration": it, "objective": obj, "log_evidence": ll}
+        t1 = time.perf_counter()
+        if prev is not None and abs(obj - prev) <= tol * abs(prev):
+            stop = "converged"
+        elif it == em_iters:
+            stop = "cap"
+        if stop:
             trace.append(entry)
+            timing.append({"iteration": it, "e_seconds": t1 - t0})
+            if checkpoint:
+                _write_checkpoint(checkpoint, Checkpoint(model, trace, it, stop, settings))
             break
         prev = obj
         if progress:
             progress(f"EM iteration {it}/{em_iters}: M-step, objective {obj:.3f}")
         theta, q = m_step(model.structure, counts, model.theta, l2)
         model = model.with_theta(theta)
-        entry.update(q=q, seconds=time.perf_counter() - t0)
+        entry["q"] = q
         trace.append(entry)
+        timing.append({"iteration": it, "e_seconds": t1 - t0,
+                       "m_seconds": time.perf_counter() - t1})
         if checkpoint:
-            _write_checkpoint(checkpoint, model, trace, it + 1)
-    return TrainResult(model, trace, res, pm)
+            _write_checkpoint(checkpoint, Checkpoint(model, trace, it + 1, None, settings))
+    return TrainResult(model, trace, res, pm, timing, stop)
 
 
-def _write_checkpoint(path: str, model: PhonologyEditModel, trace: list, iteration: int):
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump({"model": model.to_dict(), "trace": trace, "iteration": iteration}, fh,
-                  ensure_ascii=False)
-    os.replace(tmp, path)
+def _check_same_run(ck: Checkpoint, settings: dict, em_iters: int, path: str) -> None:
+    if ck.settings is not None:
+        for key, value in settings.items():
+            if ck.settings.get(key) != value:
+                what = ("other training words (another paradigm, --holdout or --seed)"
+                        if key == "training_words" else
+                        f"{key} = {ck.settings.get(key)!r}, this run has {value!r}")
+                raise InputError(f"checkpoint was made with {what}; resume with the same "
+                                 "settings or start afresh", path=path)
+    last = ck.iteration
+    if last > em_iters:
+        raise InputError(f"checkpoint is at EM iteration {last}, past em_iters = {em_iters} "
+                         f"(--em-iters); resume with {last} or more", path=path)
+
+
+def _write_checkpoint(path: str, ck: Checkpoint) -> None:
+    atomic_write_json(path, {"format": CHECKPOINT_FORMAT, "iteration": ck.iteration,
+                             "stop": ck.stop, "settings": ck.settings, "trace": ck.trace,
+                             "model": ck.model.to_dict()})
+
+
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not JSON (non-finite numbers are stored as strings)")
+
+
+def load_checkpoint(path: str) -> Checkpoint:
+    """The :class:`Checkpoint` in ``path`` (written by ``checkpoint=``; format v1
+    files without settings are read too). Anything truncated, not strict JSON,
+    inconsistent, or with non-finite or unknown weights is an :class:`InputError`
+    naming the file."""
+    what = "EM checkpoint"
+    text = read_text(path, what)
+    try:
+        d = json.loads(text, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as e:
+        raise InputError(f"{what} is damaged (not JSON: {e.msg})", path=path,
+                         line=e.lineno) from None
+    except ValueError as e:
+        raise InputError(f"{what} is damaged ({e})", path=path) from None
+    if not isinstance(d, dict) or d.get("format", CHECKPOINT_FORMAT) != CHECKPOINT_FORMAT \
+            or not {"model", "trace", "iteration"} <= set(d):
+        raise InputError(f"not a strgm EM checkpoint (format {CHECKPOINT_FORMAT} with "
+                         "model, trace and iteration)", path=path)
+    try:
+        it = check_int("iteration", d["iteration"], min=0)
+        stop = d.get("stop")
+        if stop not in (None, "converged", "cap"):
+            raise ValueError(f"stop = {stop!r}")
+        settings = d.get("settings")
+        if "format" in d and not isinstance(settings, dict):
+            raise ValueError("no settings")
+        trace = [_trace_entry(e, i) for i, e in enumerate(d["trace"])]
+        if len(trace) != it + (stop is not None):
+            raise ValueError(f"{len(trace)} trace entries for iteration {it}")
+    except (InputError, KeyError, TypeError, ValueError) as e:
+        raise InputError(f"{what} is damaged or inconsistent ({e})", path=path) from None
+    model = PhonologyEditModel.from_dict(d["model"], path)
+    return Checkpoint(model, trace, it, stop, settings)
+
+
+def _trace_entry(e, i: int) -> dict:
+    if not isinstance(e, dict) or e.get("iteration") != i:
+        raise ValueError(f"trace entry {i} is not that of iteration {i}")
+    out = {}
+    for k, v in e.items():
+        out[k] = v if k == "iteration" else json_float(v)
+        if k != "iteration" and math.isnan(out[k]):
+            raise ValueError(f"trace entry {i} has {k} = NaN")
+    if "objective" not in out:
+        raise ValueError(f"trace entry {i} has no objective")
+    return out
 
 
 # ---------------------------------------------------------------- prediction
