@@ -25,8 +25,9 @@ def add_subparser(sub) -> None:
     p.add_argument("file", help="paradigm (TSV or wide CSV)")
     p.add_argument("--method", default="pruned", choices=["bp", "pruned", "ep", "pep"])
     p.add_argument("--em-iters", type=int_arg(0), default=3,
-                   help="EM iterations (M-steps); 0 evaluates the initial (or resumed) "
-                        "model without training (default: %(default)s)")
+                   help="EM iterations (M-steps) in all, counting those of a --resume "
+                        "checkpoint; 0 evaluates the initial model (one E-step) without "
+                        "training (default: %(default)s)")
     p.add_argument("--l2", type=float_arg(0), default=1.0,
                    help="L2 penalty λ ≥ 0 (default: %(default)s)")
     p.add_argument("--max-iters", type=int_arg(1), default=3,
