@@ -54,6 +54,8 @@ CHECKPOINT_FORMAT = "strgm-em-checkpoint-v2"
 METHODS = ("bp", "pruned", "ep", "pep")
 #: Inference options that bound resources but never change a result (not compared).
 _BUDGET_OPTIONS = ("max_memory", "max_states")
+_SETTING_NAMES = {"l2": "l2 (--l2)", "method": "method (--method)",
+                  "infer_opts": "inference options (--max-iters ...)"}
 
 
 @dataclass
@@ -185,7 +187,8 @@ def _check_same_run(ck: Checkpoint, settings: dict, em_iters: int, path: str) ->
             if ck.settings.get(key) != value:
                 what = ("other training words (another paradigm, --holdout or --seed)"
                         if key == "training_words" else
-                        f"{key} = {ck.settings.get(key)!r}, this run has {value!r}")
+                        f"{_SETTING_NAMES.get(key, key)} = {ck.settings.get(key)!r}, "
+                        f"this run has {value!r}")
                 raise InputError(f"checkpoint was made with {what}; resume with the same "
                                  "settings or start afresh", path=path)
     last = ck.iteration
