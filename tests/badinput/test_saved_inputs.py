@@ -298,7 +298,7 @@ def test_resume_with_other_settings_is_refused(checkpoint_template, tmp_path):
     ck.write_text(checkpoint_template, encoding="utf-8")
     o = run_cli(["train", para, "--method", "bp", "--l2", "2", "--quiet", "--resume", ck,
                  "--save", tmp_path / "m.json"], watch=tmp_path)
-    assert_clean_error(o, str(ck), "l2 = 0.5")
+    assert_clean_error(o, str(ck), "l2 (--l2) = 0.5")
     o = run_cli(["train", para, "--method", "bp", "--l2", "0.5", "--em-iters", "0",
                  "--quiet", "--resume", ck], watch=tmp_path)
     assert_clean_error(o, str(ck), "--em-iters")

@@ -122,7 +122,7 @@ def test_resume_restores_the_convergence_state(tmp_path):
 def test_resume_refuses_other_settings_and_too_few_iterations(tmp_path):
     _train(tmp_path, "ck.json", em_iters=2)
     ck = str(tmp_path / "ck.json")
-    with pytest.raises(InputError, match="l2 = 0.5, this run has 1.0"):
+    with pytest.raises(InputError, match=r"l2 \(--l2\) = 0.5, this run has 1.0"):
         _train(tmp_path, "other.json", l2=1.0, resume=ck)
     with pytest.raises(InputError, match="other training words"):
         train_phonology(Paradigm.from_pairs(PAIRS[:3]), method="bp", em_iters=N, l2=0.5,
