@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Optional
 
 from strgm.models.phonology import HoldoutScores, PhonologyModel
+from strgm.validate import check_int
 
 
 def _fmt(s: str, p: float) -> str:
@@ -22,6 +23,7 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 
 
 def morpheme_table(result, model: PhonologyModel, k: int = 3) -> str:
+    k = check_int("k", k, min=1)
     rows = []
     for label, var in model.morpheme_vars.items():
         top = result.belief(var).kbest(k)
@@ -60,6 +62,7 @@ def holdout_line(scores: HoldoutScores) -> str:
 
 def result_json(result, model: PhonologyModel, k: int, scores: Optional[HoldoutScores],
                 extra: Optional[dict] = None) -> dict:
+    k = check_int("k", k, min=1)
     out = {
         "source": model.paradigm.source,
         "method": result.method,

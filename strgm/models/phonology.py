@@ -199,6 +199,9 @@ def score_holdout(beliefs: dict, model: PhonologyModel, gold: dict) -> HoldoutSc
     exact match); its ``per_word`` entry lists the ``unseen`` segments."""
     per, hits, nll = {}, 0, []
     for key, truth in gold.items():
+        if key not in model.word_vars or model.word_vars[key] not in beliefs:
+            raise InputError(f"held-out word {key!r} is not a word of the model "
+                             "(or has no belief)", path=model.paradigm.source)
         b = beliefs[model.word_vars[key]]
         top = b.kbest(1)
         pred = top[0][0] if top else None

@@ -95,3 +95,20 @@ def test_load_model_refuses_non_finite_weights(tmp_path, bad):
     path.write_text(json.dumps(d), encoding="utf-8")
     m = load_model(str(path))
     assert m.theta[m.structure.feature_names.index(tuple(d["theta"][-1][0]))] == 0.25
+
+
+def test_report_and_score_holdout_check_their_arguments():
+    from strgm.inference import infer
+    from strgm.models.phonology import build_phonology_model, score_holdout
+    from strgm.report import morpheme_table, result_json
+
+    model = build_phonology_model(PARA, hidden=["R1 PAST"])
+    res = infer(model.graph, "pruned", max_iters=2)
+    for k in (0, -1, 1.5):
+        with pytest.raises(OptionError, match="option k: "):
+            morpheme_table(res, model, k)
+        with pytest.raises(OptionError, match="option k: "):
+            result_json(res, model, k, None)
+    with pytest.raises(InputError, match="held-out word 'R9' is not a word of the model"):
+        score_holdout(res.beliefs(), model, {"R9": "ro"})
+    assert score_holdout(res.beliefs(), model, {"R1 PAST": "rod"}).n == 1
