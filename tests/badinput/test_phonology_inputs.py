@@ -350,3 +350,21 @@ def test_infer_json_over_the_model_is_refused(tiny, tmp_path):
     m.write_text(json.dumps(_model_dict()), encoding="utf-8")
     o = run_cli(["infer", str(tiny), "--model", str(m), "--json", str(m)], watch=tmp_path)
     assert_clean_error(o, "--json", "m.json", "input")
+
+
+@pytest.mark.parametrize("command,option,extra", OUTPUTS)
+def test_output_into_a_directory_the_user_cannot_write(tmp_path, monkeypatch, command,
+                                                       option, extra):
+    """The read-only case as any user sees it (also under root, which may write anywhere):
+    the permission check answers no for the directory ``ro``."""
+    import strgm.safe_io as safe_io
+
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    real = os.access
+    monkeypatch.setattr(safe_io.os, "access",
+                        lambda p, mode, **kw: False if str(p) == str(ro) else real(p, mode,
+                                                                                    **kw))
+    argv = [command] + ([str(tmp_path / "absent.tsv")] if command != "demo" else [])
+    o = run_cli(argv + [option, str(ro / "out"), *extra], watch=tmp_path)
+    assert_clean_error(o, option, "permission denied")
