@@ -9,14 +9,11 @@ surface much later as "observations inconsistent").
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import warnings
 
-import numpy as np
-
-from strgm.errors import InputError, OptionError, StrgmError
+from strgm.errors import OptionError
 from strgm.validate import float_arg, int_arg, size_arg
 
 
@@ -73,75 +70,24 @@ def initial_model(args, alphabet):
     return PhonologyEditModel.copy_biased(alphabet, spec, args.right_classes)
 
 
-def check_finite_theta(model, path: str, what: str):
-    """``model`` when every weight θ is finite; otherwise InputError naming the file and
-    the first bad feature (NaN/inf weights make every observation look impossible)."""
-    theta = np.asarray(model.theta, dtype=float)
-    bad = np.flatnonzero(~np.isfinite(theta))
-    if bad.size:
-        name = model.structure.feature_names[bad[0]]
-        raise InputError(f"{what} has {bad.size} non-finite weight(s), e.g. {theta[bad[0]]} "
-                         f"for feature {tuple(name)}; retrain or restore the file",
-                         path=path)
-    return model
-
-
-def model_from_json(d, path: str, what: str):
-    """A checked :class:`PhonologyEditModel` from the parsed JSON ``d`` of ``path``."""
+def load_phonology(path: str):
+    """(alphabet, compiled FST) of a saved model, for ``strgm infer --model``; the loader
+    refuses a missing, non-JSON or damaged file and non-finite weights naming the file
+    (a NaN weight would otherwise surface later as "observations inconsistent")."""
     from strgm.models.edit_model import PhonologyEditModel
 
-    if not isinstance(d, dict):
-        raise InputError(f"{what} is not a strgm phonology model (a JSON object)", path=path)
-    try:
-        m = PhonologyEditModel.from_dict(d, path)
-    except StrgmError:
-        raise
-    except (KeyError, TypeError, ValueError, IndexError) as e:
-        raise InputError(f"{what} is damaged or not a strgm phonology model "
-                         f"({type(e).__name__}: {e})", path=path) from None
-    return check_finite_theta(m, path, what)
-
-
-def _read_json(path: str, what: str):
-    from strgm.safe_io import read_text
-
-    text = read_text(path, what)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputError(f"{what} is damaged (not JSON: {e.msg})", path=path,
-                         line=e.lineno) from None
-
-
-def load_model(path: str, what: str = "phonology model (--model)"):
-    """The :class:`PhonologyEditModel` saved at ``path``, refusing a missing, non-JSON or
-    damaged file and non-finite weights with an error naming the file."""
-    return model_from_json(_read_json(path, what), path, what)
-
-
-def load_phonology(path: str):
-    """(alphabet, compiled FST) of a saved model, for ``strgm infer --model``."""
-    m = load_model(path)
+    m = PhonologyEditModel.load(path)
     return m.alphabet, m.fst()
 
 
 def check_resume(path: str) -> None:
-    """Refuse a missing or damaged ``--resume`` checkpoint before any work starts (with
-    the trainer's own loader when it has one, else by the checkpoint's JSON layout)."""
-    from strgm.models import em
+    """Refuse a missing or damaged ``--resume`` checkpoint before any work starts, with
+    the trainer's own loader (so no paradigm is read and no E-step run in vain)."""
+    from strgm.models.em import load_checkpoint
     from strgm.safe_io import check_input
 
-    what = "checkpoint (--resume)"
-    check_input(path, what)
-    loader = getattr(em, "load_checkpoint", None)
-    if loader is not None:
-        loader(path)
-        return
-    ck = _read_json(path, what)
-    if not isinstance(ck, dict) or not {"model", "trace", "iteration"} <= set(ck):
-        raise InputError(f"{what} is damaged or not a strgm checkpoint (needs model, "
-                         "trace and iteration)", path=path)
-    model_from_json(ck["model"], path, what)
+    check_input(path, "checkpoint (--resume)")
+    load_checkpoint(path)
 
 
 def score_heldout(r, words: list, predict, score) -> dict:
