@@ -239,7 +239,8 @@ def cmd_beliefs(args) -> int:
     ``--top`` (1..100000) and the ``--json`` path are checked and every ``--var`` is
     looked up before any belief is read or queried. A ``--prob`` string with a segment
     outside the saved alphabet has probability 0 (no belief can produce it); the output
-    says which symbol, and the JSON lists it under ``not_in_alphabet``."""
+    says which symbol, and the JSON lists it under ``not_in_alphabet``. ``--json -``
+    prints only the JSON, on stdout."""
     from strgm.alphabet import segment
     from strgm.inference.result import InferenceResult
     from strgm.safe_io import atomic_write_json, check_output, strict_json
@@ -256,8 +257,9 @@ def cmd_beliefs(args) -> int:
             raise OptionError("--var", v, f"no such variable in {args.dir} (it has "
                                           f"{len(r.variables)}: {shown})")
     status = "converged" if r.converged else "stopped at the iteration cap"
-    print(f"{args.dir}: {len(r.variables)} beliefs from method {r.method} "
-          f"({r.iterations} iterations, {status})")
+    say = print if args.json != "-" else (lambda *a, **k: None)  # --json -: JSON only
+    say(f"{args.dir}: {len(r.variables)} beliefs from method {r.method} "
+        f"({r.iterations} iterations, {status})")
     data = {}
     for v in names:
         b = r.belief(v)
@@ -276,13 +278,13 @@ def cmd_beliefs(args) -> int:
             row["entropy_nats"] = b.entropy()
         data[v] = row
         top = "  ".join(f"{s or 'ε'} {p:.3f}" for s, p in row["top"])
-        print(f"{v}\t{top}")
+        say(f"{v}\t{top}")
         for w, p in row.get("prob", {}).items():
             note = (f" (symbol {unknown[w][0]!r} is not in the alphabet)" if w in unknown
                     else "")
-            print(f"\tP({w or 'ε'}) = {p:.4g}{note}")
+            say(f"\tP({w or 'ε'}) = {p:.4g}{note}")
         if args.entropy:
-            print(f"\tentropy {row['entropy_nats']:.3f} nats")
+            say(f"\tentropy {row['entropy_nats']:.3f} nats")
     if args.json == "-":
         print(strict_json(data))
     elif args.json:

@@ -83,7 +83,7 @@ def save_beliefs(result, directory: str | os.PathLike,
     :class:`~strgm.inference.result.InferenceResult` to ``directory``, replacing an
     earlier save there as a whole once the new one is complete. Returns the index path."""
     out = Path(directory)
-    if out.is_symlink():
+    if out.is_symlink() or out.name in ("", ".."):  # swap the real directory
         out = out.resolve()
     _check_replaceable(out, "cannot save beliefs: ")
     beliefs = result.beliefs(names)  # computed before anything is written

@@ -140,6 +140,8 @@ def test_cli_saves_and_queries_beliefs(tmp_path, capsys):
     assert "P(dq) = 0 (symbol 'q' is not in the alphabet)" in capsys.readouterr().out
     data = json.loads(out.read_text(encoding="utf-8"))["M:PAST"]
     assert data["prob"] == {"dq": 0.0} and data["not_in_alphabet"] == {"dq": ["q"]}
+    assert main(["beliefs", str(d), "--var", "M:PAST", "--top", "1", "--json", "-"]) == 0
+    assert json.loads(capsys.readouterr().out)["M:PAST"]["top"][0][0] == "d"  # JSON only
     assert main(["beliefs", str(d), "--var", "M:NOPE"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--var" in err and "'M:NOPE'" in err
@@ -232,3 +234,14 @@ def test_earlier_format_and_loose_json_are_refused(results, tmp_path):
     data["seconds"] = "NaN"  # the strict spelling is read back
     (d / "beliefs.json").write_text(json.dumps(data))
     assert np.isnan(InferenceResult.load(d).seconds)
+
+
+def test_save_into_the_current_directory(results, tmp_path, monkeypatch):
+    """``save(".")`` swaps the real directory (an empty one here), not the name ".". """
+    d = tmp_path / "here"
+    d.mkdir()
+    monkeypatch.chdir(d)
+    results["bp"].save(".")
+    monkeypatch.chdir(tmp_path)
+    assert InferenceResult.load(d).variables == list(LATENT)
+    assert _files(tmp_path) == ["here"]
