@@ -147,6 +147,8 @@ def train_phonology(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
     res = pm = None
     timing = []
     if stop is not None:  # finished: only the final E-step, for its result
+        if checkpoint:  # the state is final; a new --checkpoint path gets it too
+            _write_checkpoint(checkpoint, Checkpoint(model, trace, start, stop, settings))
         res, pm = e_step(model, train, method, infer_opts)[2:]
         return TrainResult(model, trace, res, pm, timing, stop)
     for it in range(start, em_iters + 1):

@@ -87,6 +87,9 @@ def test_resume_is_byte_identical_at_every_iteration_boundary(tmp_path):
         assert _outputs(r, tmp_path, f"at{k}") == want, f"resumed at boundary {k}"
         assert (tmp_path / f"at{k}.json").read_bytes() == final_ck
         assert r.result is not None  # the final E-step's result is always returned
+    # resuming a finished run with --checkpoint elsewhere writes the final state there
+    _train(tmp_path, "copy.json", resume=str(tmp_path / "at0.json"))
+    assert (tmp_path / "copy.json").read_bytes() == final_ck
     for k in range(1, N):
         _train(tmp_path, f"k{k}.json", em_iters=k)
         r = _train(tmp_path, f"k{k}.json", resume=str(tmp_path / f"k{k}.json"))
