@@ -23,11 +23,17 @@ import pynini
 
 from fst_factors.concat import concat_acceptors, concat_context_transducer
 from strgm.errors import GraphError
+from strgm.wfsa import guard
 from strgm.wfsa.core import compose
 from strgm.wfsa.epsilon import trim
 
 
-def _clean(fst: pynini.Fst, what: str = "message") -> pynini.Fst:
+def _clean(fst: pynini.Fst, what: str = "message", num_labels: Optional[int] = None
+           ) -> pynini.Fst:
+    """Trimmed, ε-free, arc-sorted; first checked against the run's ``max_states`` (and
+    arc cap, :func:`strgm.wfsa.guard.check_result`) so that an oversized message is
+    refused before trimming copies it."""
+    guard.check_result(fst, what, guard.current().max_states, num_labels)
     return pynini.arcsort(trim(fst, what), sort_type="ilabel")
 
 
@@ -112,7 +118,7 @@ class BinaryFactor(Factor):
 
     def message_to(self, var, incoming, num_labels):
         return _clean(self._projected(var, incoming),
-                      f"message from factor {self.name!r} to {var!r}")
+                      f"message from factor {self.name!r} to variable {var!r}", num_labels)
 
     def message_to_leaf(self, var, incoming, num_labels):
         """As :meth:`message_to` without ε-removal. The message to a held-out word's
@@ -144,11 +150,14 @@ class ConcatFactor(Factor):
         self._missing(var, incoming)
         if var == self.whole:
             return _clean(concat_acceptors([incoming[p] for p in self.parts],
-                                           self.boundary_label))
+                                           self.boundary_label),
+                          f"message from factor {self.name!r} to variable {var!r}",
+                          num_labels)
         if var in self.parts:
             i = self.parts.index(var)
             ctx = [incoming.get(p) if j != i else None for j, p in enumerate(self.parts)]
             t = concat_context_transducer(ctx, i, num_labels, self.boundary_label)
             return _clean(pynini.project(compose(t, incoming[self.whole]), "input"),
-                          f"message from factor {self.name!r} to {var!r}")
+                          f"message from factor {self.name!r} to variable {var!r}",
+                          num_labels)
         raise GraphError(f"factor {self.name!r} is not attached to {var!r}")

@@ -50,7 +50,7 @@ def infer(graph: FactorGraph, method: str = "pruned", *, max_iters: int = 10,
     max_states = check_int("max_states", max_states, min=1)
     if max_memory is not None:
         max_memory = check_size("max_memory", max_memory)
-    with guard.limits(max_states, max_memory) as lim:
+    with guard.limits(max_states, max_memory, method=method) as lim:
         return _infer(graph, method, max_iters, tol, kbest, max_states, lim, progress,
                       options)
 

@@ -568,8 +568,7 @@ def run_ep(graph: FactorGraph, method: str = "pep", max_iters: int = 10, tol: fl
     with threadpool_limits(limits=1, user_api="blas"):
         stats = run_sweeps(_guarded(graph, side), side, max_iters=max_iters, tol=tol,
                            max_states=max_states, progress=progress,
-                           min_iters=2 if side.s["unigram_first"] else 1,
-                           method_hint="--method pep")
+                           min_iters=2 if side.s["unigram_first"] else 1)
     if not stats.converged and not graph.is_acyclic():
         warnings.warn(f"{method} stopped after {stats.iterations} iterations without "
                       f"converging (last belief change {stats.deltas[-1]:.2e} > tol={tol})",

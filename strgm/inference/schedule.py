@@ -98,11 +98,12 @@ def signature_change(old: Optional[dict], new: dict) -> float:
 def run_sweeps(graph: FactorGraph, side: VariableSide, max_iters: int = 10,
                tol: float = 1e-4, max_states: int = 200_000,
                progress: Optional[Callable[[str], None]] = None,
-               min_iters: int = 1, method_hint: str = "--method pruned") -> SweepStats:
+               min_iters: int = 1) -> SweepStats:
     """Alternate forward/backward sweeps until beliefs stop changing (≤ ``tol``).
 
     ``max_states`` bounds every factor-to-variable message; a larger one raises
-    :class:`MessageTooLargeError`, suggesting ``method_hint``.
+    :class:`MessageTooLargeError` naming the message and suggesting what to do (the
+    advice of the run's :mod:`strgm.wfsa.guard` limits).
 
     Convergence is judged on the latent variables of degree ≥ 3 (all latent variables if
     there are none). A latent *leaf* outside that set (degree 1: a held-out word's
@@ -141,10 +142,10 @@ def run_sweeps(graph: FactorGraph, side: VariableSide, max_iters: int = 10,
             raise
         except MemoryError:  # numpy's allocation failures (OpenFst's abort: see guard)
             raise MessageTooLargeError(
-                f"{what}: out of memory while building it; use {method_hint}, or lower "
-                "--max-memory so that the size guard stops earlier") from None
+                f"{what}: out of memory while building it; {guard.current().hint}, or "
+                "lower --max-memory so that the size guard stops earlier") from None
         stats.max_message_states = max(stats.max_message_states, msg.num_states())
-        guard.check_result(msg, what, max_states, nlabels, method_hint)
+        guard.check_result(msg, what, max_states, nlabels)
         side.receive(v, fname, msg)
 
     for it in range(max_iters):

@@ -21,12 +21,14 @@ Bounds (sound: never below the true size; checked against real compositions by
   arcs on label l (output tape of A, input tape of B) and ε the ε-arc counts. The label
   counts are read from the smaller machine only; the larger one's Σ_l is bounded by its
   arc count times the smaller's largest c(l).
-* ε-removal of F: ``|Q| ≤ |Q_F|`` and every new arc of state q is a non-ε arc leaving a
-  state of q's ε-closure (OpenFst merges equal label/target pairs), so
-  ``|E| ≤ Σ_q Σ_{p ∈ closure(q)} n(p)`` ≤ ``|Q_F|·n`` (n(p): non-ε arcs at p). When the
-  crude bound does not fit, the sum is bounded by counting ε-*paths* (a DP over the
-  ε-graph's strongly connected components, each component's arcs counted once per path
-  into it), which is exact on ε-trees and never below the set sum.
+* ε-removal of F (OpenFst's ``RmEpsilon`` works in place): ``|Q| ≤ |Q_F|``; it expands
+  only the start and the states with a non-ε incoming arc (the set R), and every new
+  arc of such a q is a non-ε arc leaving a state of q's ε-closure C(q), so
+  ``|E| ≤ |E_F| + Σ_{q ∈ R} min(Σ_{p ∈ C(q)} n(p), n)`` (n(p): non-ε arcs at p, n their
+  total), crudely ``|Q_F|·|E_F|``. When the crude bound does not fit, Σ_{p ∈ C(q)} n(p)
+  is bounded by counting ε-*paths* (a DP over the ε-graph's strongly connected
+  components, each component's arcs counted once per path into it: never below the
+  set sum).
 * n shortest paths of F: every state is popped at most n times, so the result has at
   most ``n·|Q_F| + 1`` states and as many arcs.
 
@@ -77,6 +79,7 @@ class Limits:
     max_states: Optional[int]
     max_memory: int
     explicit_memory: bool = False
+    hint: str = "use --method pruned or --method ep"
 
 
 _LIMITS: ContextVar[Optional[Limits]] = ContextVar("strgm_guard_limits", default=None)
@@ -112,11 +115,19 @@ def default_max_memory() -> int:
     return resident_memory() + available_memory() // 2
 
 
-def make_limits(max_states: Optional[int] = None, max_memory: Optional[int] = None
-                ) -> Limits:
+#: What to suggest when a method's message is too large.
+HINTS = {"bp": "use --method pruned or --method ep",
+         "pruned": "use --method ep or --method pep",
+         "ep": "use --method pep or a lower --order",
+         "pep": "use a larger --lambda"}
+
+
+def make_limits(max_states: Optional[int] = None, max_memory: Optional[int] = None,
+                method: Optional[str] = None) -> Limits:
+    hint = HINTS.get(method, HINTS["bp"])
     if max_memory is None:
-        return Limits(max_states, default_max_memory(), False)
-    return Limits(max_states, int(max_memory), True)
+        return Limits(max_states, default_max_memory(), False, hint)
+    return Limits(max_states, int(max_memory), True, hint)
 
 
 def current() -> Limits:
@@ -126,9 +137,10 @@ def current() -> Limits:
 
 @contextlib.contextmanager
 def limits(max_states: Optional[int] = None, max_memory: Optional[int] = None,
-           use: Optional[Limits] = None) -> Iterator[Limits]:
-    """Run the body under these limits (or ``use``, limits made earlier)."""
-    lim = use if use is not None else make_limits(max_states, max_memory)
+           use: Optional[Limits] = None, method: Optional[str] = None) -> Iterator[Limits]:
+    """Run the body under these limits (or ``use``, limits made earlier); ``method``
+    chooses the advice given in errors."""
+    lim = use if use is not None else make_limits(max_states, max_memory, method)
     token = _LIMITS.set(lim)
     try:
         yield lim
@@ -174,8 +186,7 @@ def refuse(op: str, states: float, arcs: float, lim: Optional[Limits] = None) ->
     raise MessageTooLargeError(
         f"{_subject(op)} could reach {states:,.0f} states and {arcs:,.0f} arcs (about "
         f"{_gb(need)}), more than the {_gb(left)} left of {option} {_gb(lim.max_memory)}"
-        "; use --method pruned or --method ep, or raise --max-memory if you have the "
-        "memory")
+        f"; {lim.hint}, or raise --max-memory if you have the memory")
 
 
 def require(op: str, states: float, arcs: float) -> None:
@@ -185,8 +196,7 @@ def require(op: str, states: float, arcs: float) -> None:
 
 
 def check_result(fst: pynini.Fst, what: str, max_states: Optional[int],
-                 num_labels: Optional[int] = None, hint: str = "--method pruned or "
-                 "--method ep") -> pynini.Fst:
+                 num_labels: Optional[int] = None) -> pynini.Fst:
     """``fst`` unchanged if it has at most ``max_states`` states and at most
     ``max_states·(num_labels + 1)`` arcs (as many as a deterministic machine of that many
     states could have), else :class:`MessageTooLargeError` naming ``what``. The arc
@@ -196,11 +206,12 @@ def check_result(fst: pynini.Fst, what: str, max_states: Optional[int],
     costs time and memory in proportion to its arcs."""
     if max_states is None:
         return fst
+    hint = current().hint
     n = fst.num_states()
     if n > max_states:
         raise MessageTooLargeError(
             f"{what} has {n:,} states (> --max-states {max_states:,}); exact messages "
-            f"grow with every intersection on this graph: use {hint}, or raise "
+            f"grow with every intersection on this graph: {hint}, or raise "
             "--max-states if you have the memory")
     if num_labels is not None:
         cap = max_states * (num_labels + 1)
@@ -209,7 +220,7 @@ def check_result(fst: pynini.Fst, what: str, max_states: Optional[int],
             raise MessageTooLargeError(
                 f"{what} has {m:,} arcs (> {cap:,} = --max-states {max_states:,} × "
                 f"{num_labels + 1} labels); exact messages grow with every intersection "
-                f"on this graph: use {hint}, or raise --max-states if you have the memory")
+                f"on this graph: {hint}, or raise --max-states if you have the memory")
     return fst
 
 
@@ -269,7 +280,7 @@ def rmepsilon_bound(fst: pynini.Fst) -> tuple[int, int]:
 
 
 def _closure_arc_bound(fst: pynini.Fst) -> int:
-    """Σ_q Σ_{ε-paths q ⇝ p} n(p) over the ε-graph's SCC condensation (≥ the set sum)."""
+    """|E| + Σ_{q ∈ R} min(paths(q), n) (see the module docstring)."""
     import scipy.sparse as sp
     from scipy.sparse.csgraph import connected_components
 
@@ -288,7 +299,6 @@ def _closure_arc_bound(fst: pynini.Fst) -> int:
     cross = cs != cd
     dag = sp.csr_matrix((np.ones(int(cross.sum())), (cs[cross], cd[cross])),
                         shape=(ncomp, ncomp))
-    size = np.bincount(comp, minlength=ncomp).astype(float)
     value = own.copy()
     # iterate value = own + dag @ value to the fixed point (≤ longest DAG path passes)
     for _ in range(ncomp + 1):
@@ -297,9 +307,16 @@ def _closure_arc_bound(fst: pynini.Fst) -> int:
             break
         value = new
         if not np.isfinite(value).all() or value.max() > 1e18:
-            return int(1e18)
-    # every state of component c has closure ⊆ value(c)'s states
-    return int(min(float((size * value).sum()), 1e18))
+            value = np.minimum(np.nan_to_num(value, nan=1e18, posinf=1e18), 1e18)
+            break
+    # R: the start and every target of a non-ε arc
+    rel = np.zeros(n, dtype=bool)
+    rel[t.dst[~eps]] = True
+    if t.start >= 0:
+        rel[t.start] = True
+    total = float(nonx.sum())
+    per_state = np.minimum(value[comp[rel]], total)
+    return int(min(float(per_state.sum()) + t.num_arcs, 1e18))
 
 
 # --- guarded operations -------------------------------------------------------------------
