@@ -13,7 +13,11 @@ from typing import Optional
 import pynini
 
 from strgm.errors import InputError, UnknownSymbolError
+from strgm.wfsa import guard
 from strgm.wfsa.core import ARC_TYPE, as_log, new_fst
+from strgm.wfsa.fst_file import check_header, read_fst
+
+_WEIGHT_TYPES = ("standard", "log", "log64")
 
 
 def _relabel_map(table: Optional[pynini.SymbolTable], alphabet, path: str, side: str):
@@ -30,12 +34,23 @@ def _relabel_map(table: Optional[pynini.SymbolTable], alphabet, path: str, side:
     return mapping
 
 
-def load_fst_factor(path: str, alphabet) -> pynini.Fst:
-    """Read ``path`` and return a log64 FST whose labels are the alphabet's labels."""
-    try:
-        raw = pynini.Fst.read(path)
-    except Exception as e:  # pynini raises FstIOError / generic errors
-        raise InputError(f"cannot read OpenFst file ({e})", path=path) from None
+def load_fst_factor(path: str, alphabet, max_states: Optional[int] = None) -> pynini.Fst:
+    """Read ``path`` and return a log64 FST whose labels are the alphabet's labels.
+
+    The file goes through :func:`strgm.wfsa.fst_file.read_fst`, which checks the header
+    against the file size before OpenFst allocates (a damaged header claiming 10¹⁵ states
+    is an :class:`InputError`, not an abort), and the claimed size against the memory
+    budget (:mod:`strgm.wfsa.guard`) and ``max_states``. Weights must be tropical or log
+    (both are −log reals); any other arc type is an :class:`InputError` naming it."""
+    h = check_header(path, "OpenFst factor file")
+    if h["arc_type"] not in _WEIGHT_TYPES:
+        raise InputError(f"arc type {h['arc_type']!r} is not supported; a factor needs "
+                         f"tropical or log weights (arc types {', '.join(_WEIGHT_TYPES)})",
+                         path=str(path))
+    n, m = max(h["num_states"], 0), max(h["num_arcs"], 0)
+    with guard.naming(f"{path}: OpenFst factor file"):
+        guard.require("reading and relabelling it", 2 * n, 2 * m)  # file, then copy
+    raw = read_fst(path, "OpenFst factor file", max_states=max_states)
     isyms = _relabel_map(raw.input_symbols(), alphabet, path, "input")
     osyms = _relabel_map(raw.output_symbols(), alphabet, path, "output")
     try:

@@ -75,27 +75,51 @@ def read_header(path: str | os.PathLike, what: str = "FST file") -> dict:
     start, num_states, num_arcs = take("<q"), take("<q"), take("<q")
     return {"fst_type": fst_type, "arc_type": arc_type, "version": version, "flags": flags,
             "start": start, "num_states": num_states, "num_arcs": num_arcs,
-            "file_size": size}
+            "file_size": size, "header_bytes": pos}
 
 
-def read_fst(path: str | os.PathLike, what: str = "FST file",
-             max_states: Optional[int] = None) -> pynini.Fst:
-    """``pynini.Fst.read(path)`` once the header is known to be consistent with the file's
-    size (and within ``max_states``, raising :class:`MessageTooLargeError` beyond it).
-    Every failure is an :class:`InputError` naming the file."""
+#: Bytes of one weight for the arc types whose VectorFst layout is known exactly.
+WEIGHT_BYTES = {"standard": 4, "log": 4, "log64": 8}
+
+
+def check_header(path: str | os.PathLike, what: str = "FST file") -> dict:
+    """The header of ``path`` once its counts are known to fit in the file: every state
+    takes ≥ 12 bytes and every arc ≥ 16; for a ``vector`` FST of a known arc type exactly
+    ``w + 8`` per state and ``w + 12`` per arc after the header (w: weight bytes), so a
+    truncated file is refused here rather than by OpenFst (which prints to stderr).
+    :class:`InputError` naming the file otherwise."""
     h = read_header(path, what)
     n, m = h["num_states"], h["num_arcs"]
     if n < -1 or m < -1 or h["start"] < -1 or (n >= 0 and h["start"] >= max(n, 1)):
         raise InputError("not a valid OpenFst binary file (damaged header counts)",
                          path=str(path))
     need = MIN_STATE_BYTES * max(n, 0) + MIN_ARC_BYTES * max(m, 0)
+    w = WEIGHT_BYTES.get(h["arc_type"])
+    exact = h["fst_type"] == "vector" and w is not None and n >= 0 and m >= 0
+    if exact:
+        need = h["header_bytes"] + (w + 8) * n + (w + 12) * m
     if need > h["file_size"]:
         raise InputError(f"damaged OpenFst file: the header claims {n} states and {m} arcs, "
                          f"which need at least {need} bytes, but the file has "
-                         f"{h['file_size']}", path=str(path))
+                         f"{h['file_size']} (truncated?)", path=str(path))
+    return h
+
+
+def read_fst(path: str | os.PathLike, what: str = "FST file",
+             max_states: Optional[int] = None) -> pynini.Fst:
+    """``pynini.Fst.read(path)`` once the header is known to be consistent with the file's
+    size (:func:`check_header`), within ``max_states`` and within the memory budget
+    (:mod:`strgm.wfsa.guard`), raising :class:`MessageTooLargeError` beyond them. Every
+    other failure is an :class:`InputError` naming the file."""
+    from strgm.wfsa import guard
+
+    h = check_header(path, what)
+    n, m = h["num_states"], h["num_arcs"]
     if max_states is not None and n > max_states:
         raise MessageTooLargeError(f"{path}: {what} has {n} states, more than --max-states "
                                    f"{max_states}")
+    with guard.naming(f"{path}: {what}"):
+        guard.require("reading it", max(n, 0), max(m, 0))
     try:
         return pynini.Fst.read(str(Path(path)))
     except OSError as e:  # pynini's FstIOError

@@ -119,7 +119,7 @@ def test_load_fst_file_remaps_symbols_and_checks_them(tmp_path):
     assert float(arc.weight.to_string()) == pytest.approx(0.5)
     with pytest.raises(UnknownSymbolError, match="'x'"):
         ff.load_fst_factor(path, Alphabet(["a", "b"]))
-    with pytest.raises(InputError, match="cannot read"):
+    with pytest.raises(InputError, match="missing.fst.*not found"):
         ff.load_fst_factor(str(tmp_path / "missing.fst"), alph)
     bare = pynini.Fst()
     bare.add_states(2)
@@ -129,3 +129,36 @@ def test_load_fst_file_remaps_symbols_and_checks_them(tmp_path):
     bare.write(str(tmp_path / "bare.fst"))
     with pytest.raises(InputError, match="label 9"):
         ff.load_fst_factor(str(tmp_path / "bare.fst"), alph)
+
+
+def _header_end(blob: bytes) -> int:
+    """Offset of the int64 state count in an OpenFst binary header."""
+    import struct
+
+    pos = 4
+    for _ in range(2):
+        (n,) = struct.unpack_from("<i", blob, pos)
+        pos += 4 + n
+    return pos + 4 + 4 + 8 + 8  # version, flags, properties, start
+
+
+def test_load_fst_refuses_huge_headers_and_bad_arc_types_cleanly(tmp_path):
+    """A header claiming 10^15 states is an InputError (OpenFst would abort with
+    std::bad_alloc); a damaged arc type is named."""
+    import struct
+
+    alph = Alphabet(["a", "b"])
+    good = tmp_path / "good.fst"
+    ff.edit_transducer(2).write(str(good))
+    blob = good.read_bytes()
+    at = _header_end(blob)
+    huge = tmp_path / "huge.fst"
+    huge.write_bytes(blob[:at] + struct.pack("<q", 10 ** 15) + blob[at + 8:])
+    with pytest.raises(InputError, match="huge.fst.*10{15}|huge.fst.*1000000000000000"):
+        ff.load_fst_factor(str(huge), alph)
+    odd = tmp_path / "odd.fst"
+    # same length arc-type name, different type: "log64" -> "lxg64"
+    odd.write_bytes(blob.replace(b"log64", b"lxg64", 1))
+    with pytest.raises(InputError, match="odd.fst.*arc type 'lxg64'"):
+        ff.load_fst_factor(str(odd), alph)
+    assert ff.load_fst_factor(str(good), alph).num_states() == 1
