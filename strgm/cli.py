@@ -35,11 +35,14 @@ def _progress(args):
     return Progress(enabled)
 
 
-def _as_cli_option(e: OptionError) -> OptionError:
-    """``e`` re-labelled with the command-line option that set the library keyword it
-    names (``p_copy`` -> ``--p-copy``), so the user reads the option they typed."""
-    name = _CLI_NAMES.get(e.option)
-    return OptionError(name, e.value, e.reason) if name else e
+def _relabel(fn, *args, **kw):
+    """``fn(*args, **kw)``; an OptionError naming a library keyword is re-labelled with
+    the command-line option that set it (``p_copy`` -> ``--p-copy``)."""
+    try:
+        return fn(*args, **kw)
+    except OptionError as e:
+        name = _CLI_NAMES.get(e.option)
+        raise (OptionError(name, e.value, e.reason) if name else e) from None
 
 
 def _symbol(text: str) -> str:
@@ -145,12 +148,8 @@ def run_paradigm(paradigm, args, out=None, title: Optional[str] = None) -> int:
         from strgm.cli_train import load_phonology
 
         extra["alphabet"], extra["phonology"] = load_phonology(args.model)
-    try:
-        model = build_phonology_model(paradigm, p_copy=args.p_copy, boundary=args.boundary,
-                                      mean_length=args.mean_length, hidden=gold.keys(),
-                                      **extra)
-    except OptionError as e:
-        raise _as_cli_option(e) from None
+    model = _relabel(build_phonology_model, paradigm, p_copy=args.p_copy, hidden=gold.keys(),
+                     boundary=args.boundary, mean_length=args.mean_length, **extra)
     n_obs = len(model.paradigm.observed)
     print(title or f"{paradigm.source}", file=out)
     print(f"{len(paradigm)} words ({n_obs} observed), {len(model.morpheme_vars)} morphemes, "
@@ -200,10 +199,7 @@ def cmd_demo(args) -> int:
 
     check_paths(args)
     t0 = time.perf_counter()
-    try:
-        paradigm = english_paradigm(args.roots, args.seed)
-    except OptionError as e:
-        raise _as_cli_option(e) from None
+    paradigm = _relabel(english_paradigm, args.roots, args.seed)
     title = (f"strgm demo: {args.roots} regular English verbs from CMUdict (seed {args.seed}),"
              " bare/PAST/3SG/PROG forms.\nThe untrained phonology copies with p = "
              f"{args.p_copy}; `strgm train` (EM) learns alternations such as -d ~ -t ~ -ɪd.")
@@ -219,10 +215,7 @@ def cmd_graph(args) -> int:
     from strgm.safe_io import atomic_write_text
 
     check_outputs([(args.dot, "--dot", False)], [args.file])
-    try:
-        model = build_phonology_model(read_paradigm(args.file), boundary=args.boundary)
-    except OptionError as e:
-        raise _as_cli_option(e) from None
+    model = _relabel(build_phonology_model, read_paradigm(args.file), boundary=args.boundary)
     text = model.graph.to_dot()
     if args.dot == "-":
         sys.stdout.write(text)
