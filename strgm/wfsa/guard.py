@@ -164,7 +164,9 @@ def _subject(op: str) -> str:
 
 
 def _gb(x: float) -> str:
-    return f"{x / (1 << 30):.1f} GB" if x >= 1 << 28 else f"{x / (1 << 20):.0f} MB"
+    if x >= 1 << 28:
+        return f"{x / (1 << 30):.1f} GB"
+    return f"{x / (1 << 20):.0f} MB" if x >= 1 << 20 else f"{x / 1024:.0f} KB"
 
 
 def predicted_bytes(states: float, arcs: float) -> float:
