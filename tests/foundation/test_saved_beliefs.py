@@ -245,3 +245,15 @@ def test_save_into_the_current_directory(results, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert InferenceResult.load(d).variables == list(LATENT)
     assert _files(tmp_path) == ["here"]
+
+
+def test_load_points_at_the_backup_left_between_the_two_renames(results, tmp_path):
+    """A save interrupted between its two renames leaves the target absent and the
+    earlier save under .NAME.old-*: the loader says where it is."""
+    d = tmp_path / "s"
+    results["bp"].save(d)
+    d.rename(tmp_path / ".s.old-x1")
+    with pytest.raises(InputError, match=r"previous beliefs in .*\.s\.old-x1 \(rename it back"):
+        InferenceResult.load(d)
+    (tmp_path / ".s.old-x1").rename(d)
+    assert InferenceResult.load(d).method == "bp"
