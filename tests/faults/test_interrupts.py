@@ -60,6 +60,8 @@ def _killed(argv, cwd, delay, sig):
     _, err = p.communicate(timeout=300)
     if sig == signal.SIGINT and p.returncode not in (0, 130, -signal.SIGINT):
         pytest.fail(f"SIGINT gave exit {p.returncode}: {err.decode()[-500:]}")
+    if p.returncode == 130:  # interrupted inside strgm: one line, no traceback
+        assert "Traceback" not in err.decode() and len(err.decode().splitlines()) == 1
     return p.returncode
 
 
