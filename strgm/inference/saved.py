@@ -121,6 +121,9 @@ def _refuse_constant(name: str):
 
 def _read_index(d: Path) -> dict:
     path = d / INDEX
+    if d.exists() and not d.is_dir():
+        raise InputError("is a file, not a directory of saved beliefs (written by "
+                         "`strgm infer ... --save-beliefs DIR`)", path=str(d))
     if not d.is_dir() or not path.exists():
         hint = ""
         old = sorted(d.parent.glob(f".{d.name}.old-*")) if d.name else []

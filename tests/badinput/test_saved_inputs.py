@@ -74,6 +74,12 @@ def _missing_index(d):
     return d, "missing beliefs.json"
 
 
+def _a_file(d):
+    shutil.rmtree(d)
+    d.write_text("not a directory", encoding="utf-8")
+    return d, "not a directory"
+
+
 def _not_json(d):
     (d / "beliefs.json").write_text("{format", encoding="utf-8")
     return "beliefs.json", "not JSON"
@@ -179,7 +185,7 @@ def _incomplete(d):
     return "beliefs.json", "incomplete"
 
 
-DAMAGE = [_missing_dir, _missing_index, _not_json, _wrong_format, _old_format, _not_utf8,
+DAMAGE = [_missing_dir, _a_file, _missing_index, _not_json, _wrong_format, _old_format, _not_utf8,
           _nan_literal, _swapped, _truncated, _flipped_byte, _deleted_file, _escape_dotdot,
           _absolute, _symlink_outside, _no_checksum, _bad_alphabet_ref, _bad_log_z,
           _incomplete]
