@@ -36,7 +36,8 @@ import scipy.sparse as sp
 from strgm.errors import GrammarError, MessageTooLargeError
 from strgm.grammars.cfg import CompiledGrammar, unbinarise
 
-__all__ = ["Chart", "inside", "corpus_inside_outside", "CorpusCounts"]
+__all__ = ["Chart", "inside", "corpus_inside_outside", "CorpusCounts", "chart_bytes",
+           "batches_by_length"]
 
 DEFAULT_MAX_CHART_BYTES = 2 * 1024 ** 3
 DEFAULT_MAX_TEMP_BYTES = 256 * 1024 ** 2
@@ -163,7 +164,7 @@ class Chart:
         if any(len(s) != n for s in self.sentences):
             raise ValueError("all sentences of a batch must have the same length")
         self.n, self.B, self.N = n, len(self.sentences), cg.n_nts
-        need = 6 * 8 * self.B * self.N * n * (n + 1) / 2
+        need = chart_bytes(self.N, n, self.B)
         if need > max_chart_bytes:
             raise MessageTooLargeError(
                 f"chart for {self.B} sentence(s) of length {n} with {self.N} nonterminals needs "
@@ -569,15 +570,28 @@ class CorpusCounts:
         return float(self.logZ[f].sum())
 
 
-def batches_by_length(sentences, batch_size: int = 64):
-    """Indices of sentences grouped by length, in batches of at most ``batch_size``."""
+def chart_bytes(n_nts: int, n: int, batch: int = 1) -> float:
+    """Estimated bytes of the chart of ``batch`` sentences of length ``n`` (six
+    (B, S_w, N) float arrays per width: pre-inside, inside, outside values and scales)."""
+    return 6 * 8 * batch * n_nts * n * (n + 1) / 2
+
+
+def batches_by_length(sentences, batch_size: int = 64, n_nts: int | None = None,
+                      max_chart_bytes: float = DEFAULT_MAX_CHART_BYTES):
+    """Indices of sentences grouped by length, in batches of at most ``batch_size``; with
+    ``n_nts`` (the compiled grammar's nonterminals) also small enough that a batch's chart
+    fits in ``max_chart_bytes`` (a lone sentence too long for it still forms a batch, and
+    its chart raises :class:`MessageTooLargeError`)."""
     groups = defaultdict(list)
     for i, s in enumerate(sentences):
         groups[len(s)].append(i)
     for n in sorted(groups):
         idx = groups[n]
-        for j in range(0, len(idx), batch_size):
-            yield idx[j:j + batch_size]
+        size = batch_size
+        if n_nts is not None and n > 0:
+            size = max(1, min(batch_size, int(max_chart_bytes // chart_bytes(n_nts, n))))
+        for j in range(0, len(idx), size):
+            yield idx[j:j + size]
 
 
 def corpus_inside_outside(cg: CompiledGrammar, sentences, theta=None, *, counts: bool = True,
@@ -594,7 +608,8 @@ def corpus_inside_outside(cg: CompiledGrammar, sentences, theta=None, *, counts:
     logZ = np.full(len(sentences), -np.inf)
     tot = np.zeros(len(cg.grammar.rules))
     per = [None] * len(sentences) if per_sentence else None
-    for idx in batches_by_length(sentences, batch_size):
+    limit = chart_kw.get("max_chart_bytes", DEFAULT_MAX_CHART_BYTES)
+    for idx in batches_by_length(sentences, batch_size, cg.n_nts, limit):
         if len(sentences[idx[0]]) == 0:
             continue
         ch = inside(cg, [sentences[i] for i in idx], theta, **chart_kw)

@@ -22,9 +22,10 @@ writes the same grammar and trace, byte for byte, as an uninterrupted one.
 
 from __future__ import annotations
 
+import os
 import sys
 
-from strgm.errors import GrammarError, InputError, OptionError
+from strgm.errors import GrammarError, InputError, MessageTooLargeError, OptionError
 from strgm.safe_io import atomic_write_json, atomic_write_text, check_output, sha256_file
 from strgm.validate import float_arg, int_arg
 
@@ -78,9 +79,39 @@ def _check_options(args) -> None:
         for opt, v in (("--checkpoint", args.checkpoint), ("--resume", args.resume)):
             if v is not None:
                 raise OptionError(opt, v, "is only for --method gibbs or mh")
-    for opt, v in (("--out", args.out), ("--trace-json", args.trace_json),
-                   ("--checkpoint", args.checkpoint)):
+    outputs = [(o, v) for o, v in (("--out", args.out), ("--trace-json", args.trace_json),
+                                    ("--checkpoint", args.checkpoint)) if v and v != "-"]
+    inputs = [(o, v) for o, v in (("the grammar", args.grammar), ("the corpus", args.corpus),
+                                  ("--heldout", args.heldout), ("--resume", args.resume)) if v]
+    for i, (opt, v) in enumerate(outputs):
         check_output(v, opt)
+        for other, w in inputs + outputs[:i]:
+            if _same_file(v, w) and not (opt == "--checkpoint" and other == "--resume"):
+                raise OptionError(opt, v, f"is also {other}; choose another path")
+
+
+def _same_file(a, b) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _check_lengths(g, *corpora) -> None:
+    """Refuse, before any work, a sentence whose parse chart alone exceeds the chart memory
+    limit, naming its file and line (batches of shorter sentences are sized to fit)."""
+    from strgm.grammars.cfg import compile_grammar
+    from strgm.grammars.chart import DEFAULT_MAX_CHART_BYTES, chart_bytes
+
+    n_nts = compile_grammar(g).n_nts
+    for path, sents in corpora:
+        if not sents:
+            continue
+        i = max(range(len(sents)), key=lambda j: len(sents[j]))
+        need = chart_bytes(n_nts, len(sents[i]))
+        if need > DEFAULT_MAX_CHART_BYTES:
+            raise MessageTooLargeError(
+                f"{path}:{i + 1}: a sentence of {len(sents[i])} tokens needs a parse chart of "
+                f"~{need / 2**20:.0f} MiB with this grammar ({n_nts} nonterminals), above the "
+                f"{DEFAULT_MAX_CHART_BYTES / 2**20:.0f} MiB limit; split the line or leave it "
+                "out")
 
 
 def _run_settings(args) -> dict:
@@ -147,6 +178,7 @@ def _train(args) -> int:
     corpus = read_yld(args.corpus, chars=args.chars)
     held = read_yld(args.heldout, chars=args.chars, what="held-out corpus") \
         if args.heldout else None
+    _check_lengths(g, (args.corpus, corpus), (args.heldout, held))
     try:
         if args.method in SAMPLERS:
             theta, trace = _sample(args, g, corpus, held, sys.stderr)
@@ -173,10 +205,11 @@ def _parse(args) -> int:
 
     g = read_grammar(args.grammar)
     corpus = read_yld(args.corpus, chars=args.chars)
+    _check_lengths(g, (args.corpus, corpus))
     cg = compile_grammar(g)
     theta = g.probabilities()
     out = [None] * len(corpus)
-    for idx in batches_by_length(corpus):
+    for idx in batches_by_length(corpus, n_nts=cg.n_nts):
         ch = inside(cg, [corpus[i] for i in idx], theta)
         res = ch.viterbi() if args.decode == "viterbi" else ch.maxrule()
         for i, r, lz in zip(idx, res, ch.logZ):

@@ -117,7 +117,7 @@ class _Kernel:
         idx = range(len(self.corpus)) if idx is None else idx
         out = {}
         sents = [self.corpus[i] for i in idx]
-        for b in batches_by_length(sents, self.batch_size):
+        for b in batches_by_length(sents, self.batch_size, self.cg.n_nts):
             ch = inside(self.cg, [sents[j] for j in b], theta)
             for j, draws in zip(b, ch.sample(rng, 1)):
                 out[idx[j]] = None if draws is None else tuple(draws[0][1])

@@ -238,3 +238,21 @@ def test_checkpoint_holds_no_bare_nonfinite_numbers(d):
     ck = _checkpoint(d, method="mh")
     json.loads(ck.read_text(), parse_constant=lambda c: pytest.fail(f"bare {c}"))
     assert np.isfinite(json.loads(ck.read_text())["counts"]).all()
+
+
+@pytest.mark.parametrize("option, target, other", [
+    ("--out", "c.yld", "corpus"), ("--out", "g.lt", "grammar"),
+    ("--trace-json", "c.yld", "corpus"), ("--checkpoint", "g.lt", "grammar"),
+    ("--trace-json", "o.lt", "--out")])
+def test_an_output_over_an_input_or_another_output_is_refused(d, option, target, other):
+    extra = ["--out", d / "o.lt"] if other == "--out" else []
+    o = run_cli(_train(d, *extra, option, d / target), watch=d)
+    assert_clean_error(o, option, other)
+
+
+@pytest.mark.parametrize("command", ["train", "parse"])
+def test_a_sentence_too_long_for_memory_is_named_before_work(d, command):
+    (d / "long.yld").write_text("a b\n" + " ".join(["a"] * 20000) + "\n")
+    argv = ["pcfg", command, d / "g.lt", d / "long.yld"]
+    o = run_cli(argv + (["--out", d / "o.lt"] if command == "train" else []), watch=d)
+    assert_clean_error(o, f"{d / 'long.yld'}:2:", "20000 tokens", "MiB")

@@ -175,3 +175,18 @@ def test_damaged_state_names_the_file(tmp_path):
     with pytest.raises(InputError, match=f"{ck}: .*2 trees for a corpus of 3"):
         SamplerState.load(ck, kernel=k)  # ... but not a state of this chain
     assert np.isfinite(SamplerState.load(ck).counts).all()
+
+
+def test_batches_are_sized_to_the_chart_memory_limit():
+    from strgm.grammars.chart import batches_by_length, chart_bytes, corpus_inside_outside
+    from strgm.grammars.cfg import compile_grammar
+    sents = [("a", "b")] * 10 + [("a", "b", "a", "b")] * 7
+    one = chart_bytes(5, 4)
+    sizes = [len(b) for b in batches_by_length(sents, 64, n_nts=5, max_chart_bytes=3 * one)]
+    assert sizes == [10, 3, 3, 1]  # length 2 fits whole; length 4 three at a time
+    assert [len(b) for b in batches_by_length(sents, 64)] == [10, 7]
+    cg = compile_grammar(G)
+    small = corpus_inside_outside(cg, sents, max_chart_bytes=chart_bytes(cg.n_nts, 4))
+    whole = corpus_inside_outside(cg, sents)  # same numbers, batch by batch
+    np.testing.assert_allclose(small.logZ, whole.logZ)
+    np.testing.assert_allclose(small.counts, whole.counts)
