@@ -53,9 +53,13 @@ def add_subparser(subparsers) -> None:
     t.add_argument("--heldout", default=None, help="held-out yield file for perplexity")
     t.add_argument("--burn-in", type=int_arg(min=0), default=0,
                    help="samplers: sweeps before averaging (< --iters)")
-    t.add_argument("--checkpoint", default=None, help="samplers: checkpoint file (.json/.npz)")
-    t.add_argument("--checkpoint-every", type=int_arg(min=1), default=10)
-    t.add_argument("--resume", default=None, help="samplers: resume from this checkpoint")
+    t.add_argument("--checkpoint", default=None,
+                   help="samplers: checkpoint file (.json/.npz), replaced atomically")
+    t.add_argument("--checkpoint-every", type=int_arg(min=1), default=10,
+                   help="samplers: sweeps between checkpoints (default: %(default)s)")
+    t.add_argument("--resume", default=None,
+                   help="samplers: continue the chain saved in this checkpoint up to --iters "
+                        "sweeps in all (repeat the interrupted command's options)")
     t.add_argument("--resample-alpha", action="store_true")
     t.add_argument("--min-weight", type=float_arg(min=0, max=1, max_open=True), default=0.0,
                    help="omit rules whose final probability is below this from the output")

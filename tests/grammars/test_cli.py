@@ -88,9 +88,11 @@ def _outputs(d, suffix):
     return [(d / n).read_bytes() for n in ("out.lt", "trace.json", "ck" + suffix)]
 
 
-@pytest.mark.parametrize("method, suffix", [("gibbs", ".json"), ("mh", ".json"),
-                                            ("mh", ".npz")])
-def test_resume_at_every_checkpoint_is_byte_identical(files, monkeypatch, method, suffix):
+@pytest.mark.parametrize("method, suffix, extra", [
+    ("gibbs", ".json", []), ("mh", ".json", []), ("mh", ".npz", []),
+    ("gibbs", ".json", ["--resample-alpha"])])
+def test_resume_at_every_checkpoint_is_byte_identical(files, monkeypatch, method, suffix,
+                                                      extra):
     _, _, d = files
     (d / "c.yld").write_text(CORPUS)
     (d / "g.txt").write_text(GRAMMAR)
@@ -102,7 +104,7 @@ def test_resume_at_every_checkpoint_is_byte_identical(files, monkeypatch, method
         saved.append((self.iteration, open(path, "rb").read()))
 
     monkeypatch.setattr(sampler_state.SamplerState, "save", recording_save)
-    o = run_cli(_train(d, method, suffix=suffix))
+    o = run_cli(_train(d, method, *extra, suffix=suffix))
     assert o.code == 0, o.stderr
     monkeypatch.undo()
     straight = _outputs(d, suffix)
@@ -114,10 +116,12 @@ def test_resume_at_every_checkpoint_is_byte_identical(files, monkeypatch, method
         (d / ("ck" + suffix)).write_bytes(data)
         st = sampler_state.SamplerState.load(d / ("ck" + suffix))
         trees.add(json.dumps(st.trees))
-        o = run_cli(_train(d, method, "--resume", d / ("ck" + suffix), suffix=suffix))
+        o = run_cli(_train(d, method, *extra, "--resume", d / ("ck" + suffix), suffix=suffix))
         assert o.code == 0, o.stderr
         assert _outputs(d, suffix) == straight, f"resumed after sweep {it}"
     assert len(trees) > 1  # the chain moves, so the comparison means something
+    if extra:  # α moved too, and the resumed runs restored it
+        assert len({r["alpha"] for r in json.loads(straight[1])}) > 1
 
 
 def test_resume_with_a_foreign_rng_state_differs(files):
