@@ -189,9 +189,7 @@ def _train(args) -> int:
         else:
             theta, trace = _estimate(args, g, corpus, held, sys.stderr)
     except GrammarError as e:
-        if getattr(e, "corpus_unparsable", False):
-            raise InputError(str(e), args.corpus) from None
-        raise
+        raise _located(e, args) from None
     text = format_grammar(g, theta, min_weight=args.min_weight or None)
     if args.out and args.out != "-":
         atomic_write_text(args.out, text)
@@ -200,6 +198,14 @@ def _train(args) -> int:
     if args.trace_json:
         atomic_write_json(args.trace_json, trace)
     return 0
+
+
+def _located(e: GrammarError, args) -> InputError:
+    """A grammar error as an input error naming the file at fault: the corpus when none of
+    its sentences parses, else the grammar (a unary cycle of probability 1, say)."""
+    if getattr(e, "corpus_unparsable", False):
+        return InputError(str(e), args.corpus)
+    return InputError(str(e), args.grammar)
 
 
 def _parse(args) -> int:
@@ -213,11 +219,14 @@ def _parse(args) -> int:
     cg = compile_grammar(g)
     theta = g.probabilities()
     out = [None] * len(corpus)
-    for idx in batches_by_length(corpus, n_nts=cg.n_nts):
-        ch = inside(cg, [corpus[i] for i in idx], theta)
-        res = ch.viterbi() if args.decode == "viterbi" else ch.maxrule()
-        for i, r, lz in zip(idx, res, ch.logZ):
-            out[i] = (r, lz)
+    try:
+        for idx in batches_by_length(corpus, n_nts=cg.n_nts):
+            ch = inside(cg, [corpus[i] for i in idx], theta)
+            res = ch.viterbi() if args.decode == "viterbi" else ch.maxrule()
+            for i, r, lz in zip(idx, res, ch.logZ):
+                out[i] = (r, lz)
+    except GrammarError as e:
+        raise _located(e, args) from None
     bad = []
     for i, (r, lz) in enumerate(out):
         if r is None:

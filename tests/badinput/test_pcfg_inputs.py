@@ -82,6 +82,8 @@ BAD_GRAMMARS = {
     "duplicate rule": (b"S --> a\nS --> b\nS --> a\n", ":3:"),
     "latin-1": (b"S --> a\nS --> caf\xe9\n", ":2:"),
     "binary": (b"\x00\x01\xff\xfe garbage", ":1:"),
+    "unary cycle": (b"S --> A\nA --> S\n", "spectral radius"),
+    "unary loop": (b"1 S --> S\n0 S --> a b\n", "spectral radius"),
 }
 
 BAD_CORPORA = {
