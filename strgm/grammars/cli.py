@@ -136,8 +136,10 @@ def _sample(args, g, corpus, held, log):
         state = SamplerState.load(args.resume, kernel=k)
         for opt, v in settings.items():
             if state.settings.get(opt) != v:
-                shown = state.settings.get(opt, "unrecorded")
-                raise InputError(f"checkpoint was made with {opt} {shown}, not {v}; resume "
+                was = state.settings.get(opt, "unrecorded")
+                if opt == "--heldout":  # digests: say what differs, not the hex
+                    was, v = ("another file" if was else "none"), (args.heldout or "none")
+                raise InputError(f"checkpoint was made with {opt} {was}, not {v}; resume "
                                  "with the options of the interrupted run", args.resume)
         if state.iteration > args.iters:
             raise OptionError("--iters", args.iters, f"must be ≥ the {state.iteration} "

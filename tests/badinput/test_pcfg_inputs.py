@@ -258,3 +258,14 @@ def test_a_sentence_too_long_for_memory_is_named_before_work(d, command):
     argv = ["pcfg", command, d / "g.lt", d / "long.yld"]
     o = run_cli(argv + (["--out", d / "o.lt"] if command == "train" else []), watch=d)
     assert_clean_error(o, f"{d / 'long.yld'}:2:", "20000 tokens", "MiB")
+
+
+@pytest.mark.parametrize("change, named", [
+    (["--alpha", "0.25"], "--alpha"), (["--burn-in", "1"], "--burn-in"),
+    (["--seed", "5"], "--seed"), (["--resample-alpha"], "--resample-alpha"),
+    (["--heldout", "c.yld"], "--heldout")])
+def test_resume_with_other_options_names_the_option(d, change, named):
+    ck = _checkpoint(d)
+    change = [str(d / x) if x.endswith(".yld") else x for x in change]
+    o = run_cli(_train(d, "--resume", ck, *change), watch=d)
+    assert_clean_error(o, str(ck), named)
