@@ -177,6 +177,9 @@ class CompiledGrammar:
     lex: dict
     max_lex_len: int
     _cache: dict = field(default_factory=dict, repr=False)
+    #: Memory limit of one chart in bytes (None: the chart module's default); set it with
+    #: ``max_memory=`` on the estimators and samplers or ``--max-memory`` on the command line.
+    max_chart_bytes: float | None = None
 
     @property
     def n_nts(self) -> int:

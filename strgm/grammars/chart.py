@@ -37,7 +37,7 @@ from strgm.errors import GrammarError, MessageTooLargeError
 from strgm.grammars.cfg import CompiledGrammar, unbinarise
 
 __all__ = ["Chart", "inside", "corpus_inside_outside", "CorpusCounts", "chart_bytes",
-           "batches_by_length"]
+           "chart_limit", "batches_by_length"]
 
 DEFAULT_MAX_CHART_BYTES = 2 * 1024 ** 3
 DEFAULT_MAX_TEMP_BYTES = 256 * 1024 ** 2
@@ -542,13 +542,22 @@ class Chart:
         return out
 
 
+def chart_limit(cg: CompiledGrammar) -> float:
+    """The chart memory limit of ``cg`` (its ``max_chart_bytes``, else the default)."""
+    v = getattr(cg, "max_chart_bytes", None)
+    return DEFAULT_MAX_CHART_BYTES if v is None else v
+
+
 def inside(cg: CompiledGrammar, sentences, theta=None, *,
-           max_chart_bytes: float = DEFAULT_MAX_CHART_BYTES,
+           max_chart_bytes: float | None = None,
            max_temp_bytes: float = DEFAULT_MAX_TEMP_BYTES) -> Chart:
     """Build the inside chart of a batch of equal-length sentences under rule weights θ
-    (default: the grammar's normalised probabilities)."""
+    (default: the grammar's normalised probabilities); ``max_chart_bytes`` defaults to
+    :func:`chart_limit`."""
     if theta is None:
         theta = cg.grammar.probabilities()
+    if max_chart_bytes is None:
+        max_chart_bytes = chart_limit(cg)
     return Chart(cg, sentences, theta, max_chart_bytes, max_temp_bytes)
 
 
@@ -608,7 +617,7 @@ def corpus_inside_outside(cg: CompiledGrammar, sentences, theta=None, *, counts:
     logZ = np.full(len(sentences), -np.inf)
     tot = np.zeros(len(cg.grammar.rules))
     per = [None] * len(sentences) if per_sentence else None
-    limit = chart_kw.get("max_chart_bytes", DEFAULT_MAX_CHART_BYTES)
+    limit = chart_kw.get("max_chart_bytes") or chart_limit(cg)
     for idx in batches_by_length(sentences, batch_size, cg.n_nts, limit):
         if len(sentences[idx[0]]) == 0:
             continue

@@ -27,7 +27,7 @@ import sys
 
 from strgm.errors import GrammarError, InputError, MessageTooLargeError, OptionError
 from strgm.safe_io import atomic_write_json, atomic_write_text, check_output, sha256_file
-from strgm.validate import float_arg, int_arg
+from strgm.validate import float_arg, int_arg, size_arg
 
 __all__ = ["add_subparser"]
 
@@ -65,6 +65,7 @@ def add_subparser(subparsers) -> None:
                    help="omit rules whose final probability is below this from the output")
     t.add_argument("--trace-json", default=None, help="also write the trace as JSON here")
     t.add_argument("--quiet", action="store_true", help="no per-iteration trace")
+    _add_max_memory(t)
     t.set_defaults(func=_train)
 
     q = sub.add_parser("parse", help="parse a corpus with a PCFG")
@@ -72,7 +73,15 @@ def add_subparser(subparsers) -> None:
     q.add_argument("corpus")
     q.add_argument("--decode", choices=("viterbi", "maxrule"), default="viterbi")
     q.add_argument("--chars", action="store_true")
+    _add_max_memory(q)
     q.set_defaults(func=_parse)
+
+
+def _add_max_memory(p) -> None:
+    p.add_argument("--max-memory", type=size_arg(), default=None, metavar="SIZE",
+                   help="memory for one parse chart, e.g. 512M or 4G (default 2G): sentences "
+                        "are batched to fit, and a sentence too long for it is refused "
+                        "before any work")
 
 
 def _check_options(args) -> None:
@@ -98,23 +107,24 @@ def _same_file(a, b) -> bool:
     return os.path.realpath(a) == os.path.realpath(b)
 
 
-def _check_lengths(g, *corpora) -> None:
+def _check_lengths(g, max_memory, *corpora) -> None:
     """Refuse, before any work, a sentence whose parse chart alone exceeds the chart memory
     limit, naming its file and line (batches of shorter sentences are sized to fit)."""
     from strgm.grammars.cfg import compile_grammar
     from strgm.grammars.chart import DEFAULT_MAX_CHART_BYTES, chart_bytes
 
+    limit = DEFAULT_MAX_CHART_BYTES if max_memory is None else max_memory
     n_nts = compile_grammar(g).n_nts
     for path, sents in corpora:
         if not sents:
             continue
         i = max(range(len(sents)), key=lambda j: len(sents[j]))
         need = chart_bytes(n_nts, len(sents[i]))
-        if need > DEFAULT_MAX_CHART_BYTES:
+        if need > limit:
             raise MessageTooLargeError(
                 f"{path}:{i + 1}: a sentence of {len(sents[i])} tokens needs a parse chart of "
                 f"~{need / 2**20:.0f} MiB with this grammar ({n_nts} nonterminals), above the "
-                f"{DEFAULT_MAX_CHART_BYTES / 2**20:.0f} MiB limit; split the line or leave it "
+                f"{limit / 2**20:.0f} MiB limit (--max-memory); split the line or leave it "
                 "out")
 
 
@@ -123,14 +133,16 @@ def _run_settings(args) -> dict:
     run must repeat them (else its output would silently mix two runs)."""
     return {"--alpha": args.alpha, "--resample-alpha": bool(args.resample_alpha),
             "--burn-in": args.burn_in, "--seed": args.seed,
-            "--heldout": sha256_file(args.heldout) if args.heldout else None}
+            "--heldout": sha256_file(args.heldout) if args.heldout else None,
+            "--max-memory": args.max_memory}  # it sets the batches, hence the RNG draws
 
 
 def _sample(args, g, corpus, held, log):
     from strgm.grammars.samplers import CollapsedMH, GibbsPCFG, SamplerState, run
 
     cls = GibbsPCFG if args.method == "gibbs" else CollapsedMH
-    k = cls(g, corpus, alpha=args.alpha, resample_alpha=args.resample_alpha)
+    k = cls(g, corpus, alpha=args.alpha, resample_alpha=args.resample_alpha,
+            max_memory=args.max_memory)
     settings = _run_settings(args)
     if args.resume:
         state = SamplerState.load(args.resume, kernel=k)
@@ -162,7 +174,8 @@ def _sample(args, g, corpus, held, log):
 def _estimate(args, g, corpus, held, log):
     from strgm.grammars.estimators import fit
 
-    kw = dict(iters=args.iters, heldout=held, progress=not args.quiet, log=log)
+    kw = dict(iters=args.iters, heldout=held, progress=not args.quiet, log=log,
+              max_memory=args.max_memory)
     if args.method != "em":
         kw["alpha"] = args.alpha
     if args.method == "cvb":
@@ -184,7 +197,7 @@ def _train(args) -> int:
     corpus = read_yld(args.corpus, chars=args.chars)
     held = read_yld(args.heldout, chars=args.chars, what="held-out corpus") \
         if args.heldout else None
-    _check_lengths(g, (args.corpus, corpus), (args.heldout, held))
+    _check_lengths(g, args.max_memory, (args.corpus, corpus), (args.heldout, held))
     try:
         if args.method in SAMPLERS:
             theta, trace = _sample(args, g, corpus, held, sys.stderr)
@@ -213,16 +226,17 @@ def _located(e: GrammarError, args) -> InputError:
 def _parse(args) -> int:
     from strgm.datasets.johnson_format import read_grammar, read_yld
     from strgm.grammars.cfg import compile_grammar, tree_to_str
-    from strgm.grammars.chart import batches_by_length, inside
+    from strgm.grammars.chart import batches_by_length, chart_limit, inside
 
     g = read_grammar(args.grammar)
     corpus = read_yld(args.corpus, chars=args.chars)
-    _check_lengths(g, (args.corpus, corpus))
+    _check_lengths(g, args.max_memory, (args.corpus, corpus))
     cg = compile_grammar(g)
+    cg.max_chart_bytes = args.max_memory
     theta = g.probabilities()
     out = [None] * len(corpus)
     try:
-        for idx in batches_by_length(corpus, n_nts=cg.n_nts):
+        for idx in batches_by_length(corpus, n_nts=cg.n_nts, max_chart_bytes=chart_limit(cg)):
             ch = inside(cg, [corpus[i] for i in idx], theta)
             res = ch.viterbi() if args.decode == "viterbi" else ch.maxrule()
             for i, r, lz in zip(idx, res, ch.logZ):

@@ -31,7 +31,7 @@ from strgm.errors import GrammarError, InputError
 from strgm.grammars.cfg import Grammar, compile_grammar, normalise_per_lhs
 from strgm.grammars.chart import corpus_inside_outside, inside
 from strgm.grammars.evaluation import bits_per_token, heldout_perplexity, rules_above
-from strgm.validate import check_choice, check_float, check_int
+from strgm.validate import check_choice, check_float, check_int, check_size
 
 __all__ = ["FitResult", "em", "map_em", "vb", "cvb", "fit", "posterior_mean"]
 
@@ -103,8 +103,10 @@ def unparsable_corpus_error(n: int) -> GrammarError:
     return e
 
 
-def _setup(grammar, corpus, theta0, alpha):
+def _setup(grammar, corpus, theta0, alpha, max_memory=None):
     cg = compile_grammar(grammar)
+    if max_memory is not None:  # bytes of one chart (batches are sized to fit)
+        cg.max_chart_bytes = check_size("max_memory", max_memory)
     corpus = [tuple(s) for s in corpus]
     if not corpus:
         raise InputError("the corpus is empty (no sentences to estimate from)")
@@ -118,8 +120,9 @@ def _setup(grammar, corpus, theta0, alpha):
     return cg, corpus, theta, al
 
 
-def _em_family(method, grammar, corpus, alpha, iters, theta0, tol, heldout, progress, log, mstep):
-    cg, corpus, theta, al = _setup(grammar, corpus, theta0, alpha)
+def _em_family(method, grammar, corpus, alpha, iters, theta0, tol, heldout, progress, log, mstep,
+               max_memory=None):
+    cg, corpus, theta, al = _setup(grammar, corpus, theta0, alpha, max_memory)
     tr = _Tracer(cg, corpus, heldout, progress, method, log)
     notes = []
     prev_bad: set = set()
@@ -158,23 +161,23 @@ def _em_family(method, grammar, corpus, alpha, iters, theta0, tol, heldout, prog
 
 
 def em(grammar, corpus, iters=50, theta0=None, tol=None, heldout=None, progress=False,
-       log=sys.stderr) -> FitResult:
+       log=sys.stderr, max_memory=None) -> FitResult:
     """Inside–outside EM: θ_r ∝ E[f_r | w, θ⁽ᵗ⁾]."""
     _check_args(iters, tol=tol)
     g = grammar
     return _em_family("em", g, corpus, None, iters, theta0, tol, heldout, progress, log,
-                      lambda c, al: normalise_per_lhs(c, g.lhs_index, g.n_lhs))
+                      lambda c, al: normalise_per_lhs(c, g.lhs_index, g.n_lhs), max_memory)
 
 
 def map_em(grammar, corpus, alpha=None, iters=50, theta0=None, heldout=None, progress=False,
-           log=sys.stderr) -> FitResult:
+           log=sys.stderr, max_memory=None) -> FitResult:
     """MAP-EM: θ_r ∝ max(0, E_r + α_r − 1).  Rules driven to zero and sentences that become
     unparsable are reported in ``notes`` / ``unparsable`` / the trace (never raised)."""
     _check_args(iters, alpha)
     g = grammar
     return _em_family("map", g, corpus, alpha, iters, theta0, None, heldout, progress, log,
                       lambda c, al: normalise_per_lhs(np.maximum(0.0, c + al - 1.0),
-                                                      g.lhs_index, g.n_lhs))
+                                                      g.lhs_index, g.n_lhs), max_memory)
 
 
 def _vb_weights(counts, al, lhs, n_lhs):
@@ -184,7 +187,7 @@ def _vb_weights(counts, al, lhs, n_lhs):
 
 
 def vb(grammar, corpus, alpha=None, iters=50, theta0=None, heldout=None, progress=False,
-       log=sys.stderr) -> FitResult:
+       log=sys.stderr, max_memory=None) -> FitResult:
     """Mean-field VB (Kurihara & Sato 2006): E-step with θ̃_r = exp ψ(E_r+α_r)/exp ψ(Σ_A).
 
     The trace's −log P is under the sub-normalised θ̃ used in the E-step; the returned θ is
@@ -192,11 +195,11 @@ def vb(grammar, corpus, alpha=None, iters=50, theta0=None, heldout=None, progres
     _check_args(iters, alpha)
     g = grammar
     return _em_family("vb", g, corpus, alpha, iters, theta0, None, heldout, progress, log,
-                      lambda c, al: _vb_weights(c, al, g.lhs_index, g.n_lhs))
+                      lambda c, al: _vb_weights(c, al, g.lhs_index, g.n_lhs), max_memory)
 
 
 def cvb(grammar, corpus, alpha=None, iters=20, theta0=None, seed=0, heldout=None,
-        progress=False, log=sys.stderr, callback=None) -> FitResult:
+        progress=False, log=sys.stderr, callback=None, max_memory=None) -> FitResult:
     """Collapsed VB for PCFGs (Wang & Blunsom 2013, Fig. 3).
 
     Keeps per-sentence expected counts c_i and their sum C.  For each sentence i (random
@@ -206,7 +209,7 @@ def cvb(grammar, corpus, alpha=None, iters=20, theta0=None, seed=0, heldout=None
     Cost per sweep: one inside–outside per sentence plus O(|R|) to form θ^CVB.
     """
     _check_args(iters, alpha, seed)
-    cg, corpus, theta, al = _setup(grammar, corpus, theta0, alpha)
+    cg, corpus, theta, al = _setup(grammar, corpus, theta0, alpha, max_memory)
     lhs, nl = grammar.lhs_index, grammar.n_lhs
     rng = np.random.default_rng(seed)
     tr = _Tracer(cg, corpus, heldout, progress, "cvb", log)

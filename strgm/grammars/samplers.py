@@ -36,11 +36,12 @@ from scipy.special import gammaln
 
 from strgm.errors import InputError
 from strgm.grammars.cfg import Grammar, compile_grammar, normalise_per_lhs
-from strgm.grammars.chart import batches_by_length, corpus_inside_outside, inside
+from strgm.grammars.chart import batches_by_length, chart_limit, corpus_inside_outside, \
+    inside
 from strgm.grammars.estimators import unparsable_corpus_error
 from strgm.grammars.evaluation import bits_per_token, heldout_perplexity, rules_above
 from strgm.grammars.sampler_state import SamplerState, check_state
-from strgm.validate import check_float, check_int
+from strgm.validate import check_float, check_int, check_size
 
 __all__ = ["SamplerState", "GibbsPCFG", "CollapsedMH", "run", "RunResult", "sample_dirichlet",
            "collapsed_log_prob", "generate"]
@@ -87,12 +88,14 @@ class _Kernel:
     kind = "?"
 
     def __init__(self, grammar: Grammar, corpus, alpha=None, resample_alpha: bool = False,
-                 compiled=None, batch_size: int = 64):
+                 compiled=None, batch_size: int = 64, max_memory=None):
         if alpha is not None:
             alpha = check_float("alpha", alpha, min=0, min_open=True)
         self.batch_size = check_int("batch_size", batch_size, min=1)
         self.grammar = grammar
         self.cg = compiled if compiled is not None else compile_grammar(grammar)
+        if max_memory is not None:  # bytes of one chart (batches are sized to fit)
+            self.cg.max_chart_bytes = check_size("max_memory", max_memory)
         self.corpus = [tuple(s) for s in corpus]
         if not self.corpus:
             raise InputError("the corpus is empty (no sentences to sample trees for)")
@@ -117,7 +120,8 @@ class _Kernel:
         idx = range(len(self.corpus)) if idx is None else idx
         out = {}
         sents = [self.corpus[i] for i in idx]
-        for b in batches_by_length(sents, self.batch_size, self.cg.n_nts):
+        for b in batches_by_length(sents, self.batch_size, self.cg.n_nts,
+                                   chart_limit(self.cg)):
             ch = inside(self.cg, [sents[j] for j in b], theta)
             for j, draws in zip(b, ch.sample(rng, 1)):
                 out[idx[j]] = None if draws is None else tuple(draws[0][1])

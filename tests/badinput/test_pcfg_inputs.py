@@ -39,6 +39,8 @@ def _train(d, *extra, method="gibbs"):
     ("--min-weight", "-0.1"), ("--min-weight", "1"), ("--min-weight", "nan"),
     ("--min-weight", "inf"),
     ("--method", "magic"),
+    ("--max-memory", "0"), ("--max-memory", "-1G"), ("--max-memory", "lots"),
+    ("--max-memory", "nanG"),
 ])
 @pytest.mark.parametrize("method", ["gibbs", "mh", "em"])
 def test_bad_option_values(d, option, value, method):
@@ -258,12 +260,15 @@ def test_a_sentence_too_long_for_memory_is_named_before_work(d, command):
     argv = ["pcfg", command, d / "g.lt", d / "long.yld"]
     o = run_cli(argv + (["--out", d / "o.lt"] if command == "train" else []), watch=d)
     assert_clean_error(o, f"{d / 'long.yld'}:2:", "20000 tokens", "MiB")
+    (d / "long.yld").write_text("a b\n" + " ".join(["a"] * 30) + "\n")
+    o = run_cli(argv + ["--max-memory", "20K"], watch=d)
+    assert_clean_error(o, f"{d / 'long.yld'}:2:", "30 tokens", "--max-memory")
 
 
 @pytest.mark.parametrize("change, named", [
     (["--alpha", "0.25"], "--alpha"), (["--burn-in", "1"], "--burn-in"),
     (["--seed", "5"], "--seed"), (["--resample-alpha"], "--resample-alpha"),
-    (["--heldout", "c.yld"], "--heldout")])
+    (["--heldout", "c.yld"], "--heldout"), (["--max-memory", "1G"], "--max-memory")])
 def test_resume_with_other_options_names_the_option(d, change, named):
     ck = _checkpoint(d)
     change = [str(d / x) if x.endswith(".yld") else x for x in change]

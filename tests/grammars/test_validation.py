@@ -190,3 +190,23 @@ def test_batches_are_sized_to_the_chart_memory_limit():
     whole = corpus_inside_outside(cg, sents)  # same numbers, batch by batch
     np.testing.assert_allclose(small.logZ, whole.logZ)
     np.testing.assert_allclose(small.counts, whole.counts)
+
+
+def test_max_memory_reaches_every_chart():
+    from strgm.errors import MessageTooLargeError
+    from strgm.grammars.cfg import compile_grammar
+    from strgm.grammars.chart import chart_bytes
+    n_nts = compile_grammar(G).n_nts
+    tight = chart_bytes(n_nts, 4)  # one 4-token sentence per chart
+    for fn in (em, vb, cvb):
+        a, b = fn(G, CORPUS, iters=2), fn(G, CORPUS, iters=2, max_memory=tight)
+        np.testing.assert_allclose(a.theta, b.theta, rtol=1e-12)
+        with pytest.raises(MessageTooLargeError, match="max_chart_bytes"):
+            fn(G, CORPUS, iters=1, max_memory=tight - 1)
+        with pytest.raises(OptionError, match="max_memory"):
+            fn(G, CORPUS, iters=1, max_memory="lots")
+    for cls in (GibbsPCFG, CollapsedMH):
+        k = cls(G, CORPUS, alpha=0.5, max_memory=tight)
+        run(k, k.init(0), 2, eval_every=1)
+        with pytest.raises(MessageTooLargeError):
+            cls(G, CORPUS, alpha=0.5, max_memory=tight - 1).init(0)
