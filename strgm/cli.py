@@ -63,6 +63,10 @@ def check_paths(args) -> None:
                   [getattr(args, "file", None), args.model])
     if getattr(args, "model", None):
         check_input(args.model, "phonology model (--model)")
+    if getattr(args, "save_beliefs", None):
+        from strgm.inference.saved import check_save_target
+
+        check_save_target(args.save_beliefs)
     projection = getattr(args, "projection", None)
     allowed = _PROJECTIONS.get(getattr(args, "method", None), ())
     if projection is not None and projection not in allowed:
@@ -310,7 +314,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("dir", help="directory written by --save-beliefs")
     b.add_argument("--var", action="append", metavar="NAME",
                    help="variable to show (repeatable; default: all)")
-    b.add_argument("--top", type=int, default=5, help="strings shown (default: %(default)s)")
+    b.add_argument("--top", type=int_arg(1, 100_000), default=5,
+                   help="strings shown (default: %(default)s)")
     b.add_argument("--prob", action="append", metavar="STRING",
                    help="also print the probability of STRING (repeatable)")
     b.add_argument("--entropy", action="store_true", help="also print each entropy (nats)")

@@ -229,21 +229,51 @@ def sha256_file(path: PathLike) -> str:
     return h.hexdigest()
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, owned by someone else
+        return True
+    return True
+
+
+def _remove_stale(parent: Path, name: str) -> None:
+    """Remove ``.NAME.new-PID-*`` directories (and ``.NAME.old-PID-*`` backups, when
+    ``NAME`` itself exists) left by a process that was killed mid-save and is gone."""
+    for kind in ("new", "old"):
+        if kind == "old" and not (parent / name).is_dir():
+            continue  # the backup is the only copy of an earlier save: keep it
+        for d in parent.glob(f".{name}.{kind}-*-*"):
+            try:
+                pid = int(d.name[len(name) + len(kind) + 3:].split("-", 1)[0])
+            except ValueError:
+                continue
+            if pid != os.getpid() and not _pid_alive(pid) and d.is_dir():
+                shutil.rmtree(d, ignore_errors=True)
+
+
 @contextlib.contextmanager
 def atomic_directory(path: PathLike) -> Iterator[Path]:
     """Build a directory that replaces ``path`` only once it is complete.
 
-    Yields a fresh temporary sibling directory; when the ``with`` block ends normally its
-    files are fsync-ed and it is swapped in for ``path`` (an existing ``path`` is renamed
-    to a backup first and removed after). When the block raises, the temporary directory
-    is removed and ``path`` is untouched."""
+    Yields a fresh temporary sibling directory ``.NAME.new-PID-*``; when the ``with`` block
+    ends normally its files are fsync-ed and it is swapped in for ``path`` (an existing
+    ``path`` is renamed to a backup ``.NAME.old-PID-*`` first and removed after). When the
+    block raises, the temporary directory is removed and ``path`` is untouched; when the
+    swap itself is interrupted (an exception or signal between the two renames) the backup
+    is renamed back. Only a SIGKILL between the renames leaves ``path`` absent, with the
+    complete earlier directory in the backup. Leftovers of killed processes are removed
+    by the next save of the same ``path``."""
     p = Path(path)
     parent = p.parent if str(p.parent) else Path(".")
     if p.exists() and not p.is_dir():
         raise InputError("cannot save: exists and is not a directory", path=str(p))
     try:
         parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{p.name}.new-", dir=str(parent)))
+        _remove_stale(parent, p.name)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{p.name}.new-{os.getpid()}-", dir=str(parent)))
         os.chmod(tmp, 0o777 & ~_umask())
     except OSError as e:
         raise InputError(f"cannot create directory: {e.strerror or e}", path=str(p)) from None
@@ -255,13 +285,14 @@ def atomic_directory(path: PathLike) -> Iterator[Path]:
         _fsync_dir(tmp)
         backup = None
         if p.exists():
-            backup = Path(tempfile.mkdtemp(prefix=f".{p.name}.old-", dir=str(parent)))
+            backup = Path(tempfile.mkdtemp(prefix=f".{p.name}.old-{os.getpid()}-",
+                                           dir=str(parent)))
             os.rmdir(backup)
             os.rename(p, backup)
         try:
             os.rename(tmp, p)
-        except OSError:
-            if backup is not None:
+        except BaseException:
+            if backup is not None and not p.exists():
                 os.rename(backup, p)
             raise
         _fsync_dir(parent)

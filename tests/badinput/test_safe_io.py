@@ -88,3 +88,38 @@ def test_strict_json_round_trips_non_finite_floats():
     assert back["b"][2:] == [1.5, [0, 1]]
     with pytest.raises(ValueError):
         json_float("1.0")
+
+
+def test_an_interrupted_swap_puts_the_earlier_directory_back(tmp_path, monkeypatch):
+    d = tmp_path / "beliefs"
+    with atomic_directory(d) as t:
+        (t / "a").write_text("1")
+    real_rename = os.rename
+
+    def rename(src, dst):
+        if str(src).startswith(str(tmp_path / ".beliefs.new-")):
+            raise KeyboardInterrupt  # Ctrl-C between the two renames
+        return real_rename(src, dst)
+
+    monkeypatch.setattr(os, "rename", rename)
+    with pytest.raises(KeyboardInterrupt):
+        with atomic_directory(d) as t:
+            (t / "a").write_text("2")
+    monkeypatch.setattr(os, "rename", real_rename)
+    assert (d / "a").read_text() == "1"
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["beliefs"]
+
+
+def test_leftovers_of_a_killed_save_are_removed_by_the_next_save(tmp_path):
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    (tmp_path / f".b.new-{dead}-xyz").mkdir()
+    (tmp_path / f".b.new-{os.getpid()}-live").mkdir()  # this process: not stale
+    (tmp_path / ".b.new-notapid").mkdir()  # not ours: left alone
+    with atomic_directory(tmp_path / "b") as t:
+        (t / "f").write_text("x")
+    names = sorted(x.name for x in tmp_path.iterdir())
+    assert names == [f".b.new-{os.getpid()}-live", ".b.new-notapid", "b"]
