@@ -8,9 +8,12 @@ Cases (each a fresh ``strgm`` subprocess, medians of ``--repeats`` runs):
   the guard it grew to 6.8 GB and aborted with ``std::bad_alloc``;
 * exact BP on a paradigm with one 500-segment root in three words (and 200 segments),
   default ``--max-memory`` and ``2G``;
-* the ``strgm demo`` paradigm (30 CMUdict verbs) with ``--method bp`` and ``pruned``, which
-  must still succeed; with ``--baseline DIR`` (a checkout of the revision before the guard)
-  also run from there, to show the guard's cost.
+* the ``strgm demo`` paradigm (30 CMUdict verbs) with ``--method bp``: before the guard it
+  aborted with ``std::bad_alloc`` past 6 GB, so it must now stop with an error;
+* runs that must still succeed: a small loopy paradigm with exact BP, the demo and
+  English with pruned BP. With ``--baseline DIR`` (a checkout of the revision before the
+  guard) the marked cases also run from there: the guard's cost on normal runs, and what
+  the failing runs did before (exit -6 = SIGABRT).
 
 Wall time and peak RSS come from ``os.wait4`` (the child's own rusage). Every child runs
 under an address-space limit of ``--limit-gb`` so that a regression aborts instead of
@@ -46,23 +49,39 @@ def long_word_paradigm(directory: str, n: int) -> str:
     return path
 
 
+SMALL = ("R1\tpata\nR1 PAST\tpatad\nR1 3SG\tpataz\nR2\tkiti\nR2 PAST\tkitid\n"
+         "R2 3SG\tkitiz\nR3\tbodu\nR3 3SG\tboduz\n")
+
+
 def cases(tmp: str) -> list[dict]:
+    """``expect``: "error" (a one-line error, exit 2) or "ok"; ``baseline``: also run
+    from the ``--baseline`` checkout."""
     out = []
     if os.path.exists(ENGLISH):
         out += [{"name": "English bp", "argv": ["infer", ENGLISH, "--method", "bp"],
-                 "expect": "error"},
+                 "expect": "error", "baseline": True},
                 {"name": "English bp --max-memory 3G",
                  "argv": ["infer", ENGLISH, "--method", "bp", "--max-memory", "3G"],
                  "expect": "error"}]
     for n in (200, 500):
         p = long_word_paradigm(tmp, n)
         out += [{"name": f"{n}-segment word bp", "argv": ["infer", p, "--method", "bp"],
-                 "expect": "error"},
+                 "expect": "error", "baseline": n == 500},
                 {"name": f"{n}-segment word bp --max-memory 2G",
                  "argv": ["infer", p, "--method", "bp", "--max-memory", "2G"],
                  "expect": "error"}]
-    out += [{"name": "demo bp", "argv": ["demo", "--method", "bp"], "expect": "ok"},
-            {"name": "demo pruned", "argv": ["demo", "--method", "pruned"], "expect": "ok"}]
+    out += [{"name": "demo bp", "argv": ["demo", "--method", "bp"], "expect": "error",
+             "baseline": True}]
+    small = os.path.join(tmp, "small.tsv")
+    with open(small, "w", encoding="utf-8") as fh:
+        fh.write(SMALL)
+    out += [{"name": "small loopy paradigm bp", "argv": ["infer", small, "--method", "bp"],
+             "expect": "ok", "baseline": True},
+            {"name": "demo pruned", "argv": ["demo", "--method", "pruned"], "expect": "ok",
+             "baseline": True}]
+    if os.path.exists(ENGLISH):
+        out += [{"name": "English pruned", "argv": ["infer", ENGLISH, "--method", "pruned"],
+                 "expect": "ok", "baseline": True}]
     return out
 
 
@@ -93,13 +112,13 @@ def run_case(case: dict, repeats: int, limit_gb: float, pythonpath=None) -> dict
     runs = [run_once(case["argv"], limit_gb, pythonpath) for _ in range(repeats)]
     ok = all(r["exit"] == 0 for r in runs)
     clean = all(r["exit"] == 2 and r["stderr_lines"] == 1 for r in runs)
-    return {**{k: v for k, v in case.items() if k != "argv"},
+    return {**{k: v for k, v in case.items() if k not in ("argv", "baseline")},
             "argv": [os.path.basename(a) if os.sep in a else a for a in case["argv"]],
             "seconds": statistics.median(r["seconds"] for r in runs),
             "peak_rss_mb": statistics.median(r["peak_rss_mb"] for r in runs),
             "exits": [r["exit"] for r in runs],
             "met": ok if case["expect"] == "ok" else clean,
-            "message": runs[-1]["message"] if case["expect"] == "error" else ""}
+            "message": runs[-1]["message"] if not ok else ""}
 
 
 def markdown(res: dict) -> str:
@@ -114,10 +133,13 @@ def markdown(res: dict) -> str:
         lines.append(f"| {r['name']}{' (' + r['revision'] + ')' if 'revision' in r else ''} "
                      f"| {r['expect']} | {'yes' if r['met'] else 'NO'} | {r['seconds']:.1f} "
                      f"| {r['peak_rss_mb']:.0f} | {r['exits']} |")
-    lines += ["", "Error lines:", ""]
+    lines += ["", "met: the expected outcome in every run (exit 2 with one stderr line for "
+              "'error'; exit 0 for 'ok'). Exit -6: SIGABRT (std::bad_alloc at the address-"
+              "space limit). Error lines:", ""]
     for r in res["cases"]:
         if r["message"]:
-            lines.append(f"* {r['name']}: `{r['message']}`")
+            label = r["name"] + (f" ({r['revision']})" if "revision" in r else "")
+            lines.append(f"* {label}: `{r['message']}`")
     return "\n".join(lines) + "\n"
 
 
@@ -160,7 +182,7 @@ def main() -> None:
             res["cases"].append(r)
             print(f"{r['name']}: {r['seconds']:.1f}s {r['peak_rss_mb']:.0f} MB "
                   f"exits {r['exits']} met={r['met']}", flush=True)
-            if a.baseline and case["name"].startswith("demo"):
+            if a.baseline and case.get("baseline"):
                 brev = subprocess.run(["git", "rev-parse", "--short", "HEAD"],
                                       capture_output=True, text=True,
                                       cwd=a.baseline).stdout.strip()
