@@ -21,6 +21,7 @@ JSON that every parser accepts: non-finite floats become the strings ``"Infinity
 from __future__ import annotations
 
 import contextlib
+import glob
 import hashlib
 import json
 import math
@@ -145,7 +146,9 @@ def atomic_write_bytes(path: PathLike, data: bytes) -> Path:
     parent = p.parent if str(p.parent) else Path(".")
     fd, tmp = None, None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=str(parent))
+        _remove_stale_files(parent, p.name)
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.{os.getpid()}-", suffix=".tmp",
+                                   dir=str(parent))
         with os.fdopen(fd, "wb") as fh:
             fd = None
             fh.write(data)
@@ -239,13 +242,25 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def _remove_stale_files(parent: Path, name: str) -> None:
+    """Remove ``.NAME.PID-*.tmp`` files left by a writer that was killed and is gone."""
+    for f in parent.glob(f".{glob.escape(name)}.*-*.tmp"):
+        try:
+            pid = int(f.name[len(name) + 2:].split("-", 1)[0])
+        except ValueError:
+            continue
+        if pid != os.getpid() and not _pid_alive(pid):
+            with contextlib.suppress(OSError):
+                f.unlink()
+
+
 def _remove_stale(parent: Path, name: str) -> None:
     """Remove ``.NAME.new-PID-*`` directories (and ``.NAME.old-PID-*`` backups, when
     ``NAME`` itself exists) left by a process that was killed mid-save and is gone."""
     for kind in ("new", "old"):
         if kind == "old" and not (parent / name).is_dir():
             continue  # the backup is the only copy of an earlier save: keep it
-        for d in parent.glob(f".{name}.{kind}-*-*"):
+        for d in parent.glob(f".{glob.escape(name)}.{kind}-*-*"):
             try:
                 pid = int(d.name[len(name) + len(kind) + 3:].split("-", 1)[0])
             except ValueError:

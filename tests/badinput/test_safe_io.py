@@ -123,3 +123,15 @@ def test_leftovers_of_a_killed_save_are_removed_by_the_next_save(tmp_path):
         (t / "f").write_text("x")
     names = sorted(x.name for x in tmp_path.iterdir())
     assert names == [f".b.new-{os.getpid()}-live", ".b.new-notapid", "b"]
+
+
+def test_temporary_files_of_a_killed_writer_are_removed_by_the_next_write(tmp_path):
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    (tmp_path / f".ck.json.{dead}-abc.tmp").write_text("half")
+    (tmp_path / ".other.json.1-abc.tmp").write_text("someone else's")
+    atomic_write_text(tmp_path / "ck.json", "{}")
+    assert sorted(x.name for x in tmp_path.iterdir()) == [".other.json.1-abc.tmp", "ck.json"]
