@@ -39,6 +39,12 @@ about 150 bytes per state — vector state plus the composition's state table �
 bytes per arc, doubled for ``std::vector`` growth), times ``COPIES`` = 2 because every
 result is copied once more (arc-sorting, trimming) while the input is still alive.
 
+Not bounded: determinisation (``shortestpath(..., unique=True)`` on the acyclic, pruned
+tropical copy in :func:`strgm.wfsa.paths.candidate_strings`, and exact entropy of an
+acyclic belief), whose size can be exponential in theory but which only run on k-best
+candidates and query-time beliefs; numpy's own allocations raise ``MemoryError``, which
+the scheduler turns into :class:`MessageTooLargeError` naming the message.
+
 Budget: ``limits(max_states, max_memory)`` (a context set by
 :func:`strgm.inference.infer`) caps the process's resident memory at ``max_memory``
 bytes; an operation may run when current RSS + predicted bytes ≤ ``max_memory``. The
