@@ -93,6 +93,7 @@ from strgm.factors import Factor
 from strgm.features.moments import Moments
 from strgm.features.theta import FeatureSet, Theta
 from strgm.grammars.cfg import CompiledGrammar, Grammar, compile_grammar
+from strgm.wfsa import guard
 from strgm.wfsa.core import arc_table, intersect
 from strgm.wfsa.measure import score_strings
 
@@ -145,7 +146,8 @@ def _mu_arrays(mu: pynini.Fst, n: int):
     f = mu
     t = arc_table(f)
     if t.num_arcs and (t.olabel == 0).any():
-        f = pynini.rmepsilon(pynini.project(mu.copy(), "output"))
+        f = guard.rmepsilon(pynini.project(mu.copy(), "output"),
+                            "ε-removal of a message to a PCFG factor", delta=1e-6)
         t = arc_table(f)
     if t.start < 0:
         raise InconsistentEvidenceError("the incoming message accepts no string")

@@ -48,7 +48,7 @@ from strgm.models.training import expected_counts, m_step
 from strgm.safe_io import (atomic_write_json, check_output, json_float, read_text,
                            strict_json)
 from strgm.validate import check_choice, check_float, check_int, check_probability
-from strgm.wfsa import compose, weighted_strings
+from strgm.wfsa import compose, guard, weighted_strings
 
 CHECKPOINT_FORMAT = "strgm-em-checkpoint-v2"
 METHODS = ("bp", "pruned", "ep", "pep")
@@ -281,7 +281,8 @@ def predict_word(phonology: pynini.Fst, alphabet: Alphabet, morph_lists: list,
         urs[labels] = np.logaddexp(urs.get(labels, -np.inf), lw)
     acc = weighted_strings([(u, -v) for u, v in urs.items()])
     out = pynini.project(compose(acc, phonology), "output")
-    out = pynini.rmepsilon(out).connect()
+    out = guard.rmepsilon(out, "ε-removal of a held-out word's prediction",
+                          delta=1e-6).connect()
     return Belief(name, out, alphabet)
 
 
