@@ -16,6 +16,7 @@ import sys
 import time
 from typing import Optional
 
+from strgm.cli_errors import OneLineParser, bug_line
 from strgm.errors import OptionError, StrgmError
 from strgm.validate import float_arg, int_arg, size_arg
 
@@ -330,35 +331,6 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-class OneLineParser(argparse.ArgumentParser):
-    """argparse with usage errors on one line: ``strgm infer: error: argument --kbest:
-    must be ≥ 1, got '0' (see strgm infer --help)``, exit status 2."""
-
-    def error(self, message):  # noqa: D401 - argparse's hook
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-
-
-def _bug_line(e: BaseException) -> str:
-    """One line for an exception strgm did not raise on purpose: type, text and the
-    innermost strgm frame, so that a report can be filed without the traceback."""
-    import traceback
-
-    frames = [f for f in traceback.extract_tb(e.__traceback__)
-              if "strgm" in f.filename or "fst_factors" in f.filename]
-    where = ""
-    if frames:
-        f = frames[-1]
-        parts = f.filename.replace("\\", "/").split("/")
-        for i, part in enumerate(parts):
-            if part in ("strgm", "fst_factors"):
-                where = f" at {'/'.join(parts[i:])}:{f.lineno}"
-                break
-    text = str(e).splitlines()[0] if str(e) else ""
-    return (f"strgm: internal error (a bug in strgm, please report it): "
-            f"{type(e).__name__}{': ' + text if text else ''}{where}; "
-            "rerun with --debug for the traceback")
-
-
 def main(argv: Optional[list] = None) -> int:
     """Run the command line; returns the exit status (0 ok, 2 input error, 3 bug,
     130 interrupted, 141 closed pipe). ``--debug`` re-raises with the traceback."""
@@ -392,7 +364,7 @@ def main(argv: Optional[list] = None) -> int:
     except Exception as e:  # noqa: BLE001 - the last line of defence, reported as a bug
         if debug:
             raise
-        print(_bug_line(e), file=sys.stderr)
+        print(bug_line(e), file=sys.stderr)
         return 3
 
 
