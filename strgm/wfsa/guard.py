@@ -123,7 +123,7 @@ def default_max_memory() -> int:
 
 #: What to suggest when a method's message is too large.
 HINTS = {"bp": "use --method pruned or --method ep",
-         "pruned": "use --method ep or --method pep",
+         "pruned": "use a smaller --kbest, or --method ep or --method pep",
          "ep": "use --method pep or a lower --order",
          "pep": "use a larger --lambda"}
 
