@@ -167,8 +167,11 @@ def read_paradigm_tsv(path: str, alphabet: Optional[Alphabet] = None) -> Paradig
 
 def _csv_rows(path: str) -> list:
     """(line, cells) of the non-empty, non-comment CSV records (line: where each ends)."""
-    reader = csv.reader(io.StringIO(read_text(path, "paradigm file"), newline=""),
-                        strict=True)
+    text = read_text(path, "paradigm file")
+    if "\0" in text:  # Python < 3.11's csv stops at a NUL with its own wording
+        line = text.count("\n", 0, text.index("\0")) + 1
+        raise InputError(f"{describe_char(chr(0))} in the file", path=path, line=line)
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     rows = []
     try:
         for r in reader:
