@@ -59,7 +59,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / ".." / "shared" / "data" / "treebank" / "wsj"
 OUT = ROOT / "benchmarks" / "results"
 
-from strgm.datasets.ptb import clean_tree, read_treebank, relabel_collisions, tree_leaves, treebank_grammar  # noqa: E402
+from strgm.grammars.ptb import clean_tree, read_treebank, relabel_collisions, tree_leaves, treebank_grammar  # noqa: E402
 from strgm.grammars.cfg import compile_grammar  # noqa: E402
 from strgm.grammars.chart import corpus_inside_outside  # noqa: E402
 

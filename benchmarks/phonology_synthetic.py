@@ -38,7 +38,7 @@ import warnings
 
 import numpy as np
 
-import fst_factors as ff
+import strgm.transducers as ff
 from strgm.alphabet import Alphabet
 from strgm.datasets import synthetic as sy
 from strgm.datasets.paradigm import Paradigm

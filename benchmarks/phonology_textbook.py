@@ -26,7 +26,7 @@ OUT = os.path.join(os.path.dirname(__file__), "results")
 
 def initial_model(para, right_window=1, right_classes="coarse"):
     """The default copy-biased phonology, or one with a wider/finer right context."""
-    from fst_factors.contextual_edit import ContextSpec
+    from strgm.transducers.contextual_edit import ContextSpec
     from strgm.models.edit_model import PhonologyEditModel
 
     spec = ContextSpec(1, right_window, 1, True)

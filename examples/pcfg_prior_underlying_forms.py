@@ -29,7 +29,7 @@ import time
 import numpy as np
 import pynini
 
-import fst_factors as ff
+import strgm.transducers as ff
 from strgm.alphabet import Alphabet
 from strgm.features import encode, q_moments
 from strgm.grammars.cfg import Grammar, Rule

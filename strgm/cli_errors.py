@@ -23,16 +23,14 @@ class OneLineParser(argparse.ArgumentParser):
 
 def bug_line(e: BaseException) -> str:
     """One line for an exception strgm did not raise on purpose: type, text and the
-    innermost frame inside the strgm or fst_factors package (by the packages' install
-    directories, not by names in the path)."""
+    innermost frame inside the strgm package (by the package's install directory, not by
+    names in the path)."""
     import traceback
 
-    import fst_factors
     import strgm
 
-    roots = [os.path.dirname(os.path.dirname(os.path.abspath(m.__file__)))
-             for m in (strgm, fst_factors)]
-    pkgs = [os.path.dirname(os.path.abspath(m.__file__)) for m in (strgm, fst_factors)]
+    roots = [os.path.dirname(os.path.dirname(os.path.abspath(strgm.__file__)))]
+    pkgs = [os.path.dirname(os.path.abspath(strgm.__file__))]
     where = ""
     for f in reversed(traceback.extract_tb(e.__traceback__)):
         path = os.path.abspath(f.filename)

@@ -62,7 +62,7 @@ def add_subparser(sub) -> None:
 
 def initial_model(args, alphabet):
     """The copy-biased starting phonology with the context options of ``args``."""
-    from fst_factors.contextual_edit import ContextSpec
+    from strgm.transducers.contextual_edit import ContextSpec
     from strgm.models.edit_model import PhonologyEditModel
 
     spec = ContextSpec(args.left_window, args.right_window, args.output_window,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 
 class StrgmError(Exception):
-    """Base class of every error raised on purpose by strgm (and fst_factors)."""
+    """Base class of every error raised on purpose by strgm."""
 
 
 class InputError(StrgmError, ValueError):

@@ -21,7 +21,7 @@ from typing import Mapping, Optional
 
 import pynini
 
-from fst_factors.concat import concat_acceptors, concat_context_transducer
+from strgm.transducers.concat import concat_acceptors, concat_context_transducer
 from strgm.errors import GraphError
 from strgm.wfsa import guard
 from strgm.wfsa.core import compose

@@ -39,7 +39,7 @@ class FactorGraph:
     """A factor graph over strings on one alphabet.
 
     >>> from strgm.alphabet import Alphabet
-    >>> import fst_factors as ff
+    >>> import strgm.transducers as ff
     >>> g = FactorGraph(Alphabet("ab"))
     >>> g.add_variable("M"); g.add_variable("S", observed="ab")
     >>> g.add_unary("prior", "M", ff.geometric_unigram_prior(2))
@@ -119,7 +119,7 @@ class FactorGraph:
     def add_fst_file(self, name: str, path: str, input_var: str,
                      output_var: Optional[str] = None) -> None:
         """Load an OpenFst file as a factor: unary if ``output_var`` is None."""
-        from fst_factors.loading import load_fst_factor
+        from strgm.transducers.loading import load_fst_factor
 
         fst = load_fst_factor(path, self.alphabet)
         if output_var is None:

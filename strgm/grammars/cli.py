@@ -190,7 +190,7 @@ def _estimate(args, g, corpus, held, log):
 
 
 def _train(args) -> int:
-    from strgm.datasets.johnson_format import format_grammar, read_grammar, read_yld
+    from strgm.grammars.johnson_format import format_grammar, read_grammar, read_yld
 
     _check_options(args)
     g = read_grammar(args.grammar)
@@ -224,7 +224,7 @@ def _located(e: GrammarError, args) -> InputError:
 
 
 def _parse(args) -> int:
-    from strgm.datasets.johnson_format import read_grammar, read_yld
+    from strgm.grammars.johnson_format import read_grammar, read_yld
     from strgm.grammars.cfg import compile_grammar, tree_to_str
     from strgm.grammars.chart import batches_by_length, chart_limit, inside
 

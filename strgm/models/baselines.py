@@ -16,7 +16,7 @@ from collections import Counter
 
 import numpy as np
 
-import fst_factors as ff
+import strgm.transducers as ff
 from strgm.inference import infer
 from strgm.models.em import predict, predict_word, split
 from strgm.models.phonology import build_phonology_model

@@ -14,7 +14,7 @@ from typing import Optional
 import numpy as np
 import pynini
 
-from fst_factors.contextual_edit import (ContextSpec, EditStructure, build_structure,
+from strgm.transducers.contextual_edit import (ContextSpec, EditStructure, build_structure,
                                          compile_fst)
 from strgm.alphabet import Alphabet
 from strgm.errors import InputError

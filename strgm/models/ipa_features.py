@@ -185,14 +185,14 @@ def symbol_info(symbols: Sequence[str], *, boundary: bool = False,
                 context: str = "natural", right_context: str = "coarse",
                 output_context: str = "coarse", max_sub_distance: int = 2,
                 overrides: Optional[Mapping[str, dict]] = None):
-    """The integer maps :class:`fst_factors.contextual_edit.SymbolInfo` needs.
+    """The integer maps :class:`strgm.transducers.contextual_edit.SymbolInfo` needs.
 
     ``context`` classes serve L, ``right_context`` K/R, ``output_context`` O; substitutions
     are allowed between segments of the same type differing in at most
     ``max_sub_distance`` features (None: all)."""
     import numpy as np
 
-    from fst_factors.contextual_edit import SymbolInfo
+    from strgm.transducers.contextual_edit import SymbolInfo
 
     table = feature_table(symbols, overrides)
     fs = [table[s] for s in symbols]

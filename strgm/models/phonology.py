@@ -1,7 +1,7 @@
 """The phonology model of Cotterell, Peng & Eisner (2015) as a string factor graph.
 
 For each morpheme m: a latent underlying form M_m with a prior factor (geometric length ×
-unigram, ``fst_factors.priors``). For each word w = m_1 … m_k: its underlying form
+unigram, ``strgm.transducers.priors``). For each word w = m_1 … m_k: its underlying form
 U_w = M_{m_1} · (b ·) … · M_{m_k} (a concatenation factor; for k = 1 the morpheme itself),
 and its surface S_w = phonology(U_w), a binary factor holding the phonology transducer.
 S_w is observed when the paradigm gives the surface, latent otherwise (to predict).
@@ -19,7 +19,7 @@ from typing import Iterable, Optional
 import numpy as np
 import pynini
 
-import fst_factors as ff
+import strgm.transducers as ff
 from strgm.alphabet import Alphabet, segment
 from strgm.datasets.paradigm import Paradigm
 from strgm.errors import InputError, OptionError, UnknownSymbolError

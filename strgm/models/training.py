@@ -34,7 +34,7 @@ import numpy as np
 import pynini
 from scipy.optimize import minimize
 
-from fst_factors.contextual_edit import EditStructure
+from strgm.transducers.contextual_edit import EditStructure
 from strgm.wfsa.core import compose
 from strgm.wfsa.expectations import expected_arc_counts
 from strgm.wfsa.construct import string_acceptor
@@ -80,7 +80,7 @@ def event_counts(structure: EditStructure, b: pynini.Fst) -> tuple[np.ndarray, f
 def expected_counts(structure: EditStructure, theta: np.ndarray, pairs: list
                     ) -> tuple[np.ndarray, float]:
     """Σ over (μ_U acceptor, surface labels) pairs of event counts, and Σ log Z."""
-    from fst_factors.contextual_edit import compile_fst
+    from strgm.transducers.contextual_edit import compile_fst
 
     t_ids = compile_fst(structure, theta, ids=True)
     total = np.zeros(structure.num_events)

@@ -11,7 +11,7 @@ import struct
 
 import pytest
 
-import fst_factors as ff
+import strgm.transducers as ff
 from strgm.alphabet import Alphabet
 from strgm.errors import InputError
 from strgm.graph import FactorGraph

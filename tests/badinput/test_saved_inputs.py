@@ -17,7 +17,7 @@ import struct
 
 import pytest
 
-import fst_factors as ff
+import strgm.transducers as ff
 from strgm.alphabet import Alphabet
 from strgm.graph import FactorGraph
 from strgm.inference import infer

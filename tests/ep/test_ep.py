@@ -6,7 +6,7 @@ latent variable); the default degree-≤2 relay is tested in test_phonology_ep.p
 import numpy as np
 import pytest
 
-import fst_factors as ff
+import strgm.transducers as ff
 from helpers import all_strings, substitution_transducer
 from strgm.alphabet import Alphabet
 from strgm.errors import StrgmError

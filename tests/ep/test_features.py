@@ -4,7 +4,7 @@ import numpy as np
 import pynini
 import pytest
 
-import fst_factors as ff
+import strgm.transducers as ff
 from helpers import all_strings, feature_matrix
 from strgm.errors import DivergenceError, InputError
 from strgm.features import (FeatureSet, Theta, encode, fst_from_arrays, ngram_features,

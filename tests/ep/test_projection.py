@@ -6,7 +6,7 @@ import pynini
 import pytest
 from scipy.optimize import minimize
 
-import fst_factors as ff
+import strgm.transducers as ff
 from strgm.features import FeatureSet, Theta, p_moments, q_moments
 from strgm.projection import (active_set, closed_form, gradient, gradient_ascent,
                               gradient_step, grow, objective, order_feature_set, penalty,

@@ -16,7 +16,7 @@ import time
 import numpy as np
 import pytest
 
-from strgm.datasets.johnson_format import read_grammar, read_yld
+from strgm.grammars.johnson_format import read_grammar, read_yld
 from strgm.grammars.sampler_state import SamplerState
 from strgm.grammars.samplers import CollapsedMH, GibbsPCFG
 

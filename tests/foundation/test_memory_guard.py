@@ -16,7 +16,7 @@ import pynini
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import fst_factors as ff
+import strgm.transducers as ff
 from strgm.alphabet import Alphabet
 from strgm.errors import MessageTooLargeError, OptionError
 from strgm.graph import FactorGraph

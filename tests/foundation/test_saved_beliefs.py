@@ -9,7 +9,7 @@ import numpy as np
 import pynini
 import pytest
 
-import fst_factors as ff
+import strgm.transducers as ff
 from foundation_oracles import enumerate_strings
 from strgm.alphabet import Alphabet
 from strgm.cli import main

@@ -484,7 +484,7 @@ def test_epsilon_cycle_test_ignores_heavy_acyclic_epsilon_paths():
 def _concat_part_message_machine(seed: int, i: int, boundary: bool):
     """project(compose(T_i, μ_whole)) before ε-removal: the machine a concatenation
     factor cleans up for its message to part i (random cyclic part and whole messages)."""
-    from fst_factors.concat import concat_context_transducer
+    from strgm.transducers.concat import concat_context_transducer
 
     rng = np.random.default_rng(seed)
     parts = [random_acceptor(rng, 3, 2, acyclic=False) for _ in range(3)]

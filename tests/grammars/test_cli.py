@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from strgm.datasets.johnson_format import read_grammar
+from strgm.grammars.johnson_format import read_grammar
 from strgm.grammars import sampler_state
 from tests.badinput.harness import assert_clean_error, run_cli
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from strgm.datasets.johnson_format import (format_grammar, parse_grammar, parse_yld,
+from strgm.grammars.johnson_format import (format_grammar, parse_grammar, parse_yld,
                                            read_grammar, read_yld, write_grammar)
 from strgm.errors import InputError
 

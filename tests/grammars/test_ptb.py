@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from strgm.datasets.ptb import (clean_tree, parse_trees, read_treebank, relabel_collisions,
+from strgm.grammars.ptb import (clean_tree, parse_trees, read_treebank, relabel_collisions,
                                 tree_leaves, treebank_grammar)
 from strgm.errors import InputError
 from strgm.grammars.cfg import compile_grammar, tree_rules

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from pcfg_oracles import R
-from strgm.datasets.johnson_format import parse_grammar, read_grammar, read_yld, write_grammar
-from strgm.datasets.ptb import read_mrg, read_treebank
+from strgm.grammars.johnson_format import parse_grammar, read_grammar, read_yld, write_grammar
+from strgm.grammars.ptb import read_mrg, read_treebank
 from strgm.errors import GrammarError, InputError, OptionError
 from strgm.grammars.cfg import Grammar
 from strgm.grammars.estimators import cvb, em, fit, map_em, vb

@@ -5,7 +5,7 @@ import itertools
 import numpy as np
 import pynini
 
-from fst_factors.contextual_edit import ContextSpec, SymbolInfo, build_structure, compile_fst
+from strgm.transducers.contextual_edit import ContextSpec, SymbolInfo, build_structure, compile_fst
 from strgm.wfsa import string_acceptor, compose, log_partition
 
 

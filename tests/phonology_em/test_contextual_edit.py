@@ -3,7 +3,7 @@ import itertools
 import numpy as np
 import pytest
 
-from fst_factors.contextual_edit import ContextSpec, build_structure, compile_fst
+from strgm.transducers.contextual_edit import ContextSpec, build_structure, compile_fst
 from strgm.wfsa import compose, log_partition, string_acceptor
 from helpers_pem import exact_logz, random_theta, tiny_info
 

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from fst_factors.contextual_edit import ContextSpec, build_structure, compile_fst
+from strgm.transducers.contextual_edit import ContextSpec, build_structure, compile_fst
 from strgm.models.training import event_counts, id_belief, m_step, q_and_grad
 from strgm.wfsa import weighted_strings
 from strgm.wfsa.core import arc_table

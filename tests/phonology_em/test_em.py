@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from fst_factors.contextual_edit import ContextSpec
+from strgm.transducers.contextual_edit import ContextSpec
 from strgm.datasets.paradigm import Paradigm
 from strgm.errors import InputError, OptionError
 from strgm.models import em

@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 import pytest
 
-from fst_factors.contextual_edit import ContextSpec
+from strgm.transducers.contextual_edit import ContextSpec
 from strgm.alphabet import Alphabet
 from strgm.datasets.paradigm import Paradigm
 from strgm.models.edit_model import PhonologyEditModel

@@ -40,7 +40,7 @@ k = class x_{i+1}) is final with weight
 one-action decision) and is visible as context (L = BND, K = BND).
 
 Size: |states| = |L|·|O|·|T|·|K| (|K| squared for a right window of 2),
-arcs ≈ |states|·(|Σ| + Σ_{x∈K}|SUB(x)|·|R|): context classes (``fst_factors`` takes
+arcs ≈ |states|·(|Σ| + Σ_{x∈K}|SUB(x)|·|R|): context classes (``strgm.transducers`` takes
 them as integer maps; see ``strgm.models.ipa_features``) and restricted substitution
 sets keep it small; :meth:`ContextualEditModel.fst` can prune
 arcs below a probability and renormalise each decision (still locally normalised).

@@ -4,7 +4,7 @@ import numpy as np
 import pynini
 import pytest
 
-import fst_factors as ff
+import strgm.transducers as ff
 import strgm.wfsa as W
 from strgm.alphabet import Alphabet
 from strgm.errors import InputError, UnknownSymbolError
