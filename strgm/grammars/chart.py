@@ -33,7 +33,7 @@ from collections import defaultdict
 import numpy as np
 import scipy.sparse as sp
 
-from strgm.errors import GrammarError, MessageTooLargeError
+from strgm.errors import GrammarError, InputError, MessageTooLargeError
 from strgm.grammars.cfg import CompiledGrammar, unbinarise
 
 __all__ = ["Chart", "inside", "corpus_inside_outside", "CorpusCounts", "chart_bytes",
@@ -157,12 +157,12 @@ class Chart:
         self.cg = cg
         self.sentences = [tuple(s) for s in sentences]
         if not self.sentences:
-            raise ValueError("empty batch")
+            raise InputError("empty batch")
         n = len(self.sentences[0])
         if n == 0:
             raise GrammarError("cannot parse an empty sentence (no epsilon rules)")
         if any(len(s) != n for s in self.sentences):
-            raise ValueError("all sentences of a batch must have the same length")
+            raise InputError("all sentences of a batch must have the same length")
         self.n, self.B, self.N = n, len(self.sentences), cg.n_nts
         need = chart_bytes(self.N, n, self.B)
         if need > max_chart_bytes:

@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from strgm.errors import InputError
 from strgm.grammars.chart import corpus_inside_outside
 
 __all__ = ["corpus_logprob", "heldout_perplexity", "rules_above", "segmentation_scores",
@@ -62,7 +63,7 @@ def segmentation_scores(predicted, gold) -> dict:
     Each segmentation is a sequence of segments (strings or token tuples) whose
     concatenation is the word.  Boundaries are the internal cut positions."""
     if len(predicted) != len(gold):
-        raise ValueError(f"{len(predicted)} predictions for {len(gold)} gold segmentations")
+        raise InputError(f"{len(predicted)} predictions for {len(gold)} gold segmentations")
     tp = fp = fn = exact = 0
     for p, g in zip(predicted, gold):
         bp, bg = _boundaries(list(p)), _boundaries(list(g))

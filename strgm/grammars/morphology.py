@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from strgm.errors import InputError
 from strgm.grammars.cfg import Grammar, Rule
 
 __all__ = ["SUFFIXES", "build_corpus", "substring_grammar", "segmentation_of_tree",
@@ -70,7 +71,7 @@ def build_corpus(n_words: int = 1000, plain_fraction: float = 0.3, seed: int = 0
              and not any(w.endswith(s) for s in SUFFIXES)]
     k = n_words - len(pick)
     if k > len(plain):
-        raise ValueError(f"cannot draw {k} uninflected words (only {len(plain)})")
+        raise InputError(f"cannot draw {k} uninflected words (only {len(plain)})")
     pick += [(plain[i], [plain[i]]) for i in rng.choice(len(plain), k, replace=False)]
     order = rng.permutation(len(pick))
     pick = [pick[i] for i in order]

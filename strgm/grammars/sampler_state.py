@@ -17,17 +17,15 @@ checkpoint is an :class:`~strgm.errors.InputError` naming the file.
 
 from __future__ import annotations
 
-import io
-import json
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from strgm.errors import InputError
-from strgm.safe_io import atomic_write_bytes, atomic_write_text, json_float, read_bytes, \
-    strict_json
+from strgm.grammars.checkpoint import check_rng_state, count_field, get_field, \
+    load_json_state, rng_from_state, save_json_state, trace_row, vector_field
+from strgm.safe_io import json_float
 
 __all__ = ["SamplerState", "check_state"]
 
@@ -58,9 +56,7 @@ class SamplerState:
     settings: dict = field(default_factory=dict)
 
     def rng(self) -> np.random.Generator:
-        g = np.random.Generator(np.random.PCG64())
-        g.bit_generator.state = self.rng_state
-        return g
+        return rng_from_state(self.rng_state)
 
     def to_dict(self) -> dict:
         lst = lambda x: None if x is None else np.asarray(x, dtype=float).tolist()
@@ -76,18 +72,19 @@ class SamplerState:
 
     @classmethod
     def from_dict(cls, d) -> "SamplerState":
-        """The state described by ``d`` (as written by :meth:`to_dict`); ValueError naming
-        the first field that is missing or out of range."""
+        """The state described by ``d`` (as written by :meth:`to_dict`); an
+        :class:`~strgm.errors.InputError` (a ValueError) naming the first field that is
+        missing or out of range."""
         if not isinstance(d, dict):
-            raise ValueError("not a sampler state (expected a JSON object)")
+            raise InputError("not a sampler state (expected a JSON object)")
         kind = _get(d, "kind", str)
         if kind not in KINDS:
-            raise ValueError(f"field 'kind': unknown sampler {kind!r}")
+            raise InputError(f"field 'kind': unknown sampler {kind!r}")
         trees = _get(d, "trees", list)
         for i, t in enumerate(trees):
             if t is not None and not (isinstance(t, list) and t and all(
                     isinstance(r, int) and not isinstance(r, bool) and r >= 0 for r in t)):
-                raise ValueError(f"field 'trees': entry {i} is not a list of rule ids")
+                raise InputError(f"field 'trees': entry {i} is not a list of rule ids")
         n = None
         arrays = {}
         for key, optional, positive in (("counts", False, False), ("alpha", False, True),
@@ -98,28 +95,24 @@ class SamplerState:
                 continue
             a = _vector(key, v, positive)
             if n is not None and len(a) != n:
-                raise ValueError(f"field {key!r}: {len(a)} entries, expected {n}")
+                raise InputError(f"field {key!r}: {len(a)} entries, expected {n}")
             n = len(a)
             arrays[key] = a
-        rng_state = _get(d, "rng_state", dict)
-        try:
-            np.random.PCG64().state = rng_state
-        except (TypeError, ValueError, KeyError) as e:
-            raise ValueError(f"field 'rng_state': not a PCG64 state ({e})") from None
+        rng_state = check_rng_state(_get(d, "rng_state", dict))
         ints = {k: _count(d, k) for k in ("iteration", "accepted", "proposed", "n_avg")}
         if ints["accepted"] > ints["proposed"]:
-            raise ValueError("field 'accepted': more acceptances than proposals")
+            raise InputError("field 'accepted': more acceptances than proposals")
         if ints["n_avg"] > ints["iteration"] or (ints["n_avg"] > 0) != (
                 arrays["sum_theta"] is not None):
-            raise ValueError("field 'n_avg' does not match 'sum_theta' and 'iteration'")
+            raise InputError("field 'n_avg' does not match 'sum_theta' and 'iteration'")
         trace = _get(d, "trace", list)
         if len(trace) > ints["iteration"] or not all(isinstance(r, dict) for r in trace):
-            raise ValueError(f"field 'trace': expected at most {ints['iteration']} rows")
+            raise InputError(f"field 'trace': expected at most {ints['iteration']} rows")
         last = d.get("last_accept", "NaN")
         try:
             last = json_float(last)
         except ValueError:
-            raise ValueError(f"field 'last_accept': not a number: {last!r}") from None
+            raise InputError(f"field 'last_accept': not a number: {last!r}") from None
         return cls(kind=kind, iteration=ints["iteration"],
                    trees=[None if t is None else tuple(t) for t in trees],
                    counts=arrays["counts"], alpha=arrays["alpha"], theta=arrays["theta"],
@@ -130,39 +123,20 @@ class SamplerState:
                    settings=_get(d, "settings", dict))
 
     def save(self, path) -> None:
-        """Write a checkpoint atomically: strict JSON, or for ``.npz`` the same JSON as a
-        byte array in a compressed archive."""
-        p = Path(path)
-        if p.suffix == ".npz":
-            buf = io.BytesIO()
-            data = strict_json(self.to_dict(), indent=None).encode("utf-8")
-            np.savez_compressed(buf, state=np.frombuffer(data, dtype=np.uint8))
-            atomic_write_bytes(p, buf.getvalue())
-        else:
-            atomic_write_text(p, strict_json(self.to_dict(), indent=None) + "\n")
+        """Write a checkpoint atomically (:func:`~strgm.grammars.checkpoint.save_json_state`)."""
+        save_json_state(path, self.to_dict())
 
     @classmethod
     def load(cls, path, kernel=None) -> "SamplerState":
         """Read a checkpoint written by :meth:`save`; with ``kernel``, also check that it
         belongs to the kernel's grammar, corpus and sampler (:func:`check_state`)."""
-        p = Path(path)
-        data = read_bytes(p, "sampler checkpoint")
-        try:
-            if p.suffix == ".npz":
-                with np.load(io.BytesIO(data), allow_pickle=False) as z:
-                    data = z["state"].tobytes()
-            d = json.loads(data.decode("utf-8"), parse_constant=_refuse_constant)
-            state = cls.from_dict(d)
-        except (ValueError, KeyError, OSError, EOFError, zipfile.BadZipFile) as e:
-            msg = str(e).splitlines()[0] if str(e) else type(e).__name__
-            raise InputError(f"damaged sampler checkpoint ({msg}); delete it and start "
-                             "again, or resume from an intact copy", str(p)) from None
+        state = load_json_state(path, "sampler checkpoint", cls.from_dict)
         if kernel is not None:
             try:
                 check_state(kernel, state)
             except InputError as e:
                 raise InputError(f"sampler checkpoint does not fit this run: {e.detail}",
-                                 str(p)) from None
+                                 str(Path(path))) from None
         return state
 
 
@@ -196,47 +170,4 @@ def check_state(kernel, state: SamplerState, deep: bool = True) -> None:
         raise InputError("checkpoint counts are not the rule counts of its trees")
 
 
-def _refuse_constant(name):
-    raise ValueError(f"non-standard JSON constant {name}")
-
-
-def _get(d: dict, key: str, typ):
-    if key not in d:
-        raise ValueError(f"field {key!r} is missing")
-    v = d[key]
-    if not isinstance(v, typ):
-        raise ValueError(f"field {key!r} has the wrong type ({type(v).__name__})")
-    return v
-
-
-def _count(d: dict, key: str) -> int:
-    v = _get(d, key, int)
-    if isinstance(v, bool) or v < 0:
-        raise ValueError(f"field {key!r} must be an integer ≥ 0, got {v!r}")
-    return v
-
-
-def _vector(key: str, v, positive: bool) -> np.ndarray:
-    if not isinstance(v, list) or not all(
-            isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
-        raise ValueError(f"field {key!r} is not a list of numbers")
-    a = np.asarray(v, dtype=float)
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"field {key!r} holds a non-finite number")
-    if np.any(a <= 0 if positive else a < 0):
-        raise ValueError(f"field {key!r} holds a number {'≤' if positive else '<'} 0")
-    return a
-
-
-def _row(r: dict) -> dict:
-    """A trace row read back: the strings strict JSON uses for non-finite floats become
-    floats again."""
-    out = {}
-    for k, v in r.items():
-        if isinstance(v, str):
-            try:
-                v = json_float(v)
-            except ValueError:
-                pass
-        out[k] = v
-    return out
+_get, _count, _vector, _row = get_field, count_field, vector_field, trace_row

@@ -25,20 +25,20 @@ Gamma(1, 1) prior from P(t | α) (θ collapsed), valid inside both samplers.
 from __future__ import annotations
 
 import copy
-import hashlib
 import math
 import sys
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.special import gammaln
 
-from strgm.errors import InputError
+from strgm.errors import GrammarError, InputError
 from strgm.grammars.cfg import Grammar, compile_grammar, normalise_per_lhs
 from strgm.grammars.chart import batches_by_length, chart_limit, corpus_inside_outside, \
     inside
-from strgm.grammars.estimators import unparsable_corpus_error
+from strgm.grammars.checkpoint import chain_fingerprint
+from strgm.grammars.driver import drive
+from strgm.grammars.estimator_kernels import unparsable_corpus_error
 from strgm.grammars.evaluation import bits_per_token, heldout_perplexity, rules_above
 from strgm.grammars.sampler_state import SamplerState, check_state
 from strgm.validate import check_float, check_int, check_size
@@ -75,7 +75,7 @@ def generate(grammar: Grammar, theta, rng, max_nodes: int = 10000):
 
     def go(x):
         if len(rules) > max_nodes:
-            raise RuntimeError("generated tree exceeds max_nodes (is the PCFG supercritical?)")
+            raise GrammarError("generated tree exceeds max_nodes (is the PCFG supercritical?)")
         ids = by[x]
         p = theta[ids] / theta[ids].sum()
         r = int(ids[rng.choice(len(ids), p=p)])
@@ -105,12 +105,7 @@ class _Kernel:
         self.resample_alpha = resample_alpha
         self.lhs, self.n_lhs = grammar.lhs_index, grammar.n_lhs
         self.nR = len(grammar.rules)
-        h = hashlib.sha1()
-        for r in grammar.rules:
-            h.update(f"{r.lhs}>{' '.join(r.rhs)}\n".encode())
-        for s in self.corpus:
-            h.update((" ".join(s) + "\n").encode())
-        self.fingerprint = h.hexdigest()
+        self.fingerprint = chain_fingerprint(grammar, self.corpus)
 
     def _f(self, tree):
         return np.bincount(np.asarray(tree, dtype=np.int64), minlength=self.nR).astype(float)
@@ -301,13 +296,10 @@ def run(kernel: _Kernel, state: SamplerState, iters: int, burn_in: int = 0, thin
     burn_in = check_int("burn_in", burn_in, min=0)
     thin = check_int("thin", thin, min=1)
     eval_every = check_int("eval_every", eval_every, min=0)
-    checkpoint_every = check_int("checkpoint_every", checkpoint_every, min=0)
     kernel.check(state, deep=True)
     samples = []
-    t0 = time.perf_counter()
-    ntok = sum(len(s) for s in kernel.corpus)
-    saved = None
-    for _ in range(iters):
+
+    def step(state):
         state = kernel.sample(state)
         mean = kernel.posterior_mean(state)
         if state.iteration > burn_in and (state.iteration - burn_in) % thin == 0:
@@ -315,34 +307,42 @@ def run(kernel: _Kernel, state: SamplerState, iters: int, burn_in: int = 0, thin
             state.n_avg += 1
             if collect is not None:
                 samples.append(collect(state))
-        row = {"iteration": state.iteration,
-               "log_p_trees": collapsed_log_prob(state.counts, state.alpha, kernel.lhs, kernel.n_lhs),
-               "rules_above_1e-7": rules_above(mean), "alpha": float(np.mean(state.alpha))}
-        if kernel.kind == "mh":
-            row["acceptance"] = state.last_accept
-        if eval_every and state.iteration % eval_every == 0:
-            res = corpus_inside_outside(kernel.cg, kernel.corpus, mean, counts=False)
-            f = np.isfinite(res.logZ)
-            row["neg_log_prob"] = float(-res.logZ[f].sum())
-            row["bits_per_token"] = bits_per_token(row["neg_log_prob"], ntok)
-            if heldout is not None:
-                row["heldout_perplexity"] = heldout_perplexity(kernel.cg, heldout, mean)["per_word"]
+        row = _trace_row(kernel, state, mean, eval_every, heldout)
         state.trace = state.trace + [row]  # a new list: earlier states stay unchanged
-        if progress:
-            msg = f"[{kernel.kind}] iter {state.iteration:5d}  log P(t) {row['log_p_trees']:.3f}"
-            if "acceptance" in row:
-                msg += f"  accept {row['acceptance']:.3f}"
-            if "neg_log_prob" in row:
-                msg += f"  -logP(w) {row['neg_log_prob']:.3f}"
-            if "heldout_perplexity" in row:
-                msg += f"  heldout ppl {row['heldout_perplexity']:.3f}"
-            print(msg + f"  {time.perf_counter() - t0:.1f}s", file=log, flush=True)
-        if callback is not None:
-            callback(state, row)
-        if checkpoint and checkpoint_every and state.iteration % checkpoint_every == 0:
-            state.save(checkpoint)
-            saved = state.iteration
-    if checkpoint and saved != state.iteration:
-        state.save(checkpoint)
+        return state
+
+    state = drive(step, state, iters, describe=_describe, progress=progress, log=log,
+                  checkpoint=checkpoint, checkpoint_every=checkpoint_every,
+                  callback=callback)
     theta_mean = (state.sum_theta / state.n_avg) if state.n_avg else kernel.posterior_mean(state)
     return RunResult(state, theta_mean, list(state.trace), samples)
+
+
+def _trace_row(kernel, state, mean, eval_every, heldout) -> dict:
+    """log P(t | α), acceptance, rules above 1e-7, α; every ``eval_every`` sweeps also
+    −log P(w | θ̄), bits/token and held-out perplexity under θ̄ = ``mean``."""
+    row = {"iteration": state.iteration,
+           "log_p_trees": collapsed_log_prob(state.counts, state.alpha, kernel.lhs, kernel.n_lhs),
+           "rules_above_1e-7": rules_above(mean), "alpha": float(np.mean(state.alpha))}
+    if kernel.kind == "mh":
+        row["acceptance"] = state.last_accept
+    if eval_every and state.iteration % eval_every == 0:
+        res = corpus_inside_outside(kernel.cg, kernel.corpus, mean, counts=False)
+        f = np.isfinite(res.logZ)
+        row["neg_log_prob"] = float(-res.logZ[f].sum())
+        row["bits_per_token"] = bits_per_token(row["neg_log_prob"],
+                                               sum(len(s) for s in kernel.corpus))
+        if heldout is not None:
+            row["heldout_perplexity"] = heldout_perplexity(kernel.cg, heldout, mean)["per_word"]
+    return row
+
+
+def _describe(state, row) -> str:
+    msg = f"[{state.kind}] iter {state.iteration:5d}  log P(t) {row['log_p_trees']:.3f}"
+    if "acceptance" in row:
+        msg += f"  accept {row['acceptance']:.3f}"
+    if "neg_log_prob" in row:
+        msg += f"  -logP(w) {row['neg_log_prob']:.3f}"
+    if "heldout_perplexity" in row:
+        msg += f"  heldout ppl {row['heldout_perplexity']:.3f}"
+    return msg
