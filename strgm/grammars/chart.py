@@ -16,7 +16,9 @@ E[f_{A→BC}] = Σ o(A,s,w) w_r Σ_k q(B,s,k) q(C,s+k,w−k) / Z,  E[f_{A→B}] 
 E[f_{X→lex}] = Σ o(X) w_l / Z; these equal ∂ log Z / ∂ log w (tested by finite differences).
 
 Numerics: each cell stores a vector with max entry 1 and a log scale (max-subtraction), so
-products of children need one exp per (start, split) pair, not per nonterminal.
+products of children need one exp per (start, split) pair, not per nonterminal
+(:mod:`strgm.grammars.chart_ops`).  Sampling and decoding over a chart are in
+:mod:`strgm.grammars.chart_trees`.
 
 Vectorisation: a Python loop over widths only.  At width w the K = w − 1 left children
 (B·S_w, K, N) and right children are stacked from contiguous slices, the rule products
@@ -31,126 +33,22 @@ from __future__ import annotations
 from collections import defaultdict
 
 import numpy as np
-import scipy.sparse as sp
 
 from strgm.errors import GrammarError, InputError, MessageTooLargeError
-from strgm.grammars.cfg import CompiledGrammar, unbinarise
+from strgm.grammars.cfg import CompiledGrammar
+from strgm.grammars.chart_ops import DEFAULT_MAX_CHART_BYTES, DEFAULT_MAX_TEMP_BYTES, \
+    _log, _normalise, _Operators, _sadd, _scatter, chart_bytes, chart_limit
+from strgm.grammars.chart_trees import TreeQueries
 
 __all__ = ["Chart", "inside", "corpus_inside_outside", "CorpusCounts", "chart_bytes",
-           "chart_limit", "batches_by_length"]
+           "chart_limit", "batches_by_length", "DEFAULT_MAX_CHART_BYTES"]
 
-DEFAULT_MAX_CHART_BYTES = 2 * 1024 ** 3
-DEFAULT_MAX_TEMP_BYTES = 256 * 1024 ** 2
-
-
-def _log(x):
-    with np.errstate(divide="ignore"):
-        return np.log(x)
-
-
-def _normalise(val, sc):
-    """Rescale rows of ``val`` (…, N) so their max is 1; adjust log scale ``sc`` (…)."""
-    mx = val.max(axis=-1)
-    ok = mx > 0
-    safe = np.where(ok, mx, 1.0)
-    return val / safe[..., None], np.where(ok, sc + _log(safe), -np.inf)
-
-
-def _sadd(v1, s1, v2, s2):
-    """(v1, s1) + (v2, s2) for scaled vectors (values · exp(scale))."""
-    m = np.maximum(s1, s2)
-    mf = np.where(np.isfinite(m), m, 0.0)
-    with np.errstate(invalid="ignore"):
-        a = np.where(np.isfinite(s1), np.exp(s1 - mf), 0.0)
-        b = np.where(np.isfinite(s2), np.exp(s2 - mf), 0.0)
-    return _normalise(v1 * a[..., None] + v2 * b[..., None], m)
-
-
-class _Structure:
-    """Weight-independent matrices of a compiled grammar (cached on it)."""
-
-    def __init__(self, cg: CompiledGrammar):
-        N = cg.n_nts
-        Rb = len(cg.bin_parent)
-        # transposed scatter matrices (N, Rb): parent / left child / right child of events
-        self.Pp = sp.csr_matrix((np.ones(Rb), (cg.bin_parent, np.arange(Rb))), shape=(N, Rb))
-        self.Pl = sp.csr_matrix((np.ones(Rb), (cg.bin_left, np.arange(Rb))), shape=(N, Rb))
-        self.Pr = sp.csr_matrix((np.ones(Rb), (cg.bin_right, np.arange(Rb))), shape=(N, Rb))
-        nodes = np.unique(np.concatenate([cg.un_parent, cg.un_child]))
-        self.un_nodes = nodes
-        pos = {int(x): i for i, x in enumerate(nodes)}
-        self.un_pp = np.array([pos[int(x)] for x in cg.un_parent], dtype=np.int64)
-        self.un_pc = np.array([pos[int(x)] for x in cg.un_child], dtype=np.int64)
-        by = defaultdict(list)
-        for e, p in enumerate(cg.bin_parent):
-            by[int(p)].append(e)
-        self.bin_by_parent = {k: np.array(v) for k, v in by.items()}
-        by = defaultdict(list)
-        for e, p in enumerate(cg.un_parent):
-            by[int(p)].append(e)
-        self.un_by_parent = {k: np.array(v) for k, v in by.items()}
-        order = np.argsort(cg.bin_parent, kind="stable")
-        self.bin_order = order
-        par_sorted = cg.bin_parent[order]
-        self.bin_group_start = np.flatnonzero(np.r_[True, par_sorted[1:] != par_sorted[:-1]]) \
-            if Rb else np.zeros(0, dtype=np.int64)
-        self.bin_group_parent = par_sorted[self.bin_group_start] if Rb else np.zeros(0, np.int64)
-        uo = np.argsort(cg.un_parent, kind="stable")
-        self.un_order = uo
-        ps = cg.un_parent[uo]
-        self.un_group_start = np.flatnonzero(np.r_[True, ps[1:] != ps[:-1]]) if len(uo) \
-            else np.zeros(0, dtype=np.int64)
-        self.un_group_parent = ps[self.un_group_start] if len(uo) else np.zeros(0, np.int64)
-
-
-class _Operators:
-    """Structure (cached per compiled grammar) plus the event weights of one θ."""
-
-    def __init__(self, cg: CompiledGrammar, theta: np.ndarray):
-        self.cg = cg
-        st = cg._cache.get("structure")
-        if st is None:
-            st = cg._cache["structure"] = _Structure(cg)
-        self.__dict__.update({k: v for k, v in st.__dict__.items()})
-        wb, wu, wl = cg.event_weights(theta)
-        self.wb, self.wu, self.wl = wb, wu, wl
-        self.logwb, self.logwu, self.logwl = _log(wb), _log(wu), _log(wl)
-        K = len(self.un_nodes)
-        if K:
-            U = np.zeros((K, K))
-            np.add.at(U, (self.un_pp, self.un_pc), wu)
-            rho = max(abs(np.linalg.eigvals(U)))
-            if rho >= 1 - 1e-12:
-                raise GrammarError(f"unary rules have spectral radius {rho:.6g} >= 1: the unary "
-                                   "closure (I - U)^-1 diverges (infinite weight of unary chains)")
-            self.Ustar = np.clip(np.linalg.inv(np.eye(K) - U), 0.0, None)
-        else:
-            self.Ustar = np.zeros((0, 0))
-
-    def close_in(self, val):
-        if len(self.un_nodes):
-            val = val.copy()
-            val[..., self.un_nodes] = val[..., self.un_nodes] @ self.Ustar.T
-        return val
-
-    def close_out(self, val):
-        if len(self.un_nodes):
-            val = val.copy()
-            val[..., self.un_nodes] = val[..., self.un_nodes] @ self.Ustar
-        return val
-
-
-def _scatter(X, PT):
-    """Dense (M, R) times sparse (R, N) given as its transpose PT (N, R) -> dense (M, N)."""
-    return np.asarray(PT.dot(X.T).T)
-
-
-class Chart:
+class Chart(TreeQueries):
     """Inside chart for a batch of equal-length sentences (built by :func:`inside`).
 
-    Queries: :meth:`log_partition`, :meth:`expected_counts`, :meth:`viterbi`,
-    :meth:`sample`, :meth:`maxrule`.  All leave the chart unchanged except for caching the
-    outside pass.
+    Queries: :meth:`log_partition`, :meth:`expected_counts` (here), :meth:`viterbi`,
+    :meth:`sample`, :meth:`maxrule` (:mod:`strgm.grammars.chart_trees`).  All leave the
+    chart unchanged except for caching the outside pass.
     """
 
     def __init__(self, cg, sentences, theta, max_chart_bytes, max_temp_bytes):
@@ -223,6 +121,9 @@ class Chart:
         return out, M
 
     def _inside(self):
+        """The inside pass, widths 1..n: lexical, binary (via :meth:`_rule_inside`), then
+        the unary closure; per-width products are kept for the outside pass when they fit
+        in ``max_temp_bytes``."""
         n, B, N, ops = self.n, self.B, self.N, self.ops
         self.pre_val = [None] * (n + 1)
         self.pre_sc = [None] * (n + 1)
@@ -259,6 +160,8 @@ class Chart:
         return self.logZ.copy()
 
     def _outside(self):
+        """DP kernel: the outside pass, widths n..1 (module docstring), accumulating the
+        expected event counts (binary, unary, lexical) on the way; one pass per chart."""
         if self._outside_done:
             return
         n, B, N, ops, cg = self.n, self.B, self.N, self.ops, self.cg
@@ -339,214 +242,6 @@ class Chart:
                 np.add.at(out, (slice(None), rule[m]), cnt[:, m])
         return out if per_sentence else out.sum(axis=0)
 
-    # -- trees ----------------------------------------------------------------------------
-    def _lexmap(self, b):
-        d = {}
-        for m, (bb, ss, nts, evs) in self.lexw.items():
-            sel = bb == b
-            for s, x, e in zip(ss[sel], nts[sel], evs[sel]):
-                d[(int(s), m, int(x))] = int(e)
-        return d
-
-    def _logs(self, b):
-        ql = [None] + [_log(self.in_val[w][b]) + self.in_sc[w][b][:, None]
-                       for w in range(1, self.n + 1)]
-        pl = [None] + [_log(self.pre_val[w][b]) + self.pre_sc[w][b][:, None]
-                       for w in range(1, self.n + 1)]
-        return ql, pl
-
-    def sample(self, rng: np.random.Generator, k: int = 1):
-        """Draw k trees per sentence from P(t | w, θ) top-down (Goodman 1998 / JGG07).
-
-        Returns a list (per sentence) of lists of (user tree, user rule ids in preorder);
-        ``None`` for an unparsable sentence.  Cost O(n · K · R_X) per tree node.
-        """
-        cg = self.cg
-        res = []
-        for b in range(self.B):
-            if not np.isfinite(self.logZ[b]):
-                res.append(None)
-                continue
-            ql, pl = self._logs(b)
-            lexmap = self._lexmap(b)
-            draws = []
-            for _ in range(k):
-                rules: list = []
-                tree = self._sample_post(cg.start, 0, self.n, ql, pl, lexmap, rng, rules)
-                draws.append((unbinarise(cg, tree), rules))
-            res.append(draws)
-        return res
-
-    @staticmethod
-    def _draw(rng, logits):
-        logits = np.asarray(logits, dtype=float).ravel()
-        m = logits.max()
-        p = np.exp(logits - m)
-        c = np.cumsum(p)
-        return int(min(np.searchsorted(c, rng.random() * c[-1], side="right"), len(c) - 1))
-
-    def _sample_post(self, X, s, w, ql, pl, lexmap, rng, rules):
-        ops, cg = self.ops, self.cg
-        evs = ops.un_by_parent.get(X)
-        if evs is not None:
-            logits = np.concatenate([[pl[w][s, X]], ops.logwu[evs] + ql[w][s, cg.un_child[evs]]])
-            j = self._draw(rng, logits)
-            if j > 0:
-                e = int(evs[j - 1])
-                if cg.un_rule[e] >= 0:
-                    rules.append(int(cg.un_rule[e]))
-                child = self._sample_post(int(cg.un_child[e]), s, w, ql, pl, lexmap, rng, rules)
-                return (X, s, s + w, [child])
-        return self._sample_pre(X, s, w, ql, pl, lexmap, rng, rules)
-
-    def _sample_pre(self, X, s, w, ql, pl, lexmap, rng, rules):
-        ops, cg = self.ops, self.cg
-        le = lexmap.get((s, w, X))
-        evs = ops.bin_by_parent.get(X) if w > 1 else None
-        parts = []
-        if le is not None:
-            parts.append(np.array([ops.logwl[le]]))
-        if evs is not None:
-            ks = np.arange(1, w)
-            left = np.stack([ql[k][s, cg.bin_left[evs]] for k in ks])
-            right = np.stack([ql[w - k][s + k, cg.bin_right[evs]] for k in ks])
-            parts.append((left + right + ops.logwb[evs]).ravel())
-        j = self._draw(rng, np.concatenate(parts))
-        if le is not None:
-            if j == 0:
-                if cg.lex_rule[le] >= 0:
-                    rules.append(int(cg.lex_rule[le]))
-                return (X, s, s + w, list(cg.lex_rhs[le]))
-            j -= 1
-        ki, ri = divmod(j, len(evs))
-        k, e = ki + 1, int(evs[ri])
-        if cg.bin_rule[e] >= 0:
-            rules.append(int(cg.bin_rule[e]))
-        lt = self._sample_post(int(cg.bin_left[e]), s, k, ql, pl, lexmap, rng, rules)
-        rt = self._sample_post(int(cg.bin_right[e]), s + k, w - k, ql, pl, lexmap, rng, rules)
-        return (X, s, s + w, [lt, rt])
-
-    def viterbi(self):
-        """Most probable tree per sentence: list of (user tree, log P(t, w | θ)) or None."""
-        return self._maxdp(maxrule=False)
-
-    def maxrule(self):
-        """Max-rule-product parse (Petrov & Klein 2007 style): the tree maximising the sum
-        of log posteriors of its anchored rules, Σ log [o(A,s,w) w_r q(B) q(C) / Z].
-        Returns list of (user tree, score) or None."""
-        self._outside()
-        return self._maxdp(maxrule=True)
-
-    def _maxdp(self, maxrule: bool):
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return self._maxdp_impl(maxrule)
-
-    def _maxdp_impl(self, maxrule: bool):
-        n, B, N, ops, cg = self.n, self.B, self.N, self.ops, self.cg
-        best_pre = [None] * (n + 1)
-        best = [None] * (n + 1)
-        bp_pre = [None] * (n + 1)  # (B,S,N) code: >=0 binary (k*Rb + e), -1 none, <=-2 lex
-        bp_un = [None] * (n + 1)
-        Rb = len(cg.bin_parent)
-        if maxrule:
-            ol = [None] + [_log(self.out_val[w]) + self.out_sc[w][..., None] for w in range(1, n + 1)]
-            qlog = [None] + [_log(self.in_val[w]) + self.in_sc[w][..., None] for w in range(1, n + 1)]
-            lzb = np.where(np.isfinite(self.logZ), self.logZ, 0.0)
-        for w in range(1, n + 1):
-            S = n - w + 1
-            bpre = np.full((B, S, N), -np.inf)
-            code = np.full((B, S, N), -1, dtype=np.int64)
-            if w in self.lexw:
-                bb, ss, nts, evs = self.lexw[w]
-                sc = ops.logwl[evs]
-                if maxrule:
-                    sc = ol[w][bb, ss, nts] + sc - lzb[bb]
-                bpre[bb, ss, nts] = sc
-                code[bb, ss, nts] = -2 - evs
-            if w > 1 and Rb:
-                ks = range(1, w)
-                Lb = np.stack([best[k][:, :S] for k in ks], axis=2).reshape(B * S, w - 1, N)
-                Rbst = np.stack([best[w - k][:, k:k + S] for k in ks], axis=2).reshape(B * S, w - 1, N)
-                sc = Lb[:, :, cg.bin_left] + Rbst[:, :, cg.bin_right]
-                if maxrule:
-                    Lq = np.stack([qlog[k][:, :S] for k in ks], axis=2).reshape(B * S, w - 1, N)
-                    Rq = np.stack([qlog[w - k][:, k:k + S] for k in ks], axis=2).reshape(B * S, w - 1, N)
-                    par = ol[w].reshape(B * S, N)[:, cg.bin_parent] - np.repeat(lzb, S)[:, None]
-                    sc = sc + Lq[:, :, cg.bin_left] + Rq[:, :, cg.bin_right] + ops.logwb + par[:, None, :]
-                else:
-                    sc = sc + ops.logwb
-                kb = sc.argmax(axis=1)
-                sb = np.take_along_axis(sc, kb[:, None, :], axis=1)[:, 0, :]
-                so = sb[:, ops.bin_order]
-                gmax = np.maximum.reduceat(so, ops.bin_group_start, axis=1)
-                idx = np.where(so == np.repeat(gmax, np.diff(np.r_[ops.bin_group_start, Rb]), axis=1),
-                               np.arange(Rb)[None, :], Rb)
-                garg = np.minimum.reduceat(idx, ops.bin_group_start, axis=1)
-                ev = ops.bin_order[np.minimum(garg, Rb - 1)]
-                kk = np.take_along_axis(kb, ev, axis=1)
-                cur = bpre.reshape(B * S, N)[:, ops.bin_group_parent]
-                better = (gmax > cur) & np.isfinite(gmax)
-                bpre2 = bpre.reshape(B * S, N)
-                code2 = code.reshape(B * S, N)
-                rowsel, colsel = np.nonzero(better)
-                bpre2[rowsel, ops.bin_group_parent[colsel]] = gmax[rowsel, colsel]
-                code2[rowsel, ops.bin_group_parent[colsel]] = (kk[rowsel, colsel] + 1) * Rb + ev[rowsel, colsel]
-            best_pre[w], bp_pre[w] = bpre, code
-            cur = bpre.copy()
-            ucode = np.full((B, S, N), -1, dtype=np.int64)
-            if len(cg.un_parent):
-                extra = ops.logwu
-                if maxrule:
-                    extra = (ol[w][:, :, cg.un_parent] + qlog[w][:, :, cg.un_child]
-                             - lzb[:, None, None] + ops.logwu)
-                for _ in range(len(ops.un_nodes) + 1):
-                    cand = cur[:, :, cg.un_child] + extra
-                    co = cand[:, :, ops.un_order]
-                    gmax = np.maximum.reduceat(co, ops.un_group_start, axis=2)
-                    par = ops.un_group_parent
-                    old = cur[:, :, par]
-                    with np.errstate(invalid="ignore"):
-                        imp = gmax > old + 1e-12 * np.abs(np.where(np.isfinite(old), old, 0)).clip(1)
-                    imp &= np.isfinite(gmax)
-                    if not imp.any():
-                        break
-                    rep = np.repeat(gmax, np.diff(np.r_[ops.un_group_start, len(ops.un_order)]), axis=2)
-                    idx = np.where(co == rep, np.arange(len(ops.un_order)), len(ops.un_order))
-                    garg = np.minimum.reduceat(idx, ops.un_group_start, axis=2)
-                    ev = ops.un_order[np.minimum(garg, len(ops.un_order) - 1)]
-                    b_, s_, j_ = np.nonzero(imp)
-                    cur[b_, s_, par[j_]] = gmax[b_, s_, j_]
-                    ucode[b_, s_, par[j_]] = ev[b_, s_, j_]
-            best[w], bp_un[w] = cur, ucode
-        out = []
-        for b in range(B):
-            v = best[n][b, 0, cg.start]
-            if not np.isfinite(v):
-                out.append(None)
-                continue
-
-            def post(X, s, w):
-                e = bp_un[w][b, s, X]
-                if e >= 0:
-                    return (X, s, s + w, [post(int(cg.un_child[e]), s, w)])
-                return pre(X, s, w)
-
-            def pre(X, s, w):
-                c = int(bp_pre[w][b, s, X])
-                if c <= -2:
-                    return (X, s, s + w, list(cg.lex_rhs[-2 - c]))
-                k, e = divmod(c, Rb)
-                return (X, s, s + w, [post(int(cg.bin_left[e]), s, k),
-                                      post(int(cg.bin_right[e]), s + k, w - k)])
-            out.append((unbinarise(cg, post(cg.start, 0, n)), float(v)))
-        return out
-
-
-def chart_limit(cg: CompiledGrammar) -> float:
-    """The chart memory limit of ``cg`` (its ``max_chart_bytes``, else the default)."""
-    v = getattr(cg, "max_chart_bytes", None)
-    return DEFAULT_MAX_CHART_BYTES if v is None else v
-
 
 def inside(cg: CompiledGrammar, sentences, theta=None, *,
            max_chart_bytes: float | None = None,
@@ -577,12 +272,6 @@ class CorpusCounts:
         """Σ log P(w_i | θ) over parsable sentences."""
         f = np.isfinite(self.logZ)
         return float(self.logZ[f].sum())
-
-
-def chart_bytes(n_nts: int, n: int, batch: int = 1) -> float:
-    """Estimated bytes of the chart of ``batch`` sentences of length ``n`` (six
-    (B, S_w, N) float arrays per width: pre-inside, inside, outside values and scales)."""
-    return 6 * 8 * batch * n_nts * n * (n + 1) / 2
 
 
 def batches_by_length(sentences, batch_size: int = 64, n_nts: int | None = None,
