@@ -17,7 +17,7 @@ from typing import Optional
 import numpy as np
 
 from strgm.datasets.paradigm import Paradigm, ParadigmEntry
-from strgm.errors import OptionError, StrgmError
+from strgm.errors import InputError, OptionError, StrgmError
 from strgm.validate import check_int
 
 ARPABET_TO_IPA = {
@@ -37,7 +37,7 @@ def arpabet_to_ipa(phones: list[str]) -> tuple[str, ...]:
     for p in phones:
         base = p.rstrip("012")
         if base not in ARPABET_TO_IPA:
-            raise ValueError(f"unknown ARPAbet phone {p!r}")
+            raise InputError(f"unknown ARPAbet phone {p!r}")
         ipa = _SCHWA if base == "AH" and p.endswith("0") else ARPABET_TO_IPA[base]
         if len(ipa) == 2:
             ipa = ipa[0] + "\u0361" + ipa[1]

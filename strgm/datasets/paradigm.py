@@ -22,7 +22,7 @@ from __future__ import annotations
 import csv
 import io
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence
 
 from strgm.alphabet import Alphabet, describe_char, segment
@@ -34,9 +34,18 @@ UNKNOWN = "?"
 
 @dataclass(frozen=True)
 class ParadigmEntry:
+    """One word: its morphemes in order, its surface (None: to predict) and the surface's
+    segments, computed once here (:func:`strgm.alphabet.segment`) and used by everything
+    downstream (alphabet, model building, training, scoring) instead of re-segmenting."""
+
     morphemes: tuple[str, ...]
     surface: Optional[str]  # None: unobserved (to predict)
     line: Optional[int] = None
+    segments: Optional[tuple[str, ...]] = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self):
+        if self.segments is None and self.surface is not None:
+            object.__setattr__(self, "segments", segment(self.surface))
 
     @property
     def key(self) -> str:
@@ -83,7 +92,10 @@ class Paradigm:
         return [e for e in self.entries if e.surface is not None]
 
     def alphabet(self, boundary: Optional[str] = None) -> Alphabet:
-        return Alphabet.from_words((e.surface for e in self.observed), boundary=boundary)
+        """The sorted set of segments of the observed surfaces (as
+        :meth:`Alphabet.from_words`, from the entries' segments)."""
+        return Alphabet(sorted({s for e in self.observed for s in e.segments}),
+                        boundary=boundary)
 
     def with_hidden(self, keys: Iterable[str]) -> "Paradigm":
         """A new paradigm whose named words are unobserved."""
@@ -91,11 +103,13 @@ class Paradigm:
         unknown = keys - {e.key for e in self.entries}
         if unknown:
             raise InputError(f"cannot hide unknown words {sorted(unknown)}", path=self.source)
-        return Paradigm(tuple(ParadigmEntry(e.morphemes, None if e.key in keys else e.surface,
-                                            e.line) for e in self.entries), self.source)
+        return Paradigm(tuple(ParadigmEntry(e.morphemes, None, e.line) if e.key in keys else e
+                              for e in self.entries), self.source)
 
 
-def _check_surface(surface: str, path: str, line: int, alphabet: Optional[Alphabet]) -> str:
+def _check_surface(surface: str, path: str, line: int, alphabet: Optional[Alphabet]
+                   ) -> tuple[str, tuple[str, ...]]:
+    """The NFC surface and its segments, or an :class:`InputError` at ``path:line``."""
     surface = unicodedata.normalize("NFC", surface.strip())
     for ch in surface:
         cat = unicodedata.category(ch)
@@ -112,7 +126,7 @@ def _check_surface(surface: str, path: str, line: int, alphabet: Optional[Alphab
                 raise InputError(f"unknown symbol {s!r} in surface form {surface!r} "
                                  f"(alphabet: {' '.join(alphabet.segment_symbols)})",
                                  path=path, line=line)
-    return surface
+    return surface, segs
 
 
 def _check_morphemes(labels: Sequence[str], path: str, line: int) -> tuple[str, ...]:
@@ -160,7 +174,8 @@ def read_paradigm_tsv(path: str, alphabet: Optional[Alphabet] = None) -> Paradig
         if surf == UNKNOWN:
             entries.append(ParadigmEntry(morphs, None, i))
         else:
-            entries.append(ParadigmEntry(morphs, _check_surface(surf, path, i, alphabet), i))
+            surf, segs = _check_surface(surf, path, i, alphabet)
+            entries.append(ParadigmEntry(morphs, surf, i, segs))
     _require_observed(entries, path)
     return Paradigm(tuple(entries), path)
 
@@ -212,8 +227,9 @@ def read_paradigm_csv(path: str, alphabet: Optional[Alphabet] = None,
                 continue
             morphs = _check_morphemes([root if tok == root_symbol else tok
                                        for tok in t.split()], path, i)
-            surf = None if cell == UNKNOWN else _check_surface(cell, path, i, alphabet)
-            entries.append(ParadigmEntry(morphs, surf, i))
+            surf, segs = (None, None) if cell == UNKNOWN else \
+                _check_surface(cell, path, i, alphabet)
+            entries.append(ParadigmEntry(morphs, surf, i, segs))
     _require_observed(entries, path)
     return Paradigm(tuple(entries), path)
 

@@ -1,4 +1,4 @@
-"""Synthetic paradigms with gold underlying forms (issue 3, item 6).
+"""Synthetic paradigms with gold underlying forms.
 
 Morpheme URs are sampled from CV templates over a small inventory, words are a root alone
 or a root plus one suffix, and surfaces are produced by a known cascade of obligatory
@@ -24,6 +24,7 @@ import pynini
 import strgm.transducers as ff
 from strgm.alphabet import Alphabet
 from strgm.datasets.paradigm import Paradigm
+from strgm.errors import StrgmError
 from strgm.wfsa.construct import string_acceptor
 from strgm.wfsa.paths import candidate_strings
 
@@ -82,7 +83,7 @@ def apply_rules(cascade: pynini.Fst, labels: tuple) -> tuple:
                                         pynini.arcsort(cascade, "ilabel")), "output")
     cands = candidate_strings(out, 2)
     if len(cands) != 1:
-        raise RuntimeError(f"rule cascade is not a function on {labels}: {cands}")
+        raise StrgmError(f"rule cascade is not a function on {labels}: {cands}")
     return cands[0]
 
 

@@ -112,7 +112,7 @@ class PhonologyEditModel:
             index = {tuple(n): i for i, n in enumerate(m.structure.feature_names)}
             weights = d["theta"]
             if not isinstance(weights, list):
-                raise TypeError("'theta' is not a list")
+                raise InputError("'theta' is not a list")
             th = np.zeros(len(index))
             for name, v in weights:
                 key = tuple(x if isinstance(x, str) else int(x) for x in name)
@@ -155,13 +155,13 @@ _CLASS_KEYS = ("context", "right_context", "output_context")
 
 
 def _refuse_constant(name: str):
-    raise ValueError(f"{name} is not JSON (non-finite numbers are stored as strings)")
+    raise InputError(f"{name} is not JSON (non-finite numbers are stored as strings)")
 
 
 def _object(d: dict, key: str) -> dict:
     v = d[key]
     if not isinstance(v, dict):
-        raise TypeError(f"{key!r} is not an object")
+        raise InputError(f"{key!r} is not an object")
     return v
 
 
@@ -172,11 +172,11 @@ def _classes(c: dict) -> dict:
 
     unknown = sorted(set(c) - set(_CLASS_KEYS) - {"max_sub_distance"})
     if unknown:
-        raise ValueError(f"unknown class setting {unknown[0]!r}")
+        raise InputError(f"unknown class setting {unknown[0]!r}")
     for k in _CLASS_KEYS:
         if k in c and c[k] not in SCHEMES:
-            raise ValueError(f"class scheme {k} = {c[k]!r} is not one of {SCHEMES}")
+            raise InputError(f"class scheme {k} = {c[k]!r} is not one of {SCHEMES}")
     dist = c.get("max_sub_distance", 2)
     if dist is not None and (isinstance(dist, bool) or not isinstance(dist, int) or dist < 0):
-        raise ValueError(f"max_sub_distance = {dist!r} is not a count ≥ 0")
+        raise InputError(f"max_sub_distance = {dist!r} is not a count ≥ 0")
     return dict(c)

@@ -37,13 +37,14 @@ from typing import Callable, Optional
 import numpy as np
 import pynini
 
-from strgm.alphabet import Alphabet, segment
+from strgm.alphabet import Alphabet
 from strgm.datasets.paradigm import Paradigm
 from strgm.errors import InputError
 from strgm.inference import infer
 from strgm.inference.belief import Belief
 from strgm.models.edit_model import PhonologyEditModel
 from strgm.models.phonology import build_phonology_model
+from strgm.models.scoring import score_words
 from strgm.models.training import expected_counts, m_step
 from strgm.safe_io import (atomic_write_json, check_output, json_float, read_text,
                            strict_json)
@@ -95,7 +96,7 @@ def e_step(model: PhonologyEditModel, train: Paradigm, method: str, infer_opts: 
     for e in train.observed:
         f = f"phonology:{e.key}"
         mu = res.side.incoming_to_factor(pm.ur_vars[e.key], f)
-        pairs.append((mu, model.alphabet.encode(e.surface)))
+        pairs.append((mu, model.alphabet.encode(e.segments)))
     counts, ll = expected_counts(model.structure, model.theta, pairs)
     return counts, ll, res, pm
 
@@ -206,7 +207,7 @@ def _write_checkpoint(path: str, ck: Checkpoint) -> None:
 
 
 def _refuse_constant(name: str):
-    raise ValueError(f"{name} is not JSON (non-finite numbers are stored as strings)")
+    raise InputError(f"{name} is not JSON (non-finite numbers are stored as strings)")
 
 
 def load_checkpoint(path: str) -> Checkpoint:
@@ -231,13 +232,13 @@ def load_checkpoint(path: str) -> Checkpoint:
         it = check_int("iteration", d["iteration"], min=0)
         stop = d.get("stop")
         if stop not in (None, "converged", "cap"):
-            raise ValueError(f"stop = {stop!r}")
+            raise InputError(f"stop = {stop!r}")
         settings = d.get("settings")
         if "format" in d and not isinstance(settings, dict):
-            raise ValueError("no settings")
+            raise InputError("no settings")
         trace = [_trace_entry(e, i) for i, e in enumerate(d["trace"])]
         if len(trace) != it + (stop is not None):
-            raise ValueError(f"{len(trace)} trace entries for iteration {it}")
+            raise InputError(f"{len(trace)} trace entries for iteration {it}")
     except (InputError, KeyError, TypeError, ValueError) as e:
         raise InputError(f"{what} is damaged or inconsistent ({e})", path=path) from None
     model = PhonologyEditModel.from_dict(d["model"], path)
@@ -246,14 +247,14 @@ def load_checkpoint(path: str) -> Checkpoint:
 
 def _trace_entry(e, i: int) -> dict:
     if not isinstance(e, dict) or e.get("iteration") != i:
-        raise ValueError(f"trace entry {i} is not that of iteration {i}")
+        raise InputError(f"trace entry {i} is not that of iteration {i}")
     out = {}
     for k, v in e.items():
         out[k] = v if k == "iteration" else json_float(v)
         if k != "iteration" and math.isnan(out[k]):
-            raise ValueError(f"trace entry {i} has {k} = NaN")
+            raise InputError(f"trace entry {i} has {k} = NaN")
     if "objective" not in out:
-        raise ValueError(f"trace entry {i} has no objective")
+        raise InputError(f"trace entry {i} has no objective")
     return out
 
 
@@ -297,18 +298,7 @@ def predict(phonology: pynini.Fst, alphabet: Alphabet, result, pm, words: list,
 
 
 def score(beliefs: dict, gold: dict, alphabet: Alphabet) -> dict:
-    """Exact match of the 1-best and mean −log p(gold) (inf if a symbol is unknown)."""
-    hits, nll, per = 0, [], {}
-    for key, truth in gold.items():
-        b = beliefs[key]
-        top = b.kbest(1)
-        pred = top[0][0] if top else None
-        known = all(s in alphabet for s in segment(truth))
-        target = alphabet.join(alphabet.encode(truth)) if known else truth
-        lp = b.logprob(truth) if known else -np.inf
-        hits += pred == target
-        nll.append(-lp)
-        per[key] = {"gold": target, "predicted": pred, "p_gold": float(np.exp(lp))}
-    n = len(gold)
-    return {"n": n, "exact_match": hits / n if n else float("nan"),
-            "mean_neg_logp": float(np.mean(nll)) if n else float("nan"), "per_word": per}
+    """Exact match of the 1-best and mean −log p(gold) (inf if a symbol is unknown), as a
+    dict: :func:`strgm.models.scoring.score_words` (the one held-out scorer) with
+    ``beliefs`` keyed by word."""
+    return score_words(beliefs, gold, alphabet).to_dict()

@@ -24,6 +24,7 @@ from strgm.alphabet import Alphabet, segment
 from strgm.datasets.paradigm import Paradigm
 from strgm.errors import InputError, OptionError, UnknownSymbolError
 from strgm.graph import FactorGraph
+from strgm.models.scoring import HoldoutScores, score_words
 from strgm.validate import check_float, check_int, check_probability
 
 
@@ -63,7 +64,7 @@ def unigram_from_paradigm(paradigm: Paradigm, alphabet: Alphabet, smoothing: flo
     smoothing = check_float("smoothing", smoothing, min=0)
     counts = np.full(alphabet.num_segments, smoothing)
     for e in paradigm.observed:
-        for a in alphabet.encode(e.surface):
+        for a in alphabet.encode(e.segments):
             counts[a - 1] += 1
     return counts / counts.sum()
 
@@ -73,7 +74,7 @@ def default_mean_length(paradigm: Paradigm) -> float:
     obs = paradigm.observed
     if not obs:
         return 4.0
-    segs = sum(len(segment(e.surface)) for e in obs)
+    segs = sum(len(e.segments) for e in obs)
     morphs = sum(len(e.morphemes) for e in obs)
     return max(1.0, segs / morphs)
 
@@ -82,7 +83,7 @@ def _check_covers(alphabet: Alphabet, paradigm: Paradigm) -> None:
     """Refuse an observed surface with a segment outside a given alphabet (e.g. a trained
     model's), naming the file, line and word rather than failing deep in the graph."""
     for e in paradigm.observed:
-        missing = [s for s in segment(e.surface) if s not in alphabet]
+        missing = [s for s in e.segments if s not in alphabet]
         if missing:
             raise UnknownSymbolError(
                 missing[0], f"the surface form {e.surface!r} of word {e.key!r}; the "
@@ -141,7 +142,9 @@ def build_phonology_model(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = 
     for e in paradigm.entries:
         s = surface_var(e.key)
         try:
-            g.add_variable(s, observed=e.surface)
+            obs = None if e.surface is None else alphabet.encode(
+                e.segments, where=f"observation of variable {s!r}")
+            g.add_variable(s, observed=obs)
         except InputError as err:
             raise InputError(f"word {e.key!r}: {err.detail}", path=paradigm.source,
                              line=e.line) from None
@@ -172,19 +175,6 @@ def holdout_split(paradigm: Paradigm, fraction: float, seed: int = 0) -> list[st
     return sorted(rng.choice(keys, size=n, replace=False).tolist())
 
 
-@dataclass
-class HoldoutScores:
-    n: int
-    exact_match: float  # fraction of held-out words whose 1-best prediction is the truth
-    mean_neg_logp: float  # mean -log p(true form) in nats (inf if any has p = 0)
-    per_word: dict  # key -> {"gold", "predicted", "p_gold", "neg_logp"[, "unseen"]}
-
-    @property
-    def unseen(self) -> list[str]:
-        """Held-out words containing a segment seen in no training word (p = 0)."""
-        return [k for k, w in self.per_word.items() if w.get("unseen")]
-
-
 def in_alphabet(word: str, alphabet: Alphabet) -> bool:
     """True when every segment of ``word`` is a symbol of ``alphabet`` (a held-out word may
     contain a segment seen nowhere else; it then has probability 0, not an error)."""
@@ -192,32 +182,14 @@ def in_alphabet(word: str, alphabet: Alphabet) -> bool:
 
 
 def score_holdout(beliefs: dict, model: PhonologyModel, gold: dict) -> HoldoutScores:
-    """Exact-match accuracy and mean -log p of the true forms under the word beliefs.
+    """Exact-match accuracy and mean -log p of the true forms under the word beliefs
+    (:func:`strgm.models.scoring.score_words`, the one held-out scorer).
 
     ``beliefs``: surface variable name -> Belief; ``gold``: word key -> true surface.
     A true form with a segment seen in no training word has p = 0 (-log p = inf, never an
     exact match); its ``per_word`` entry lists the ``unseen`` segments."""
-    per, hits, nll = {}, 0, []
-    for key, truth in gold.items():
+    for key in gold:
         if key not in model.word_vars or model.word_vars[key] not in beliefs:
             raise InputError(f"held-out word {key!r} is not a word of the model "
                              "(or has no belief)", path=model.paradigm.source)
-        b = beliefs[model.word_vars[key]]
-        top = b.kbest(1)
-        pred = top[0][0] if top else None
-        unseen = [s for s in segment(truth) if s not in model.alphabet]
-        if unseen:
-            target, lp, hit = truth, -np.inf, False
-        else:
-            target = model.alphabet.join(model.alphabet.encode(truth))
-            lp = float(b.logprob(truth))
-            hit = pred == target
-        hits += hit
-        nll.append(-lp)
-        per[key] = {"gold": target, "predicted": pred, "p_gold": float(np.exp(lp)),
-                    "neg_logp": float(-lp), "exact": bool(hit)}
-        if unseen:
-            per[key]["unseen"] = sorted(set(unseen))
-    n = len(gold)
-    return HoldoutScores(n, hits / n if n else float("nan"),
-                         float(np.mean(nll)) if n else float("nan"), per)
+    return score_words({k: beliefs[model.word_vars[k]] for k in gold}, gold, model.alphabet)

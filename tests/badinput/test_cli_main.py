@@ -4,7 +4,8 @@ each give one line (exit 2 and 3), ``--debug`` shows the traceback instead."""
 import pytest
 
 import strgm.cli as cli
-from strgm.cli_errors import bug_line
+import strgm.cli.paradigm as paradigm_cmds
+from strgm.cli.errors import bug_line
 from tests.badinput.harness import assert_clean_error, run_cli
 
 
@@ -26,7 +27,7 @@ def _explode(args):
 
 
 def test_an_unexpected_exception_is_one_line_naming_the_bug_and_where(monkeypatch, tmp_path):
-    monkeypatch.setattr(cli, "cmd_graph", _explode)
+    monkeypatch.setattr(paradigm_cmds, "cmd_graph", _explode)
     o = run_cli(["graph", "x.tsv", "--dot", "-"], watch=tmp_path)
     lines = o.stderr.strip().splitlines()
     assert o.code == 3 and len(lines) == 1, o.stderr
@@ -36,7 +37,7 @@ def test_an_unexpected_exception_is_one_line_naming_the_bug_and_where(monkeypatc
 
 
 def test_debug_shows_the_traceback(monkeypatch):
-    monkeypatch.setattr(cli, "cmd_graph", _explode)
+    monkeypatch.setattr(paradigm_cmds, "cmd_graph", _explode)
     with pytest.raises(ZeroDivisionError):
         cli.main(["graph", "x.tsv", "--dot", "-", "--debug"])
 

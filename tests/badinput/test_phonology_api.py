@@ -85,7 +85,7 @@ def _model():
 def test_load_phonology_refuses_non_finite_weights(tmp_path, bad):
     """Literal NaN/Infinity is not JSON; the strict-JSON strings load as non-finite
     weights; either way the file is named and nothing says "inconsistent"."""
-    from strgm.cli_train import load_phonology
+    from strgm.cli.train import load_phonology
     from strgm.models.edit_model import PhonologyEditModel
 
     d = _model().to_dict()
@@ -105,7 +105,7 @@ def test_load_phonology_refuses_non_finite_weights(tmp_path, bad):
 def test_report_and_score_holdout_check_their_arguments():
     from strgm.inference import infer
     from strgm.models.phonology import build_phonology_model, score_holdout
-    from strgm.report import morpheme_table, result_json
+    from strgm.cli.report import morpheme_table, result_json
 
     model = build_phonology_model(PARA, hidden=["R1 PAST"])
     res = infer(model.graph, "pruned", max_iters=2)

@@ -96,7 +96,7 @@ def test_em_iters_0_evaluates_the_initial_model_without_training(tmp_path, capsy
     """--em-iters 0: one E-step (objective of θ₀), no M-step; the saved θ is θ₀."""
     import numpy as np
 
-    from strgm.cli_train import initial_model
+    from strgm.cli.train import initial_model
     from strgm.datasets.paradigm import read_paradigm
 
     f = tmp_path / "tiny.tsv"

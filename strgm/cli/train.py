@@ -1,4 +1,5 @@
-"""``strgm train FILE``: learn the phonology by EM (see strgm.models.em).
+"""``strgm train FILE``: learn the phonology by EM (see strgm.models.em and the training
+workflow, strgm.workflows.training).
 
 Every option is range-checked by its argparse type, and every output path (``--json``,
 ``--save``, ``--checkpoint``) and the ``--resume`` checkpoint are checked before the
@@ -9,11 +10,10 @@ surface much later as "observations inconsistent").
 
 from __future__ import annotations
 
-import os
 import sys
 import warnings
 
-from strgm.errors import OptionError
+from strgm.cli.common import check_outputs
 from strgm.validate import float_arg, int_arg, size_arg
 
 
@@ -90,49 +90,22 @@ def check_resume(path: str) -> None:
     load_checkpoint(path)
 
 
-def score_heldout(r, words: list, predict, score) -> dict:
-    """Scores of the held-out ``words`` under the trained model (``strgm.models.em``'s
-    ``predict`` and ``score``). A word with a morpheme that occurs in no training word
-    cannot be predicted: like a word with an unseen segment it gets p = 0 (never an exact
-    match, -log p = inf) and its entry names the ``unseen_morphemes``; the run goes on."""
-    seen = set(r.graph_model.morpheme_vars)
-    ok = [e for e in words if all(m in seen for m in e.morphemes)]
-    sc = score(predict(r.model.fst(), r.model.alphabet, r.result, r.graph_model, ok),
-               {e.key: e.surface for e in ok}, r.model.alphabet)
-    per = dict(sc["per_word"])
-    for e in words:
-        if e.key not in per:
-            per[e.key] = {"gold": e.surface, "predicted": None, "p_gold": 0.0,
-                          "unseen_morphemes": [m for m in e.morphemes if m not in seen]}
-    n, lost = len(words), len(words) - len(ok)
-    hits = sum(w["predicted"] is not None and w["predicted"] == w["gold"]
-               for w in per.values())
-    total = sc["mean_neg_logp"] * len(ok) if ok else 0.0
-    return {"n": n, "exact_match": hits / n if n else float("nan"),
-            "mean_neg_logp": float("inf") if lost else (total / n if n else float("nan")),
-            "per_word": {e.key: per[e.key] for e in words}}
-
-
-def check_outputs(outputs, inputs=()) -> None:
-    """:func:`strgm.safe_io.check_output` for each ``(path, option, directory)`` of
-    ``outputs`` (shared by every phonology command), and refuse an output that is one of
-    the run's ``inputs``: writing it would destroy the input (``--json words.tsv``)."""
-    from strgm.safe_io import check_output
-
-    real = {os.path.realpath(p) for p in inputs if p}
-    for path, option, directory in outputs:
-        check_output(path, option, directory=directory)
-        if path and path != "-" and os.path.realpath(path) in real:
-            raise OptionError(option, path, "is an input of this run; writing it would "
-                                            "destroy the input")
+def _print_scores(sc) -> None:
+    print(f"held-out words: {sc.n}   exact match: {100 * sc.exact_match:.1f}%   "
+          f"mean -log p(true form): {sc.mean_neg_logp:.3f} nats")
+    lost = [k for k, w in sc.per_word.items() if "unseen_morphemes" in w]
+    if lost:
+        print(f"  p = 0 for {len(lost)} word(s) with a morpheme seen in no training "
+              f"word: {', '.join(lost)}")
 
 
 def cmd_train(args) -> int:
+    """Check every path, train (:func:`strgm.workflows.training.train_paradigm`), print
+    the trace and held-out scores, write ``--save`` and ``--json``."""
     from strgm.datasets.paradigm import read_paradigm
     from strgm.inference import Progress
-    from strgm.models.em import predict, score, train_phonology
-    from strgm.models.phonology import holdout_split
     from strgm.safe_io import atomic_write_json
+    from strgm.workflows.training import train_paradigm
 
     check_outputs([(args.json, "--json", False), (args.save, "--save", False)],
                   [args.file, args.resume])
@@ -141,33 +114,26 @@ def cmd_train(args) -> int:
         check_resume(args.resume)
     warnings.simplefilter("ignore")
     para = read_paradigm(args.file)
-    ho = set(holdout_split(para, args.holdout, args.seed)) if args.holdout else set()
     prog = Progress(not args.quiet and sys.stderr.isatty())
     model = None if args.resume else initial_model(args, para.alphabet())
     infer_opts = {"max_iters": args.max_iters, "max_states": args.max_states}
     if args.max_memory is not None:
         infer_opts["max_memory"] = args.max_memory
-    r = train_phonology(para, method=args.method, em_iters=args.em_iters, l2=args.l2,
-                        heldout=ho, infer_opts=infer_opts, model=model,
-                        checkpoint=args.checkpoint, resume=args.resume, progress=prog)
+    run = train_paradigm(para, args.method, args.holdout, args.seed, model, progress=prog,
+                         em_iters=args.em_iters, l2=args.l2, infer_opts=infer_opts,
+                         checkpoint=args.checkpoint, resume=args.resume)
     prog.done()
-    for e in r.trace:
+    for e in run.train.trace:
         print(f"EM {e['iteration']}: objective {e['objective']:.3f}")
-    out = {"trace": r.trace}
-    if ho and r.result is not None:
-        sc = score_heldout(r, [e for e in para.entries if e.key in ho], predict, score)
-        print(f"held-out words: {sc['n']}   exact match: {100 * sc['exact_match']:.1f}%   "
-              f"mean -log p(true form): {sc['mean_neg_logp']:.3f} nats")
-        lost = [k for k, w in sc["per_word"].items() if "unseen_morphemes" in w]
-        if lost:
-            print(f"  p = 0 for {len(lost)} word(s) with a morpheme seen in no training "
-                  f"word: {', '.join(lost)}")
-        out["holdout"] = sc
-    elif ho:
+    out = {"trace": run.train.trace}
+    if run.scores is not None:
+        _print_scores(run.scores)
+        out["holdout"] = run.scores.to_dict()
+    elif run.held_out:
         print("held-out words not scored: the checkpoint is already past --em-iters, so no "
               "E-step ran")
     if args.save:
-        r.model.save(args.save, {"method": args.method, "l2": args.l2})
+        run.train.model.save(args.save, {"method": args.method, "l2": args.l2})
         print(f"wrote {args.save}")
     if args.json:
         atomic_write_json(args.json, out)

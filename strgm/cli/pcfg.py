@@ -1,4 +1,4 @@
-"""``strgm pcfg train|parse``: the PCFG command (wired into ``strgm.cli`` by its owner).
+"""``strgm pcfg train|parse``: the PCFG commands.
 
     strgm pcfg train GRAMMAR CORPUS --method em|map|vb|cvb|gibbs|mh [--alpha A] [--iters N]
                      [--seed S] [--out GRAMMAR] [--chars] [--heldout YLD] [--burn-in B]
@@ -12,7 +12,7 @@ sentences without a parse print ``(no parse)`` and are listed on stderr.
 Every option is checked by its argparse type before anything is read, every output path
 (``--out``, ``--trace-json``, ``--checkpoint``) before any work starts, and outputs are
 written atomically as strict JSON or grammar text.  Errors are raised as
-:class:`~strgm.errors.StrgmError` and printed as one line by ``strgm.cli.main``.
+:class:`~strgm.errors.StrgmError` and printed as one line by :func:`strgm.cli.main`.
 
 Sampler checkpoints: ``--iters`` is the length of the whole chain, so an interrupted run
 is finished by repeating its command with ``--resume CHECKPOINT``; the checkpoint holds

@@ -1,13 +1,15 @@
-"""Plain-text tables and JSON summaries of phonology inference results.
+"""Plain-text tables and JSON summaries of phonology inference results, for users.
 
-The JSON summary (:func:`result_json`) is written with :func:`strgm.safe_io.strict_json`,
+:func:`run_text` is what ``strgm infer`` and ``strgm demo`` print after inference. The
+JSON summary (:func:`result_json`) is written with :func:`strgm.safe_io.strict_json`,
 so an infinite -log p appears as the string ``"Infinity"``."""
 
 from __future__ import annotations
 
 from typing import Optional
 
-from strgm.models.phonology import HoldoutScores, PhonologyModel
+from strgm.models.phonology import PhonologyModel
+from strgm.models.scoring import HoldoutScores
 from strgm.validate import check_int
 
 
@@ -76,8 +78,24 @@ def result_json(result, model: PhonologyModel, k: int, scores: Optional[HoldoutS
                   for key in model.unobserved_words},
     }
     if scores is not None:
-        out["holdout"] = {"n": scores.n, "exact_match": scores.exact_match,
-                          "mean_neg_logp": scores.mean_neg_logp, "per_word": scores.per_word}
+        out["holdout"] = scores.to_dict()
     if extra:
         out.update(extra)
     return out
+
+
+def run_text(run, k: int) -> str:
+    """The report of a :class:`~strgm.workflows.paradigm.ParadigmRun`: timing, the k-best
+    underlying forms, the predicted surfaces (marked against the held-out truth) and the
+    held-out scores."""
+    result, model = run.result, run.model
+    status = "converged" if result.converged else "stopped at the iteration cap"
+    parts = [f"inference: {result.seconds:.1f}s, {result.iterations} iterations ({status})\n",
+             "Underlying forms", morpheme_table(result, model, k)]
+    if model.unobserved_words:
+        gold = {key: w["gold"] for key, w in run.scores.per_word.items()} if run.scores \
+            else {}
+        parts += ["\nPredicted surface forms", prediction_table(result, model, gold)]
+        if run.scores is not None:
+            parts.append("\n" + holdout_line(run.scores))
+    return "\n".join(parts)

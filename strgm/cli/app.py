@@ -1,0 +1,77 @@
+"""The ``strgm`` command line: the parser and :func:`main`.
+
+    strgm demo                      English verbs from CMUdict: URs and predictions
+    strgm infer FILE [options]      underlying forms for a paradigm (TSV or wide CSV)
+    strgm graph FILE --dot OUT      the paradigm's factor graph in Graphviz dot
+    strgm beliefs DIR [options]     query beliefs saved by ``infer --save-beliefs DIR``
+    strgm train FILE [options]      learn the phonology by EM (see ``strgm train --help``)
+    strgm pcfg train|parse ...      Bayesian PCFGs (see ``strgm pcfg --help``)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Optional
+
+from strgm.cli import beliefs, paradigm, pcfg, train
+from strgm.cli.errors import OneLineParser, bug_line, error_line
+from strgm.errors import StrgmError
+
+#: Exit statuses of :func:`main`.
+EXIT_INPUT, EXIT_BUG, EXIT_INTERRUPTED, EXIT_PIPE = 2, 3, 130, 141
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Every subcommand, each from its own module, imported explicitly (a module that
+    fails to import is an error of ``strgm`` itself, never a silently missing command)."""
+    p = OneLineParser(prog="strgm", description=__doc__,
+                      formatter_class=argparse.RawDescriptionHelpFormatter,
+                      epilog="--debug (any command): show the traceback of an error")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
+    paradigm.add_subparsers(sub)
+    beliefs.add_subparser(sub)
+    pcfg.add_subparser(sub)
+    train.add_subparser(sub)
+    return p
+
+
+def _quiet_pipe() -> int:
+    """Output piped into ``head``, say, was closed: stop quietly."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())  # no second error when Python flushes
+    return EXIT_PIPE
+
+
+def main(argv: Optional[list] = None) -> int:
+    """Run the command line; returns the exit status (0 ok, 2 input error, 3 bug,
+    130 interrupted, 141 closed pipe). Every error is one line starting ``strgm: error:``
+    (:mod:`strgm.cli.errors`); ``--debug`` re-raises with the traceback."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    if debug:
+        argv.remove("--debug")
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except BrokenPipeError:
+        return _quiet_pipe()
+    except (StrgmError, KeyboardInterrupt, MemoryError, Exception) as e:
+        if debug:
+            raise
+        line, code = _report(e)
+        print(line, file=sys.stderr)
+        return code
+
+
+def _report(e: BaseException) -> tuple[str, int]:
+    """(the one error line, the exit status) of an exception that ended a command."""
+    if isinstance(e, StrgmError):
+        return error_line(e), EXIT_INPUT
+    if isinstance(e, KeyboardInterrupt):
+        return error_line("interrupted"), EXIT_INTERRUPTED
+    if isinstance(e, MemoryError):
+        return error_line("out of memory; lower --max-states or --max-memory, or use "
+                          "--method pruned or ep"), EXIT_INPUT
+    return bug_line(e), EXIT_BUG

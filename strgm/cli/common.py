@@ -1,0 +1,55 @@
+"""What every phonology command shares: output checks before any work, the progress
+display, argparse types, and re-labelling library keywords as command-line options."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from strgm.errors import OptionError
+
+#: Library keywords (as named in an OptionError) -> the command-line option that sets them.
+CLI_NAMES = {"p_copy": "--p-copy", "mean_length": "--mean-length", "boundary": "--boundary",
+             "fraction": "--holdout", "seed": "--seed", "n_roots": "--roots"}
+
+
+def progress(args):
+    """The progress display on stderr: on a terminal, or with ``--progress``; never with
+    ``--quiet``."""
+    from strgm.inference import Progress
+
+    enabled = not getattr(args, "quiet", False) and (getattr(args, "progress", False)
+                                                    or sys.stderr.isatty())
+    return Progress(enabled)
+
+
+def relabel(fn, *args, **kw):
+    """``fn(*args, **kw)``; an OptionError naming a library keyword is re-labelled with
+    the command-line option that set it (``p_copy`` -> ``--p-copy``)."""
+    try:
+        return fn(*args, **kw)
+    except OptionError as e:
+        name = CLI_NAMES.get(e.option)
+        raise (OptionError(name, e.value, e.reason) if name else e) from None
+
+
+def symbol(text: str) -> str:
+    """argparse type of ``--boundary``: one non-empty symbol without spaces."""
+    if not text or any(c.isspace() for c in text):
+        raise argparse.ArgumentTypeError(f"must be one symbol without spaces, got {text!r}")
+    return text
+
+
+def check_outputs(outputs, inputs=()) -> None:
+    """:func:`strgm.safe_io.check_output` for each ``(path, option, directory)`` of
+    ``outputs`` (shared by every phonology command), and refuse an output that is one of
+    the run's ``inputs``: writing it would destroy the input (``--json words.tsv``)."""
+    from strgm.safe_io import check_output
+
+    real = {os.path.realpath(p) for p in inputs if p}
+    for path, option, directory in outputs:
+        check_output(path, option, directory=directory)
+        if path and path != "-" and os.path.realpath(path) in real:
+            raise OptionError(option, path, "is an input of this run; writing it would "
+                                            "destroy the input")

@@ -1,0 +1,212 @@
+"""``strgm infer``, ``strgm demo`` and ``strgm graph``: the paradigm commands.
+
+They parse options, check every output path before any input is read, call the paradigm
+workflow (:mod:`strgm.workflows.paradigm`) and format what it returns
+(:mod:`strgm.cli.report`); the workflow itself neither parses nor prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Optional
+
+from strgm.cli.common import check_outputs, progress, relabel, symbol
+from strgm.errors import OptionError
+from strgm.validate import float_arg, int_arg, size_arg
+
+#: Projections each EP method accepts (checked before any file is read).
+_PROJECTIONS = {"ep": ("gradient", "closed"), "pep": ("prox", "grow")}
+
+
+def check_paths(args) -> None:
+    """Refuse unwritable outputs and a missing ``--model`` before any input is read or any
+    inference starts, so that a long run is never lost to a bad ``--json`` path; checks
+    the method/projection combination too."""
+    from strgm.safe_io import check_input
+
+    check_outputs([(args.json, "--json", False), (args.save_beliefs, "--save-beliefs", True)],
+                  [getattr(args, "file", None), args.model])
+    if getattr(args, "model", None):
+        check_input(args.model, "phonology model (--model)")
+    if getattr(args, "save_beliefs", None):
+        from strgm.inference.saved import check_save_target
+
+        check_save_target(args.save_beliefs)
+    projection = getattr(args, "projection", None)
+    allowed = _PROJECTIONS.get(getattr(args, "method", None), ())
+    if projection is not None and projection not in allowed:
+        raise OptionError("--projection", projection,
+                          f"projection {projection!r} is not available for {args.method!r} "
+                          "(ep: gradient or closed; pep: prox or grow)")
+
+
+def _add_engine_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("inference")
+    g.add_argument("--method", default="pruned", choices=["bp", "pruned", "ep", "pep"],
+                   help="bp: exact messages; pruned: k-best domains (Cotterell et al. 2015); "
+                        "ep: n-gram EP; pep: penalized EP (default: %(default)s)")
+    g.add_argument("--kbest", type=int_arg(1), default=20,
+                   help="pruned BP domain size per message (default: %(default)s)")
+    g.add_argument("--order", type=int, default=2, choices=[1, 2, 3],
+                   help="EP n-gram order (default: %(default)s)")
+    g.add_argument("--projection", default=None,
+                   choices=["prox", "grow", "gradient", "closed"],
+                   help="pep: prox (default) or grow; ep: gradient (default; one step "
+                        "per visit, as in PEP §7) or closed (exact fit per visit; "
+                        "exact on trees, degrades on loopy graphs)")
+    g.add_argument("--lambda", dest="lam", type=float_arg(0), default=0.01,
+                   help="PEP penalty λ (default: %(default)s)")
+    g.add_argument("--anneal", action="store_true", help="PEP: decay λ over iterations")
+    g.add_argument("--max-iters", type=int_arg(1), default=10, help="default: %(default)s")
+    g.add_argument("--tol", type=float_arg(0), default=1e-4,
+                   help="convergence: max change of top-5 belief probabilities")
+    g.add_argument("--max-states", type=int_arg(1), default=200_000,
+                   help="size guard for exact messages (default: %(default)s)")
+    g.add_argument("--max-memory", type=size_arg(), default=None, metavar="SIZE",
+                   help="memory budget of inference, e.g. 2G (default: a safe fraction "
+                        "of the machine's RAM)")
+
+
+def _add_model_options(p: argparse.ArgumentParser) -> None:
+    m = p.add_argument_group("model")
+    m.add_argument("--p-copy", type=float_arg(0, 1, min_open=True, max_open=True),
+                   default=0.99, help="untrained edit transducer copy probability, in "
+                                      "(0, 1) (default: %(default)s)")
+    m.add_argument("--boundary", type=symbol, default=None, metavar="SYMBOL",
+                   help="morpheme boundary symbol in word URs (default: none)")
+    m.add_argument("--mean-length", type=float_arg(0, min_open=True), default=None,
+                   help="prior mean UR length (default: surface segments per morpheme)")
+    m.add_argument("--model", default=None, help="trained phonology from `strgm train --save`")
+
+
+def _add_output_options(p: argparse.ArgumentParser) -> None:
+    o = p.add_argument_group("output")
+    o.add_argument("--json", metavar="OUT", help="write results as JSON")
+    o.add_argument("--save-beliefs", metavar="DIR",
+                   help="save every belief (OpenFst files + beliefs.json) to query later "
+                        "with `strgm beliefs DIR` or InferenceResult.load(DIR)")
+    o.add_argument("--top", type=int_arg(1, 1000), default=3,
+                   help="strings shown per morpheme, 1-1000 (default: %(default)s)")
+    o.add_argument("--holdout", type=float_arg(0, 1, min_open=True, max_open=True),
+                   default=None, metavar="FRAC",
+                   help="hide this fraction (0 < FRAC < 1) of the observed words and "
+                        "predict them (at least one word is kept for training)")
+    o.add_argument("--seed", type=int_arg(0), default=0,
+                   help="holdout seed (default: %(default)s)")
+    o.add_argument("--quiet", action="store_true", help="no progress display")
+    o.add_argument("--progress", action="store_true", help="progress even when not a tty")
+
+
+def add_inference_options(p: argparse.ArgumentParser) -> None:
+    """The options of ``infer`` and ``demo``: engine, model and output."""
+    _add_engine_options(p)
+    _add_model_options(p)
+    _add_output_options(p)
+
+
+def engine_options(args) -> dict:
+    """The keywords of :func:`strgm.inference.infer` that ``args`` sets for its method."""
+    opts = {"max_iters": args.max_iters, "tol": args.tol, "max_states": args.max_states}
+    if args.method == "pruned":
+        opts["kbest"] = args.kbest
+    if getattr(args, "max_memory", None) is not None:
+        opts["max_memory"] = args.max_memory
+    if args.method == "ep":
+        opts.update(order=args.order, projection=args.projection)
+    elif args.method == "pep":
+        opts.update(projection=args.projection, lam=args.lam, anneal=args.anneal)
+    return opts
+
+
+def run_paradigm(paradigm, args, out=None, title: Optional[str] = None) -> int:
+    """Shared body of ``infer`` and ``demo``: the paradigm workflow, printed and saved."""
+    from strgm.cli import report
+    from strgm.workflows.paradigm import prepare_paradigm, run_inference
+
+    out = sys.stdout if out is None else out
+    trained = None
+    if getattr(args, "model", None):
+        from strgm.models.edit_model import PhonologyEditModel
+
+        trained = PhonologyEditModel.load(args.model)
+    run = relabel(prepare_paradigm, paradigm, args.holdout, args.seed, trained,
+                  p_copy=args.p_copy, boundary=args.boundary, mean_length=args.mean_length)
+    model = run.model
+    print(title or f"{paradigm.source}", file=out)
+    print(f"{len(paradigm)} words ({run.n_observed} observed), {len(model.morpheme_vars)} "
+          f"morphemes, {model.alphabet.num_segments} segments; method: {args.method}",
+          file=out)
+    prog = progress(args)
+    run = run_inference(run, args.method, progress=prog, **engine_options(args))
+    prog.done()
+    print(report.run_text(run, args.top), file=out)
+    if args.json:
+        from strgm.safe_io import atomic_write_json
+
+        atomic_write_json(args.json, report.result_json(run.result, model, args.top,
+                                                        run.scores))
+        print(f"\nwrote {args.json}", file=out)
+    if getattr(args, "save_beliefs", None):
+        run.result.save(args.save_beliefs)
+        print(f"saved {len(run.result.variables)} beliefs to {args.save_beliefs}", file=out)
+    return 0
+
+
+def cmd_infer(args) -> int:
+    from strgm.datasets.paradigm import read_paradigm
+
+    check_paths(args)
+    return run_paradigm(read_paradigm(args.file), args)
+
+
+def cmd_demo(args) -> int:
+    from strgm.datasets.cmudict_paradigm import english_paradigm
+
+    check_paths(args)
+    t0 = time.perf_counter()
+    paradigm = relabel(english_paradigm, args.roots, args.seed)
+    title = (f"strgm demo: {args.roots} regular English verbs from CMUdict (seed {args.seed}),"
+             " bare/PAST/3SG/PROG forms.\nThe untrained phonology copies with p = "
+             f"{args.p_copy}; `strgm train` (EM) learns alternations such as -d ~ -t ~ -ɪd.")
+    rc = run_paradigm(paradigm, args, title=title)
+    print(f"\ntotal time {time.perf_counter() - t0:.1f}s")
+    return rc
+
+
+def cmd_graph(args) -> int:
+    from strgm.datasets.paradigm import read_paradigm
+    from strgm.models.phonology import build_phonology_model
+    from strgm.safe_io import atomic_write_text
+
+    check_outputs([(args.dot, "--dot", False)], [args.file])
+    model = relabel(build_phonology_model, read_paradigm(args.file), boundary=args.boundary)
+    text = model.graph.to_dot()
+    if args.dot == "-":
+        sys.stdout.write(text)
+    else:
+        atomic_write_text(args.dot, text)
+        print(f"wrote {args.dot} ({len(model.graph.variables)} variables, "
+              f"{len(model.graph.factors)} factors)")
+    return 0
+
+
+def add_subparsers(sub) -> None:
+    """``demo``, ``infer`` and ``graph`` (their functions are looked up when the parser
+    is built, so a test may replace one)."""
+    d = sub.add_parser("demo", help="run the bundled English demo")
+    d.add_argument("--roots", type=int_arg(1), default=30,
+                   help="verbs sampled (default: %(default)s)")
+    add_inference_options(d)
+    d.set_defaults(func=cmd_demo, holdout=0.1)
+    i = sub.add_parser("infer", help="infer URs for a paradigm file")
+    i.add_argument("file", help="paradigm: long TSV (morphemes<TAB>surface) or wide .csv")
+    add_inference_options(i)
+    i.set_defaults(func=cmd_infer)
+    gr = sub.add_parser("graph", help="export the factor graph as Graphviz dot")
+    gr.add_argument("file", help="paradigm: long TSV or wide .csv")
+    gr.add_argument("--dot", required=True, help="output path, or - for stdout")
+    gr.add_argument("--boundary", type=symbol, default=None, metavar="SYMBOL",
+                    help="morpheme boundary symbol in word URs (default: none)")
+    gr.set_defaults(func=cmd_graph)

@@ -1,0 +1,65 @@
+"""The training workflow: EM on a paradigm's training words, then the held-out words
+predicted by the trained phonology and scored.
+
+    run = train_paradigm(read_paradigm("words.tsv"), "pruned", holdout=0.1, em_iters=3)
+    run.train.trace, run.scores.exact_match
+
+Prediction (:func:`strgm.models.em.predict`): a held-out word's surface belief is the
+trained phonology applied to the concatenation of its morphemes' k-best beliefs. A word
+with a morpheme that occurs in no training word cannot be predicted: like a word with an
+unseen segment it gets p = 0 (never an exact match, −log p = inf) and its entry names the
+``unseen_morphemes``; the run goes on. Scores come from
+:func:`strgm.models.scoring.score_words`, the scorer of the paradigm workflow.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from strgm.datasets.paradigm import Paradigm
+from strgm.models.em import TrainResult, predict, train_phonology
+from strgm.models.scoring import HoldoutScores, score_words
+from strgm.workflows.paradigm import held_out_entries
+
+__all__ = ["TrainRun", "score_trained", "train_paradigm"]
+
+
+@dataclass
+class TrainRun:
+    """``train``: EM's result (model, trace, last E-step); ``held_out``: word key ->
+    ParadigmEntry; ``scores``: held-out scores, None without a holdout or when no E-step
+    ran (a checkpoint already past ``em_iters``)."""
+
+    paradigm: Paradigm
+    train: TrainResult
+    held_out: dict = field(default_factory=dict)
+    scores: Optional[HoldoutScores] = None
+
+
+def score_trained(r: TrainResult, words: list, k: int = 8) -> HoldoutScores:
+    """Scores of the held-out paradigm entries ``words`` under the trained model of ``r``
+    (module docstring), from the k-best lists of the morpheme beliefs."""
+    seen = set(r.graph_model.morpheme_vars)
+    ok = [e for e in words if all(m in seen for m in e.morphemes)]
+    beliefs = predict(r.model.fst(), r.model.alphabet, r.result, r.graph_model, ok, k)
+    lost = {e.key: [m for m in e.morphemes if m not in seen] for e in words
+            if e.key not in beliefs}
+    return score_words(beliefs, {e.key: e for e in words}, r.model.alphabet,
+                       unpredictable=lost)
+
+
+def train_paradigm(paradigm: Paradigm, method: str = "pruned",
+                   holdout: Optional[float] = None, seed: int = 0, model=None, *,
+                   progress: Optional[Callable[[str], None]] = None, **em_opts) -> TrainRun:
+    """EM (:func:`strgm.models.em.train_phonology` with ``em_opts``: ``em_iters``, ``l2``,
+    ``tol``, ``infer_opts``, ``checkpoint``, ``resume``) from ``model`` (default: the
+    copy-biased start) on the words left after the ``holdout`` words (a fraction or word
+    keys: :func:`~strgm.workflows.paradigm.held_out_entries`) are held out, then the
+    held-out words scored (module docstring)."""
+    chosen = held_out_entries(paradigm, holdout, seed)
+    held = {e.key: e for e in paradigm.entries if e.key in chosen}  # paradigm order
+    r = train_phonology(paradigm, method=method, heldout=set(held), model=model,
+                        progress=progress, **em_opts)
+    scores = score_trained(r, list(held.values())) if held and r.result is not None else None
+    return TrainRun(paradigm, r, held, scores)
