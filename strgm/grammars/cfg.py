@@ -228,61 +228,73 @@ class CompiledGrammar:
         return int({"bin": self.bin_rule, "un": self.un_rule, "lex": self.lex_rule}[kind][ev])
 
 
-def compile_grammar(g: Grammar) -> CompiledGrammar:
-    """Binarise, introduce preterminals for embedded terminals, index events (see module)."""
-    nts: list = list(g.nonterminals)
-    idx: dict = dict(g.nt_index)
+class _Binariser:
+    """Event lists of a compiled grammar under construction: compiled nonterminals, binary
+    events (parent, left, right, rule), unary (parent, child, rule) and lexical
+    (parent, rhs tuple, rule) events; rule −1 marks an event the compilation introduced."""
 
-    def nt(name: str) -> int:
-        if name not in idx:
-            idx[name] = len(nts)
-            nts.append(name)
-        return idx[name]
+    def __init__(self, g: Grammar):
+        self.g = g
+        self.nts: list = list(g.nonterminals)
+        self.idx: dict = dict(g.nt_index)
+        self.bins: list = []
+        self.uns: list = []
+        self.lexs: list = []
+        self.made: set = set()
 
-    bins: list = []  # (parent, left, right, rule)
-    uns: list = []
-    lexs: list = []  # (parent, rhs tuple, rule)
-    made_pre: set = set()
-    made_prefix: set = set()
+    def nt(self, name: str) -> int:
+        if name not in self.idx:
+            self.idx[name] = len(self.nts)
+            self.nts.append(name)
+        return self.idx[name]
 
-    def fresh(name: str) -> str:
-        while name in g.nt_index:  # never collide with a user nonterminal
+    def fresh(self, name: str) -> str:
+        while name in self.g.nt_index:  # never collide with a user nonterminal
             name = name[0] + name
         return name
 
-    def sym(x: str) -> int:
-        if x in g.nt_index:
-            return g.nt_index[x]
-        name = fresh("'" + x)
-        j = nt(name)
-        if name not in made_pre:
-            made_pre.add(name)
-            lexs.append((j, (x,), -1))
+    def sym(self, x: str) -> int:
+        """A nonterminal as itself; a terminal through its preterminal 'x → x."""
+        if x in self.g.nt_index:
+            return self.g.nt_index[x]
+        name = self.fresh("'" + x)
+        j = self.nt(name)
+        if name not in self.made:
+            self.made.add(name)
+            self.lexs.append((j, (x,), -1))
         return j
 
-    def prefix(items: tuple) -> int:
+    def prefix(self, items: tuple) -> int:
         """Compiled symbol deriving exactly the sequence ``items`` (length >= 2)."""
-        name = fresh("@<" + " ".join(items) + ">")
-        j = nt(name)
-        if name not in made_prefix:
-            made_prefix.add(name)
+        name = self.fresh("@<" + " ".join(items) + ">")
+        j = self.nt(name)
+        if name not in self.made:
+            self.made.add(name)
             if len(items) == 2:
-                bins.append((j, sym(items[0]), sym(items[1]), -1))
+                self.bins.append((j, self.sym(items[0]), self.sym(items[1]), -1))
             else:
-                bins.append((j, prefix(items[:-1]), sym(items[-1]), -1))
+                self.bins.append((j, self.prefix(items[:-1]), self.sym(items[-1]), -1))
         return j
 
-    for ri, r in enumerate(g.rules):
-        a = g.nt_index[r.lhs]
+    def add_rule(self, ri: int, r: Rule) -> None:
+        a = self.g.nt_index[r.lhs]
         rhs = tuple(r.rhs)
-        if all(x not in g.nt_index for x in rhs):
-            lexs.append((a, rhs, ri))
+        if all(x not in self.g.nt_index for x in rhs):
+            self.lexs.append((a, rhs, ri))
         elif len(rhs) == 1:
-            uns.append((a, g.nt_index[rhs[0]], ri))
+            self.uns.append((a, self.g.nt_index[rhs[0]], ri))
         elif len(rhs) == 2:
-            bins.append((a, sym(rhs[0]), sym(rhs[1]), ri))
+            self.bins.append((a, self.sym(rhs[0]), self.sym(rhs[1]), ri))
         else:
-            bins.append((a, prefix(rhs[:-1]), sym(rhs[-1]), ri))
+            self.bins.append((a, self.prefix(rhs[:-1]), self.sym(rhs[-1]), ri))
+
+
+def compile_grammar(g: Grammar) -> CompiledGrammar:
+    """Binarise, introduce preterminals for embedded terminals, index events (see module)."""
+    b = _Binariser(g)
+    for ri, r in enumerate(g.rules):
+        b.add_rule(ri, r)
+    bins, uns, lexs = b.bins, b.uns, b.lexs
 
     def arr(rows, k):
         return np.array([x[k] for x in rows], dtype=np.int64)
@@ -291,7 +303,7 @@ def compile_grammar(g: Grammar) -> CompiledGrammar:
     for e, (p, rhs, ri) in enumerate(lexs):
         lex.setdefault(rhs, []).append((p, e))
     return CompiledGrammar(
-        grammar=g, nts=nts, start=g.nt_index[g.start],
+        grammar=g, nts=b.nts, start=g.nt_index[g.start],
         bin_parent=arr(bins, 0), bin_left=arr(bins, 1), bin_right=arr(bins, 2),
         bin_rule=arr(bins, 3),
         un_parent=arr(uns, 0), un_child=arr(uns, 1), un_rule=arr(uns, 2),
