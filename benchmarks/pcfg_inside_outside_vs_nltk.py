@@ -1,7 +1,7 @@
-"""Inside–outside throughput vs NLTK's ``InsideChartParser`` (issue 5 acceptance).
+"""Inside–outside throughput vs NLTK's ``InsideChartParser``.
 
 Grammar: the relative-frequency PCFG of the cleaned Penn Treebank sample trees of the
-sentences used (so every sentence parses), from ``../shared/data/treebank/wsj``.  Ours:
+sentences used (so every sentence parses), from the data directory's ``treebank/wsj``.  Ours:
 inside + outside + expected rule counts for every sentence (sentences batched by length).
 NLTK: ``InsideChartParser(grammar).parse`` (exhaustive probabilistic chart parsing, no beam)
 on the same grammar and sentences.  Sentences/second are medians over ``--repeats`` runs,

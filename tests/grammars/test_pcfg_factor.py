@@ -1,4 +1,4 @@
-"""Oracle tests of the PCFG factor (issue 5, item 6): moments of n-gram features under
+"""Oracle tests of the PCFG factor: moments of n-gram features under
 P_G ⊙ μ against brute-force enumeration of strings (P_G by enumerating trees, μ by scoring
 the string with the WFSA, f_w by counting substrings of BOS·v·EOS directly), against a
 closed-form generating function for a cyclic grammar, and the sampling estimate against
