@@ -4,17 +4,17 @@
 
 A tiny paradigm with final devoicing (/tad/ → [tat]) and voicing assimilation of the
 suffix /-de/ (→ [-te] after a voiceless obstruent). Two forms are held out; the learned
-phonology, applied to the concatenation of the morphemes' inferred URs, predicts them.
+phonology, applied to the concatenation of the morphemes' inferred URs, predicts them
+(:func:`strgm.workflows.train_paradigm`); the saved model is then used as the phonology
+of the paradigm's factor graph (:func:`strgm.workflows.infer_paradigm`).
 """
 import os
 import tempfile
 import warnings
 
-from strgm.datasets.paradigm import Paradigm
-from strgm.inference import infer
-from strgm.models.edit_model import PhonologyEditModel
-from strgm.models.em import predict, split, train_phonology
-from strgm.models.phonology import build_phonology_model
+from strgm.datasets import Paradigm
+from strgm.models import PhonologyEditModel
+from strgm.workflows import infer_paradigm, train_paradigm
 
 warnings.simplefilter("ignore")
 PAIRS = [
@@ -34,31 +34,30 @@ HELD_OUT = {"TAD", "NIK PAST"}  # words to predict (keys are the morpheme labels
 
 def main():
     para = Paradigm.from_pairs(PAIRS)
-    alphabet = para.alphabet()
-    # 1. train (pruned-BP E-step, L-BFGS M-step)
-    r = train_phonology(para, alphabet=alphabet, method="pruned", em_iters=3, l2=0.3,
-                        heldout=HELD_OUT, infer_opts={"max_iters": 3})
-    for e in r.trace:
+    # 1. train (pruned-BP E-step, L-BFGS M-step) on all but the held-out words, then
+    #    predict those from the morphemes' beliefs and score them
+    run = train_paradigm(para, "pruned", holdout=HELD_OUT, em_iters=3, l2=0.3,
+                         infer_opts={"max_iters": 3})
+    for e in run.train.trace:
         print(f"EM iteration {e['iteration']}: objective {e['objective']:.3f}")
+    for key, w in run.scores.per_word.items():
+        print(f"{key:10s} true [{w['gold']}]  predicted [{w['predicted']}]  "
+              f"p(true) = {w['p_gold']:.2f}")
     # 2. save and 3. load
     path = os.path.join(tempfile.mkdtemp(), "phonology.json")
-    r.model.save(path, {"method": "pruned"})
+    run.train.model.save(path, {"method": "pruned"})
     model = PhonologyEditModel.load(path)
     print(f"saved and reloaded {path} ({len(model.theta)} features)")
-    # 4. predict with the loaded model: infer the URs of the training words under it,
-    #    then apply it to the concatenated morpheme beliefs of the unseen words
-    train = split(para, HELD_OUT)
-    fst = model.fst()
-    pm = build_phonology_model(train, alphabet=alphabet, phonology=fst)
-    res = infer(pm.graph, "pruned", max_iters=3)
+    # 4. the loaded model as the phonology of the paradigm's graph, the held-out words
+    #    hidden: their surface beliefs are its predictions
+    run2 = infer_paradigm(para, "pruned", holdout=HELD_OUT, model=model, max_iters=3)
     for m in ("TAD", "PAST"):
-        print(f"UR of {m}: /{res.belief(pm.morpheme_vars[m]).kbest(1)[0][0]}/")
-    words = [e for e in para.entries if e.key in HELD_OUT]
-    for key, b in predict(fst, alphabet, res, pm, words).items():
-        truth = next(e.surface for e in words if e.key == key)
-        best = b.kbest(3)
+        print(f"UR of {m}: /{run2.result.belief(run2.model.morpheme_vars[m]).kbest(1)[0][0]}/")
+    for key, truth in run2.gold.items():
+        best = run2.result.belief(run2.model.word_vars[key]).kbest(3)
         print(f"{key:10s} true [{truth}]  predicted "
               + ", ".join(f"[{s}] {p:.2f}" for s, p in best))
+    print(f"graph prediction: exact match {run2.scores.exact_match:.0%}")
 
 
 if __name__ == "__main__":

@@ -2,16 +2,16 @@
 
     python examples/underlying_forms.py [PARADIGM.tsv]
 
-Without an argument it uses the textbook English problem from ../shared/data if present,
-otherwise a small built-in paradigm. Mirrors the README's API tour.
+Without an argument it uses the textbook English problem (Odden 1.12) from the data
+directory beside the checkout if present, otherwise a small built-in paradigm. Mirrors
+the README's API tour: the paradigm workflow in one call, then the beliefs it returns.
 """
 
 import os
 import sys
 
-from strgm.datasets.paradigm import Paradigm, read_paradigm
-from strgm.inference import infer
-from strgm.models.phonology import build_phonology_model
+from strgm.datasets import Paradigm, read_paradigm
+from strgm.workflows import infer_paradigm
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT = os.path.join(HERE, "..", "..", "shared", "data", "phonology",
@@ -32,14 +32,15 @@ def load() -> Paradigm:
 
 def main() -> None:
     paradigm = load()
-    # 1. The graph: morpheme URs with priors, word URs = concatenations, surfaces =
-    #    copy-biased edit transducer applied to the word URs.
-    model = build_phonology_model(paradigm, p_copy=0.99)
+    # 1. The workflow builds the graph (morpheme URs with priors, word URs =
+    #    concatenations, surfaces = copy-biased edit transducer applied to the word URs),
+    #    runs inference -- pruned BP (the Cotterell et al. 2015 baseline); try "bp", "ep",
+    #    "pep" -- and, with holdout=, hides and scores some observed words.
+    run = infer_paradigm(paradigm, "pruned", p_copy=0.99, kbest=20)
+    model, result = run.model, run.result
     print(f"{len(model.graph.variables)} variables, {len(model.graph.factors)} factors")
-    # 2. Inference: pruned BP (the Cotterell et al. 2015 baseline); try "bp", "ep", "pep".
-    result = infer(model.graph, "pruned", kbest=20)
     print(f"{result.iterations} iterations, converged: {result.converged}")
-    # 3. Beliefs answer k-best, probability, sampling and entropy queries.
+    # 2. Beliefs answer k-best, probability, sampling and entropy queries.
     for label, var in model.morpheme_vars.items():
         belief = result.belief(var)
         top = ", ".join(f"{s or 'ε'} {p:.3f}" for s, p in belief.kbest(3))
@@ -47,6 +48,11 @@ def main() -> None:
     for key in model.unobserved_words:
         belief = result.belief(model.word_vars[key])
         print(f"predicted {key}: {belief.kbest(1)}")
+    # 3. Held-out evaluation: hide 10% of the observed words, predict and score them.
+    if len(paradigm.observed) >= 10:
+        scores = infer_paradigm(paradigm, "pruned", holdout=0.1, seed=0).scores
+        print(f"held-out words: {scores.n}, exact match {scores.exact_match:.1%}, "
+              f"mean -log p {scores.mean_neg_logp:.3f} nats")
 
 
 if __name__ == "__main__":

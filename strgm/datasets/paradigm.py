@@ -1,6 +1,6 @@
 """Paradigms: which morphemes make up each word, and the word's surface form if observed.
 
-Long format (``read_paradigm_tsv``; the format of ``../shared/data/phonology``)::
+Long format (``read_paradigm_tsv``; the format of the textbook phonology problems)::
 
     # comment
     <morpheme labels, space-separated, in linear order><TAB><surface IPA>

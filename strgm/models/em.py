@@ -134,19 +134,12 @@ def train_phonology(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
     if not train.observed:
         raise InputError("no observed training words", path=paradigm.source)
     settings = run_settings(train, method, l2, tol, infer_opts)
-    trace: list = []
-    start, prev, stop = 0, None, None
+    trace, start, prev, stop = [], 0, None, None
     if resume:
-        ck = load_checkpoint(resume)
-        _check_same_run(ck, settings, em_iters, resume)
-        model, trace, start, stop = ck.model, list(ck.trace), ck.iteration, ck.stop
-        if stop == "cap" and em_iters > ck.iteration:  # continue a run stopped at its cap
-            trace, stop = trace[:-1], None
-        prev = trace[-1]["objective"] if trace else None
+        model, trace, start, stop, prev = _resumed(resume, settings, em_iters)
     elif model is None:
         model = PhonologyEditModel(alphabet or paradigm.alphabet()).initial(p_copy)
-    res = pm = None
-    timing = []
+    res, pm, timing = None, None, []
     if stop is not None:  # finished: only the final E-step, for its result
         if checkpoint:  # the state is final; a new --checkpoint path gets it too
             _write_checkpoint(checkpoint, Checkpoint(model, trace, start, stop, settings))
@@ -160,10 +153,7 @@ def train_phonology(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
         obj = ll - 0.5 * l2 * float(model.theta @ model.theta)
         entry = {"iteration": it, "objective": obj, "log_evidence": ll}
         t1 = time.perf_counter()
-        if prev is not None and abs(obj - prev) <= tol * abs(prev):
-            stop = "converged"
-        elif it == em_iters:
-            stop = "cap"
+        stop = _stop_reason(obj, prev, tol, it, em_iters)
         if stop:
             trace.append(entry)
             timing.append({"iteration": it, "e_seconds": t1 - t0})
@@ -182,6 +172,27 @@ def train_phonology(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
         if checkpoint:
             _write_checkpoint(checkpoint, Checkpoint(model, trace, it + 1, None, settings))
     return TrainResult(model, trace, res, pm, timing, stop)
+
+
+def _resumed(path: str, settings: dict, em_iters: int) -> tuple:
+    """(model, trace, next iteration, stop, previous objective) of the checkpoint at
+    ``path``, refused when made with other settings; a run stopped at its cap continues
+    when ``em_iters`` is larger."""
+    ck = load_checkpoint(path)
+    _check_same_run(ck, settings, em_iters, path)
+    trace, stop = list(ck.trace), ck.stop
+    if stop == "cap" and em_iters > ck.iteration:  # continue a run stopped at its cap
+        trace, stop = trace[:-1], None
+    return ck.model, trace, ck.iteration, stop, (trace[-1]["objective"] if trace else None)
+
+
+def _stop_reason(obj: float, prev: Optional[float], tol: float, it: int,
+                 em_iters: int) -> Optional[str]:
+    """``"converged"`` when the objective changed by at most ``tol`` relative to the
+    previous one, ``"cap"`` at the last allowed iteration, else None."""
+    if prev is not None and abs(obj - prev) <= tol * abs(prev):
+        return "converged"
+    return "cap" if it == em_iters else None
 
 
 def _check_same_run(ck: Checkpoint, settings: dict, em_iters: int, path: str) -> None:

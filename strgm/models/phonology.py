@@ -113,6 +113,30 @@ def build_phonology_model(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = 
     hidden = set(hidden)
     if hidden:
         paradigm = paradigm.with_hidden(hidden)
+    alphabet = _model_alphabet(paradigm, alphabet, boundary)
+    mean = default_mean_length(paradigm) if mean_length is None else mean_length
+    if phonology is None:
+        phonology = ff.edit_transducer(alphabet.num_segments, ff.EditParams(p_copy),
+                                       boundary_label=alphabet.boundary_label)
+    prior = ff.geometric_unigram_prior(alphabet.num_segments, mean,
+                                       unigram_from_paradigm(paradigm, alphabet))
+    model = PhonologyModel(paradigm, alphabet, FactorGraph(alphabet), phonology,
+                           settings={"p_copy": p_copy, "mean_length": mean,
+                                     "boundary": boundary})
+    for m in paradigm.morphemes:
+        v = morpheme_var(m)
+        model.graph.add_variable(v)
+        model.graph.add_unary(f"prior:{m}", v, prior)
+        model.morpheme_vars[m] = v
+    for e in paradigm.entries:
+        _add_word(model, e)
+    return model
+
+
+def _model_alphabet(paradigm: Paradigm, alphabet: Optional[Alphabet],
+                    boundary: Optional[str]) -> Alphabet:
+    """The given alphabet (checked to cover the observed surfaces) or that of the
+    paradigm, with the ``boundary`` symbol added."""
     if alphabet is None:
         alphabet = paradigm.alphabet()
     else:
@@ -124,41 +148,31 @@ def build_phonology_model(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = 
         alphabet = alphabet.with_boundary(boundary)
     if alphabet.num_segments == 0:
         raise InputError("the paradigm has no observed surface forms", path=paradigm.source)
-    mean = default_mean_length(paradigm) if mean_length is None else mean_length
-    if phonology is None:
-        phonology = ff.edit_transducer(alphabet.num_segments, ff.EditParams(p_copy),
-                                       boundary_label=alphabet.boundary_label)
-    prior = ff.geometric_unigram_prior(alphabet.num_segments, mean,
-                                       unigram_from_paradigm(paradigm, alphabet))
-    g = FactorGraph(alphabet)
-    model = PhonologyModel(paradigm, alphabet, g, phonology,
-                           settings={"p_copy": p_copy, "mean_length": mean,
-                                     "boundary": boundary})
-    for m in paradigm.morphemes:
-        v = morpheme_var(m)
-        g.add_variable(v)
-        g.add_unary(f"prior:{m}", v, prior)
-        model.morpheme_vars[m] = v
-    for e in paradigm.entries:
-        s = surface_var(e.key)
-        try:
-            obs = None if e.surface is None else alphabet.encode(
-                e.segments, where=f"observation of variable {s!r}")
-            g.add_variable(s, observed=obs)
-        except InputError as err:
-            raise InputError(f"word {e.key!r}: {err.detail}", path=paradigm.source,
-                             line=e.line) from None
-        if len(e.morphemes) == 1:
-            u = morpheme_var(e.morphemes[0])
-        else:
-            u = ur_var(e.key)
-            g.add_variable(u)
-            g.add_concat(f"concat:{e.key}", [morpheme_var(m) for m in e.morphemes], u,
-                         boundary=alphabet.boundary is not None)
-        model.ur_vars[e.key] = u
-        g.add_binary(f"phonology:{e.key}", u, s, phonology)
-        model.word_vars[e.key] = s
-    return model
+    return alphabet
+
+
+def _add_word(model: PhonologyModel, e) -> None:
+    """S_w (observed when the entry has a surface), U_w = concatenation of the morphemes
+    (the morpheme itself for one morpheme), and the phonology factor between them."""
+    g, alphabet = model.graph, model.alphabet
+    s = surface_var(e.key)
+    try:
+        obs = None if e.surface is None else alphabet.encode(
+            e.segments, where=f"observation of variable {s!r}")
+        g.add_variable(s, observed=obs)
+    except InputError as err:
+        raise InputError(f"word {e.key!r}: {err.detail}", path=model.paradigm.source,
+                         line=e.line) from None
+    if len(e.morphemes) == 1:
+        u = morpheme_var(e.morphemes[0])
+    else:
+        u = ur_var(e.key)
+        g.add_variable(u)
+        g.add_concat(f"concat:{e.key}", [morpheme_var(m) for m in e.morphemes], u,
+                     boundary=alphabet.boundary is not None)
+    model.ur_vars[e.key] = u
+    g.add_binary(f"phonology:{e.key}", u, s, model.phonology)
+    model.word_vars[e.key] = s
 
 
 def holdout_split(paradigm: Paradigm, fraction: float, seed: int = 0) -> list[str]:

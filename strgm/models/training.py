@@ -3,7 +3,8 @@
 E-step. Inference (any method) on the factor graph of the *training* words gives, for
 each observed word w, the message μ_{U→F} into its phonology factor F. The factor belief
 is b_F(u, s_w) ∝ μ_{U→F}(u)·T_θ(s_w | u). Expected arc counts of T_θ under b_F come from
-forward–backward (ARCHITECTURE §3) on the acceptor over T's *arc ids*
+forward–backward (:func:`strgm.wfsa.expectations.expected_arc_counts`) on the acceptor
+over T's *arc ids*
 
     B_w = in-project( relabel_out( in-project(T_θ^{ids} ∘ s_w), id → x(id) ) ∘ μ_{U→F} )
 

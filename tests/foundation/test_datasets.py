@@ -153,3 +153,17 @@ def test_english_paradigm_is_regular_and_reproducible():
             assert past[: len(bare)] == bare and past[len(bare):] in (("d",), ("t",),
                                                                     ("ɪ", "d"), ("ə", "d"))
             assert prog == bare + ("ɪ", "ŋ")
+
+
+def test_entries_carry_their_segments_once(tmp_path):
+    """Each surface is segmented when the paradigm is read; the alphabet and the model
+    are built from those segments (the same as segmenting again)."""
+    f = tmp_path / "p.tsv"
+    f.write_text("R1\tt͡ʃaːd\nR1 PL\tt͡ʃaːdz\nR2 PL\t?\n", encoding="utf-8")
+    para = read_paradigm(str(f))
+    assert [e.segments for e in para.entries] == [("t͡ʃ", "aː", "d"), ("t͡ʃ", "aː", "d", "z"),
+                                                  None]
+    assert para.alphabet() == Alphabet.from_words(e.surface for e in para.observed)
+    hidden = para.with_hidden(["R1 PL"])
+    assert hidden.entries[0] is para.entries[0] and hidden.entries[1].segments is None
+    assert Paradigm.from_pairs([(("R",), "ab")]).entries[0].segments == ("a", "b")

@@ -4,6 +4,7 @@ import os
 import pytest
 
 from strgm.cli import main
+from strgm.errors import InputError
 
 SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "data",
                       "phonology")
@@ -250,3 +251,56 @@ def test_zoque_holdout_with_an_unseen_segment_completes(tmp_path, capsys):
     assert unseen and all("ɲ" in w["gold"] and w["p_gold"] == 0 for w in unseen.values())
     assert h["mean_neg_logp"] == "Infinity"
     assert h["exact_match"] == sum(w["exact"] for w in h["per_word"].values()) / h["n"]
+
+
+def test_every_command_is_registered():
+    from strgm.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    assert set(sub.choices) == {"demo", "infer", "graph", "beliefs", "train", "pcfg"}
+
+
+def test_infer_paradigm_is_what_infer_prints_and_saves(tmp_path, capsys):
+    """The workflow (no argparse, no printing) gives the numbers `strgm infer` writes;
+    a holdout may name the words; scores come from the one scorer."""
+    from strgm.datasets import read_paradigm
+    from strgm.models import score_holdout
+    from strgm.workflows import infer_paradigm
+
+    f = tmp_path / "toy.tsv"
+    f.write_text(HOLDOUT_TOY, encoding="utf-8")
+    seed = _seed_holding_out(f, 0.2, {"R3 PAST", "R6 PAST"})
+    out = tmp_path / "o.json"
+    assert main(["infer", str(f), "--holdout", "0.2", "--seed", str(seed), "--json",
+                 str(out), "--quiet"]) == 0
+    data = json.loads(out.read_text(encoding="utf-8"))
+    para = read_paradigm(str(f))
+    run = infer_paradigm(para, "pruned", holdout=0.2, seed=seed)
+    named = infer_paradigm(para, "pruned", holdout=["R6 PAST", "R3 PAST"])
+    assert run.gold == named.gold == {"R3 PAST": "simd", "R6 PAST": "χid"}
+    for r in (run, named):
+        assert r.scores.exact_match == data["holdout"]["exact_match"] == 0.5
+        assert {k: w["predicted"] for k, w in r.scores.per_word.items()} == \
+            {k: w["predicted"] for k, w in data["holdout"]["per_word"].items()}
+        for lab, var in r.model.morpheme_vars.items():
+            assert r.result.belief(var).kbest(1)[0][0] == data["morphemes"][lab][0][0]
+    again = score_holdout(run.result.beliefs(), run.model, run.gold)
+    assert again == run.scores
+    assert "R6 PAST" in capsys.readouterr().out
+    with pytest.raises(InputError, match="cannot hold out 'R9': not an observed word"):
+        infer_paradigm(para, holdout=["R9"])
+
+
+def test_em_scoring_is_the_same_scorer():
+    from strgm.datasets import Paradigm
+    from strgm.inference import infer
+    from strgm.models import build_phonology_model, score, score_words
+
+    para = Paradigm.from_pairs([(("R1",), "ro"), (("R1", "PL"), "rod"), (("R2",), "ʃo"),
+                                (("R2", "PL"), "ʃod"), (("R3", "PL"), "ɣad")])
+    gold = {"R2 PL": "ʃod", "R3 PL": "ɣad"}
+    model = build_phonology_model(para, hidden=gold)
+    res = infer(model.graph, "pruned")
+    by_key = {k: res.belief(model.word_vars[k]) for k in gold}
+    assert score(by_key, gold, model.alphabet) == \
+        score_words(by_key, gold, model.alphabet).to_dict()
