@@ -57,7 +57,7 @@ def main(argv: Optional[list] = None) -> int:
         return int(args.func(args) or 0)
     except BrokenPipeError:
         return _quiet_pipe()
-    except (StrgmError, KeyboardInterrupt, MemoryError, Exception) as e:
+    except (KeyboardInterrupt, Exception) as e:  # SystemExit passes through
         if debug:
             raise
         line, code = _report(e)

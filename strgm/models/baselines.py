@@ -52,7 +52,7 @@ def surface_baseline(paradigm, heldout, words, p_copy: float = 0.99) -> dict:
     ur = {m: res.belief(v).kbest_labels(1)[0][0] for m, v in pm.morpheme_vars.items()}
     allo: dict = {m: Counter() for m in ur}
     for e in split(paradigm, set(heldout)).observed:
-        s = alphabet.encode(e.surface)
+        s = alphabet.encode(e.segments)
         k = len(e.morphemes)
         best = None
         for cuts in itertools.combinations(range(len(s) + 1), k - 1):
