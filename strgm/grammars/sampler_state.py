@@ -77,10 +77,10 @@ class SamplerState:
         missing or out of range."""
         if not isinstance(d, dict):
             raise InputError("not a sampler state (expected a JSON object)")
-        kind = _get(d, "kind", str)
+        kind = get_field(d, "kind", str)
         if kind not in KINDS:
             raise InputError(f"field 'kind': unknown sampler {kind!r}")
-        trees = _get(d, "trees", list)
+        trees = get_field(d, "trees", list)
         for i, t in enumerate(trees):
             if t is not None and not (isinstance(t, list) and t and all(
                     isinstance(r, int) and not isinstance(r, bool) and r >= 0 for r in t)):
@@ -93,19 +93,19 @@ class SamplerState:
             if v is None and optional:
                 arrays[key] = None
                 continue
-            a = _vector(key, v, positive)
+            a = vector_field(key, v, positive)
             if n is not None and len(a) != n:
                 raise InputError(f"field {key!r}: {len(a)} entries, expected {n}")
             n = len(a)
             arrays[key] = a
-        rng_state = check_rng_state(_get(d, "rng_state", dict))
-        ints = {k: _count(d, k) for k in ("iteration", "accepted", "proposed", "n_avg")}
+        rng_state = check_rng_state(get_field(d, "rng_state", dict))
+        ints = {k: count_field(d, k) for k in ("iteration", "accepted", "proposed", "n_avg")}
         if ints["accepted"] > ints["proposed"]:
             raise InputError("field 'accepted': more acceptances than proposals")
         if ints["n_avg"] > ints["iteration"] or (ints["n_avg"] > 0) != (
                 arrays["sum_theta"] is not None):
             raise InputError("field 'n_avg' does not match 'sum_theta' and 'iteration'")
-        trace = _get(d, "trace", list)
+        trace = get_field(d, "trace", list)
         if len(trace) > ints["iteration"] or not all(isinstance(r, dict) for r in trace):
             raise InputError(f"field 'trace': expected at most {ints['iteration']} rows")
         last = d.get("last_accept", "NaN")
@@ -118,9 +118,9 @@ class SamplerState:
                    counts=arrays["counts"], alpha=arrays["alpha"], theta=arrays["theta"],
                    rng_state=rng_state, accepted=ints["accepted"],
                    proposed=ints["proposed"], sum_theta=arrays["sum_theta"],
-                   n_avg=ints["n_avg"], fingerprint=_get(d, "fingerprint", str),
-                   last_accept=last, trace=[_row(r) for r in trace],
-                   settings=_get(d, "settings", dict))
+                   n_avg=ints["n_avg"], fingerprint=get_field(d, "fingerprint", str),
+                   last_accept=last, trace=[trace_row(r) for r in trace],
+                   settings=get_field(d, "settings", dict))
 
     def save(self, path) -> None:
         """Write a checkpoint atomically (:func:`~strgm.grammars.checkpoint.save_json_state`)."""
@@ -168,6 +168,3 @@ def check_state(kernel, state: SamplerState, deep: bool = True) -> None:
         f += np.bincount(np.asarray(t, dtype=np.int64), minlength=kernel.nR)
     if not np.array_equal(f, state.counts):
         raise InputError("checkpoint counts are not the rule counts of its trees")
-
-
-_get, _count, _vector, _row = get_field, count_field, vector_field, trace_row
