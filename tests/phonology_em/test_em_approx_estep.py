@@ -1,4 +1,4 @@
-"""EP and PEP as the E-step of phonology EM (issue 4, item 4).
+"""EP and PEP as the E-step of phonology EM.
 
 Oracle: on a tree-shaped paradigm (morphemes shared between words, no loop) BP with the
 exact WFSA messages gives the exact expected edit counts; EP's counts must approach them

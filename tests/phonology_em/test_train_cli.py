@@ -1,4 +1,4 @@
-"""``strgm train`` and ``strgm infer --model`` end to end (issue 4, item 6)."""
+"""``strgm train`` and ``strgm infer --model`` end to end."""
 
 import importlib.util
 import json
