@@ -1,4 +1,4 @@
-"""Synthetic acceptance for the trained phonology (issue 4): paradigms generated from known
+"""Synthetic acceptance for the trained phonology: paradigms generated from known
 rules; does EM recover the rules?
 
     python benchmarks/phonology_synthetic.py [--words 120] [--seeds 1] [--em-iters 4]
@@ -23,7 +23,7 @@ not sampled. The gold-UR rate is therefore a fair test of recovery.
 Protocol. 10% of the words held out (only words whose morphemes all occur in training
 words); EM with pruned BP as the E-step; held-out exact match of the 1-best predicted
 surface; gold UR = the 1-best string of each morpheme's belief after the last E-step.
-Acceptance (issue 4): exact match ≥ 95%, gold URs ≥ 90%. Also reported: the fraction of
+Acceptance: exact match ≥ 95%, gold URs ≥ 90%. Also reported: the fraction of
 all words whose gold UR is mapped to the true surface by the learned T alone (1-best).
 Writes benchmarks/results/phonology_synthetic.{json,md}.
 """

@@ -37,7 +37,7 @@ from strgm.grammars.factor import PCFGFactor, exact_message, pcfg_moments
 from strgm.projection.closed_form import (closed_form, closed_form_from_expectations,
                                           order_feature_set)
 from strgm.wfsa.construct import string_acceptor
-from strgm.wfsa.core import compose, intersect
+from strgm.wfsa.operations import compose, intersect
 from strgm.wfsa.measure import log_partition
 from strgm.wfsa.paths import kbest
 

@@ -1,4 +1,4 @@
-"""Factor types and their WFSA message rules (ARCHITECTURE §4; PEP §2.2, §4.2).
+"""Factor types and their WFSA message rules (docs/architecture.md §2; PEP §2.2, §4.2).
 
 A factor computes its outgoing message to one neighbour from the incoming acceptors of
 all its *other* neighbours. The rules are exact finite-state operations, shared by exact
@@ -24,7 +24,7 @@ import pynini
 from strgm.transducers.concat import concat_acceptors, concat_context_transducer
 from strgm.errors import GraphError
 from strgm.wfsa import guard
-from strgm.wfsa.core import compose
+from strgm.wfsa.operations import compose
 from strgm.wfsa.epsilon import trim
 
 

@@ -39,10 +39,9 @@ def bug_line(e: BaseException) -> str:
     names in the path)."""
     import traceback
 
-    import strgm
-
-    roots = [os.path.dirname(os.path.dirname(os.path.abspath(strgm.__file__)))]
-    pkgs = [os.path.dirname(os.path.abspath(strgm.__file__))]
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # …/strgm
+    roots = [os.path.dirname(package)]
+    pkgs = [package]
     where = ""
     for f in reversed(traceback.extract_tb(e.__traceback__)):
         path = os.path.abspath(f.filename)

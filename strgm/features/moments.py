@@ -1,6 +1,6 @@
 """Moments of n-gram features: under q_θ by linear solves, under any WFSA by composition.
 
-q side (ARCHITECTURE §5). Let P[h, h'] = Σ_{a: goto(h,a)=h'} e^{A[h,a]} be the weighted
+q side (docs/architecture.md §3). Let P[h, h'] = Σ_{a: goto(h,a)=h'} e^{A[h,a]} be the weighted
 transition matrix of ENCODE(θ) restricted to the states reachable from the start s, and
 φ[h] = e^{A[h,$]}. Then
 
@@ -43,7 +43,8 @@ from strgm.errors import DivergenceError, InconsistentEvidenceError
 from strgm.features.symbols import eos
 from strgm.features.theta import FeatureSet, Theta
 from strgm.wfsa.construct import string_acceptor
-from strgm.wfsa.core import ArcTable, arc_table, compose, is_acyclic, topological_levels
+from strgm.wfsa.core import ArcTable, arc_table, is_acyclic, topological_levels
+from strgm.wfsa.operations import compose
 from strgm.wfsa.expectations import table_arc_counts
 from strgm.wfsa.components import certifies_normalisable
 from strgm.wfsa.measure import TrimmedTopology, arcs_to_csr, trimmed_topology

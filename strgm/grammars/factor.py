@@ -54,7 +54,7 @@ from strgm.grammars.factor_product import ProductAutomaton, product_automaton, \
     terminal_labels
 from strgm.grammars.factor_sampling import SampledMoments, sample_strings, sampled_moments, \
     string_features
-from strgm.wfsa.core import intersect
+from strgm.wfsa.operations import intersect
 from strgm.wfsa.construct import weighted_strings
 
 __all__ = ["PCFGFactor", "pcfg_moments", "sampled_moments", "SampledMoments",

@@ -32,7 +32,7 @@ from strgm.inference.belief import Belief
 from strgm.inference.schedule import observation_message
 from strgm.wfsa import guard
 from strgm.wfsa.construct import empty_acceptor, sigma_star, weighted_strings
-from strgm.wfsa.core import intersect
+from strgm.wfsa.operations import intersect
 from strgm.wfsa.epsilon import trim
 from strgm.wfsa.measure import normalise, score_strings
 from strgm.wfsa.paths import kbest

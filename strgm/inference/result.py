@@ -14,6 +14,7 @@ from typing import Any, Optional
 
 from strgm.errors import GraphError
 from strgm.inference.belief import Belief
+from strgm.inference.saved import read_saved, save_beliefs
 
 
 @dataclass
@@ -74,14 +75,15 @@ class InferenceResult:
     def save(self, directory, names: Optional[list] = None):
         """Write the full beliefs (one OpenFst file each) and the settings to
         ``directory``; :meth:`load` reads them back (:mod:`strgm.inference.saved`)."""
-        from strgm.inference.saved import save_beliefs
-
         return save_beliefs(self, directory, names)
 
     @classmethod
     def load(cls, directory) -> "InferenceResult":
         """A result saved by :meth:`save`: its beliefs answer every query; it has no
         graph or engine state, so inference cannot be resumed from it."""
-        from strgm.inference.saved import load_beliefs
+        return cls(**read_saved(directory))
 
-        return load_beliefs(directory)
+
+def load_beliefs(directory) -> InferenceResult:
+    """:meth:`InferenceResult.load` as a function."""
+    return InferenceResult.load(directory)

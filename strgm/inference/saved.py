@@ -150,13 +150,13 @@ def _read_index(d: Path) -> dict:
     return index
 
 
-def load_beliefs(directory: str | os.PathLike):
-    """The :class:`~strgm.inference.result.InferenceResult` saved by :func:`save_beliefs`
-    in ``directory``: its beliefs are loaded from the ``.fst`` files (no graph, no engine
-    state; ``result.variables`` lists the saved names). Raises :class:`InputError`
-    naming the file (and variable) when something is missing, damaged or inconsistent."""
-    from strgm.inference.result import InferenceResult
-
+def read_saved(directory: str | os.PathLike) -> dict:
+    """The fields of the result saved by :func:`save_beliefs` in ``directory``, as the
+    keyword arguments of :class:`~strgm.inference.result.InferenceResult` (which builds
+    the result: this module does not import it, so the two never import each other). The
+    beliefs are loaded from the ``.fst`` files (no graph, no engine state). Raises
+    :class:`InputError` naming the file (and variable) when something is missing, damaged
+    or inconsistent."""
     d = Path(directory)
     index = _read_index(d)
     path = d / INDEX
@@ -173,8 +173,9 @@ def load_beliefs(directory: str | os.PathLike):
         extra = index.get("extra", {})
         if not isinstance(extra, dict):
             raise TypeError("'extra' is not an object")
-        return InferenceResult(*header, extra=extra, _beliefs=beliefs,
-                               _names=list(variables))
+        return dict(zip(("method", "settings", "seconds", "iterations", "converged",
+                         "deltas"), header), extra=extra, _beliefs=beliefs,
+                    _names=list(variables))
     except StrgmError as e:
         if isinstance(e, InputError) and e.path is not None:
             raise

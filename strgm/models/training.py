@@ -36,7 +36,7 @@ import pynini
 from scipy.optimize import minimize
 
 from strgm.transducers.contextual_edit import EditStructure
-from strgm.wfsa.core import compose
+from strgm.wfsa.operations import compose
 from strgm.wfsa.expectations import expected_arc_counts
 from strgm.wfsa.construct import string_acceptor
 

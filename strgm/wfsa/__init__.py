@@ -1,4 +1,4 @@
-"""The WFSA layer: log64 automata helpers (ARCHITECTURE §3).
+"""The WFSA layer: log64 automata helpers (docs/architecture.md §2).
 
 Constructors, total weight with divergence detection, normalisation, k-best strings,
 exact sampling, entropy, string probabilities and expected arc counts.
@@ -20,9 +20,7 @@ from strgm.wfsa.core import (  # noqa: F401
     ArcTable,
     arc_table,
     as_log,
-    compose,
     from_arc_table,
-    intersect,
     is_acyclic,
     num_arcs,
     project,
@@ -31,6 +29,7 @@ from strgm.wfsa.core import (  # noqa: F401
     weights_to_array,
 )
 from strgm.wfsa.epsilon import trim  # noqa: F401
+from strgm.wfsa.operations import compose, intersect  # noqa: F401
 from strgm.wfsa.expectations import (  # noqa: F401
     ArcPosteriors,
     entropy,

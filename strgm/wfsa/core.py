@@ -246,22 +246,6 @@ def from_arc_table(num_states: int, start: int, src, dst, ilabel, olabel, weight
     return pynini.Fst.read_from_string(head + body.tobytes())
 
 
-def compose(a: pynini.Fst, b: pynini.Fst, connect: bool = True) -> pynini.Fst:
-    """Composition a ∘ b (a's output tape meets b's input tape), sorting copies as needed.
-    The result's size is bounded first (:mod:`strgm.wfsa.guard`): one that cannot fit in
-    the memory budget raises :class:`strgm.errors.MessageTooLargeError` unbuilt."""
-    from strgm.wfsa import guard
-
-    return guard.compose(a, b, connect=connect)
-
-
-def intersect(a: pynini.Fst, b: pynini.Fst) -> pynini.Fst:
-    """Pointwise product of two acceptors (weights multiply, i.e. -log weights add)."""
-    from strgm.wfsa import guard
-
-    return guard.compose(a, b, op="intersection")
-
-
 def project(fst: pynini.Fst, tape: str) -> pynini.Fst:
     """Acceptor on the ``"input"`` or ``"output"`` tape of ``fst`` (a new object)."""
     return pynini.project(fst.copy(), tape)

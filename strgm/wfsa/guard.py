@@ -68,6 +68,7 @@ import numpy as np
 import pynini
 
 from strgm.errors import MessageTooLargeError
+from strgm.wfsa.core import arc_table
 
 BYTES_PER_STATE = 160
 BYTES_PER_ARC = 48
@@ -243,8 +244,6 @@ def _has(fst: pynini.Fst, prop) -> bool:
 
 
 def _label_counts(fst: pynini.Fst, tape: str) -> np.ndarray:
-    from strgm.wfsa.core import arc_table
-
     t = arc_table(fst if fst.arc_type() == "log64" else pynini.arcmap(fst, map_type="to_log64"))
     labels = t.olabel if tape == "output" else t.ilabel
     return np.bincount(labels) if labels.size else np.zeros(1, dtype=np.int64)
@@ -291,8 +290,6 @@ def _closure_arc_bound(fst: pynini.Fst) -> int:
     """|E| + Σ_{q ∈ R} min(paths(q), n) (see the module docstring)."""
     import scipy.sparse as sp
     from scipy.sparse.csgraph import connected_components
-
-    from strgm.wfsa.core import arc_table
 
     t = arc_table(fst if fst.arc_type() == "log64" else pynini.arcmap(fst, map_type="to_log64"))
     n = t.num_states

@@ -1,7 +1,7 @@
 """Total weight, normalisation and string scoring for log64 acceptors.
 
 logZ is the log of the total weight Σ_paths Π_arcs exp(-w) (the shortest distance from the
-start to the finals in the log semiring, ARCHITECTURE §3). A cyclic automaton can have
+start to the finals in the log semiring, docs/architecture.md §2). A cyclic automaton can have
 infinite total weight; OpenFst's shortest distance would then never terminate, so every
 cyclic automaton is first tested for normalisability:
 
@@ -27,8 +27,8 @@ from scipy.sparse.csgraph import breadth_first_order
 from strgm.errors import DivergenceError
 from strgm.wfsa.components import factor_by_components, radius_lower_bound
 from strgm.wfsa.construct import weighted_strings
-from strgm.wfsa.core import (ZERO, ArcTable, arc_table, compose, is_acyclic,
-                              shortest_distance, weight)
+from strgm.wfsa.core import ZERO, ArcTable, arc_table, is_acyclic, shortest_distance, weight
+from strgm.wfsa.operations import compose
 
 #: Convergence threshold for OpenFst's shortest distance on cyclic machines.
 CYCLIC_DELTA = 1e-10

@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 
 from strgm.cli import main
-from strgm.inference.saved import load_beliefs
+from strgm.inference.result import load_beliefs
 from strgm.models.em import load_checkpoint
 
 PARADIGM = "R1\tro\nR1 PAST\trod\nR2\tʃo\nR2 PAST\tʃod\nR3\tsim\nR3 PAST\tsimd\n"

@@ -22,7 +22,7 @@ from strgm.grammars.factor import (PCFGFactor, exact_message, pcfg_moments, samp
                                    string_features)
 from strgm.projection.closed_form import closed_form_from_expectations
 from strgm.wfsa.construct import weighted_strings
-from strgm.wfsa.core import intersect
+from strgm.wfsa.operations import intersect
 from strgm.wfsa.measure import log_partition, score_strings
 
 LABELS = {"a": 1, "b": 2}

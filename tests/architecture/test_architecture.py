@@ -1,0 +1,94 @@
+"""The house rules of docs/architecture.md, enforced: layers and import direction, no
+import cycles, no citations a reader cannot open, module and function sizes, and a
+file:function table whose every entry exists. Each checker is also run on a small
+broken input to show that it can fail."""
+
+import pytest
+
+from tests.architecture.hygiene import (ROOT, citations, long_functions, long_modules,
+                                        missing_table_entries)
+from tests.architecture.imports import (component, cycles, import_graph, package_graph,
+                                        upward_imports)
+
+LIBRARY = sorted((ROOT / "strgm").rglob("*.py"))
+PROSE = ([p for d in ("strgm", "tests", "benchmarks", "examples")
+          for p in sorted((ROOT / d).rglob("*.py"))]
+         + sorted((ROOT / "notebooks").glob("*.ipynb")))
+
+#: Size debt still open (docs/architecture.md §8): the engine's split is not done yet.
+#: The lists must match exactly, so a new offender fails and so does a fixed one that
+#: is not removed from here.
+KNOWN_LONG_MODULES = {"strgm/inference/ep.py", "strgm/transducers/contextual_edit.py",
+                      "strgm/wfsa/measure.py"}
+KNOWN_LONG_FUNCTIONS = {"strgm/inference/ep.py _update", "strgm/inference/schedule.py "
+                        "run_sweeps", "strgm/transducers/contextual_edit.py build_structure",
+                        "strgm/wfsa/measure.py _iterative_solves"}
+
+
+def test_imports_follow_the_layers():
+    assert upward_imports(import_graph()) == []
+
+
+def test_no_import_cycles_between_modules_or_packages():
+    g = import_graph()
+    assert cycles(g) == []
+    assert cycles(package_graph(g)) == []
+
+
+def test_the_import_checks_can_fail():
+    g = {"strgm.wfsa.core": {"strgm.inference.bp"}, "strgm.inference.bp": {"strgm.wfsa.core"},
+         "strgm.cli.app": {"strgm.errors"}, "strgm.datasets.x": {"strgm.grammars.y"},
+         "strgm.grammars.y": set(), "strgm.errors": set()}
+    assert cycles(g) == [["strgm.inference.bp", "strgm.wfsa.core"]]
+    up = upward_imports(g)
+    assert any(u.startswith("strgm.wfsa.core (layer 2) -> strgm.inference.bp") for u in up)
+    assert any(u.startswith("strgm.datasets.x") for u in up)  # sideways within a layer
+    assert component("strgm.cli.app") == "strgm.cli"
+
+
+def test_no_citations_of_issues_or_documents_outside_the_repository():
+    assert citations(PROSE) == []
+
+
+def test_the_citation_check_can_fail(tmp_path):
+    bad = tmp_path / "broken_example.py"
+    bad.write_text('"""Fixed as issue 12 asked (ARCHITECTURE §3)."""\n'
+                   'DATA = "../shared/data/x.tsv"  # a data path in code is fine\n'
+                   '# see ../shared/seeds/pep.txt\n', encoding="utf-8")
+    found = sorted(citations([bad]))
+    assert len(found) == 2 and found[0].endswith("(ARCHITECTURE §3).")
+
+
+def test_module_and_function_sizes():
+    modules = {s.split(" (")[0] for s in long_modules(LIBRARY)}
+    functions = {s.split(":")[0] + " " + s.split(" ")[1] for s in long_functions(LIBRARY)}
+    assert modules == KNOWN_LONG_MODULES
+    assert functions == KNOWN_LONG_FUNCTIONS
+
+
+def test_the_size_checks_can_fail(tmp_path):
+    f = tmp_path / "broken_sizes.py"
+    body = "\n".join(f"    x{i} = {i}" for i in range(70))
+    f.write_text("def long():\n" + body + "\n\n\ndef kernel():\n    \"\"\"DP kernel: kept "
+                 "whole.\"\"\"\n" + body + "\n" + "#\n" * 330, encoding="utf-8")
+    assert [s.split(" ")[1] for s in long_functions([f])] == ["long"]
+    assert len(long_modules([f])) == 1
+
+
+DOC = ROOT / "docs" / "architecture.md"
+
+
+@pytest.mark.skipif(not DOC.exists(), reason="docs/architecture.md not written")
+def test_every_file_function_in_the_design_document_exists():
+    text = DOC.read_text(encoding="utf-8")
+    assert text.count("`strgm/") >= 20  # the algorithm table is there
+    assert missing_table_entries(DOC) == []
+
+
+def test_the_table_check_can_fail(tmp_path):
+    doc = tmp_path / "a.md"
+    doc.write_text("| inside | `strgm/grammars/chart.py:no_such_function` |\n"
+                   "| guard | `strgm/wfsa/guard.py:compose_bound` |\n"
+                   "| gone | `strgm/nowhere.py:f` |\n", encoding="utf-8")
+    assert missing_table_entries(doc) == ["strgm/grammars/chart.py:no_such_function",
+                                          "strgm/nowhere.py (no such file)"]
