@@ -53,3 +53,15 @@ def check_outputs(outputs, inputs=()) -> None:
         if path and path != "-" and os.path.realpath(path) in real:
             raise OptionError(option, path, "is an input of this run; writing it would "
                                             "destroy the input")
+
+
+def add_limit_options(group, what: str) -> None:
+    """``--max-states`` and ``--max-memory`` (the size guard of docs/architecture.md §6),
+    described for ``what`` (e.g. "inference", "each E-step")."""
+    from strgm.validate import int_arg, size_arg
+
+    group.add_argument("--max-states", type=int_arg(1), default=200_000,
+                       help=f"size guard for the messages of {what} (default: %(default)s)")
+    group.add_argument("--max-memory", type=size_arg(), default=None, metavar="SIZE",
+                       help=f"memory budget of {what}, e.g. 2G (default: a safe fraction "
+                            "of the machine's RAM)")

@@ -12,9 +12,9 @@ import sys
 import time
 from typing import Optional
 
-from strgm.cli.common import check_outputs, progress, relabel, symbol
+from strgm.cli.common import add_limit_options, check_outputs, progress, relabel, symbol
 from strgm.errors import OptionError
-from strgm.validate import float_arg, int_arg, size_arg
+from strgm.validate import float_arg, int_arg
 
 #: Projections each EP method accepts (checked before any file is read).
 _PROJECTIONS = {"ep": ("gradient", "closed"), "pep": ("prox", "grow")}
@@ -62,11 +62,7 @@ def _add_engine_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--max-iters", type=int_arg(1), default=10, help="default: %(default)s")
     g.add_argument("--tol", type=float_arg(0), default=1e-4,
                    help="convergence: max change of top-5 belief probabilities")
-    g.add_argument("--max-states", type=int_arg(1), default=200_000,
-                   help="size guard for exact messages (default: %(default)s)")
-    g.add_argument("--max-memory", type=size_arg(), default=None, metavar="SIZE",
-                   help="memory budget of inference, e.g. 2G (default: a safe fraction "
-                        "of the machine's RAM)")
+    add_limit_options(g, "inference")
 
 
 def _add_model_options(p: argparse.ArgumentParser) -> None:

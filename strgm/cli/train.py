@@ -13,8 +13,8 @@ from __future__ import annotations
 import sys
 import warnings
 
-from strgm.cli.common import check_outputs
-from strgm.validate import float_arg, int_arg, size_arg
+from strgm.cli.common import add_limit_options, check_outputs
+from strgm.validate import float_arg, int_arg
 
 
 def add_subparser(sub) -> None:
@@ -29,11 +29,7 @@ def add_subparser(sub) -> None:
                    help="L2 penalty λ ≥ 0 (default: %(default)s)")
     p.add_argument("--max-iters", type=int_arg(1), default=3,
                    help="inference iterations per E-step (default: %(default)s)")
-    p.add_argument("--max-states", type=int_arg(1), default=200_000,
-                   help="size guard for inference messages (default: %(default)s)")
-    p.add_argument("--max-memory", type=size_arg(), default=None, metavar="SIZE",
-                   help="memory budget of each E-step, e.g. 2G (default: a safe fraction "
-                        "of the machine's RAM)")
+    add_limit_options(p, "each E-step")
     p.add_argument("--json", metavar="OUT", help="write trace and held-out scores as JSON")
     p.add_argument("--save", metavar="MODEL", help="write the trained phonology (JSON)")
     p.add_argument("--checkpoint", metavar="PATH", help="checkpoint θ after every iteration")

@@ -19,7 +19,8 @@ from __future__ import annotations
 import sys
 import time
 
-from strgm.validate import check_int
+from strgm.errors import InputError
+from strgm.validate import check_int, check_size
 
 __all__ = ["drive"]
 
@@ -52,3 +53,20 @@ def drive(step, state, iters: int, *, describe=None, progress: bool = False, log
     if checkpoint and saved != state.iteration:
         state.save(checkpoint)
     return state
+
+
+def chain_inputs(grammar, corpus, max_memory=None, compiled=None, purpose="estimate from"):
+    """(compiled grammar, corpus as tuples) shared by every chain: the corpus must be
+    non-empty without empty sentences; ``max_memory`` bytes bound one chart (batches are
+    sized to fit)."""
+    from strgm.grammars.cfg import compile_grammar
+
+    cg = compiled if compiled is not None else compile_grammar(grammar)
+    if max_memory is not None:
+        cg.max_chart_bytes = check_size("max_memory", max_memory)
+    sentences = [tuple(s) for s in corpus]
+    if not sentences:
+        raise InputError(f"the corpus is empty (no sentences to {purpose})")
+    if any(len(s) == 0 for s in sentences):
+        raise InputError("the corpus holds an empty sentence")
+    return cg, sentences

@@ -31,12 +31,13 @@ import numpy as np
 from scipy.special import digamma
 
 from strgm.errors import GrammarError, InputError
-from strgm.grammars.cfg import Grammar, compile_grammar, normalise_per_lhs
+from strgm.grammars.cfg import Grammar, normalise_per_lhs
 from strgm.grammars.chart import corpus_inside_outside, inside
 from strgm.grammars.checkpoint import chain_fingerprint
+from strgm.grammars.driver import chain_inputs
 from strgm.grammars.estimator_state import EstimatorState
 from strgm.grammars.evaluation import bits_per_token, heldout_perplexity, rules_above
-from strgm.validate import check_float, check_int, check_size
+from strgm.validate import check_float, check_int
 
 __all__ = ["FitResult", "posterior_mean", "unparsable_corpus_error", "EMKernel", "MAPKernel",
            "VBKernel", "CVBKernel", "describe"]
@@ -79,14 +80,7 @@ class _Estimator:
         if alpha is not None:
             check_float("alpha", alpha, min=0, min_open=True)
         self.grammar = grammar
-        self.cg = compile_grammar(grammar)
-        if max_memory is not None:  # bytes of one chart (batches are sized to fit)
-            self.cg.max_chart_bytes = check_size("max_memory", max_memory)
-        self.corpus = [tuple(s) for s in corpus]
-        if not self.corpus:
-            raise InputError("the corpus is empty (no sentences to estimate from)")
-        if any(len(s) == 0 for s in self.corpus):
-            raise InputError("the corpus holds an empty sentence")
+        self.cg, self.corpus = chain_inputs(grammar, corpus, max_memory)
         self.heldout = heldout
         self.alpha = grammar.pseudocounts(alpha)
         self.lhs, self.n_lhs, self.nR = grammar.lhs_index, grammar.n_lhs, len(grammar.rules)

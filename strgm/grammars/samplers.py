@@ -33,15 +33,15 @@ import numpy as np
 from scipy.special import gammaln
 
 from strgm.errors import GrammarError, InputError
-from strgm.grammars.cfg import Grammar, compile_grammar, normalise_per_lhs
+from strgm.grammars.cfg import Grammar, normalise_per_lhs
 from strgm.grammars.chart import batches_by_length, chart_limit, corpus_inside_outside, \
     inside
 from strgm.grammars.checkpoint import chain_fingerprint
-from strgm.grammars.driver import drive
+from strgm.grammars.driver import chain_inputs, drive
 from strgm.grammars.estimator_kernels import unparsable_corpus_error
 from strgm.grammars.evaluation import bits_per_token, heldout_perplexity, rules_above
 from strgm.grammars.sampler_state import SamplerState, check_state
-from strgm.validate import check_float, check_int, check_size
+from strgm.validate import check_float, check_int
 
 __all__ = ["SamplerState", "GibbsPCFG", "CollapsedMH", "run", "RunResult", "sample_dirichlet",
            "collapsed_log_prob", "generate"]
@@ -93,14 +93,8 @@ class _Kernel:
             alpha = check_float("alpha", alpha, min=0, min_open=True)
         self.batch_size = check_int("batch_size", batch_size, min=1)
         self.grammar = grammar
-        self.cg = compiled if compiled is not None else compile_grammar(grammar)
-        if max_memory is not None:  # bytes of one chart (batches are sized to fit)
-            self.cg.max_chart_bytes = check_size("max_memory", max_memory)
-        self.corpus = [tuple(s) for s in corpus]
-        if not self.corpus:
-            raise InputError("the corpus is empty (no sentences to sample trees for)")
-        if any(len(s) == 0 for s in self.corpus):
-            raise InputError("the corpus holds an empty sentence")
+        self.cg, self.corpus = chain_inputs(grammar, corpus, max_memory, compiled,
+                                            "sample trees for")
         self.alpha0 = grammar.pseudocounts(alpha)
         self.resample_alpha = resample_alpha
         self.lhs, self.n_lhs = grammar.lhs_index, grammar.n_lhs
