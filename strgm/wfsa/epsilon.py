@@ -41,7 +41,8 @@ from strgm.errors import DivergenceError
 from strgm.wfsa import guard
 from strgm.wfsa.components import check_components, factor_by_components
 from strgm.wfsa.core import ArcTable, arc_table, from_arc_table, is_acyclic
-from strgm.wfsa.measure import _iterative_solves, arcs_to_csr, reachable
+from strgm.wfsa.fixed_point import iterative_solves as _iterative_solves
+from strgm.wfsa.measure import arcs_to_csr, reachable
 
 #: exp(−w) must stay well inside float64 for the shortcut's probability-space solves.
 _MAX_EXPONENT = 600.0

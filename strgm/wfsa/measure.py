@@ -25,9 +25,10 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import breadth_first_order
 
 from strgm.errors import DivergenceError
-from strgm.wfsa.components import factor_by_components, radius_lower_bound
+from strgm.wfsa.components import factor_by_components
 from strgm.wfsa.construct import weighted_strings
 from strgm.wfsa.core import ZERO, ArcTable, arc_table, is_acyclic, shortest_distance, weight
+from strgm.wfsa.fixed_point import iterative_solves as _iterative_solves
 from strgm.wfsa.operations import compose
 
 #: Convergence threshold for OpenFst's shortest distance on cyclic machines.
@@ -214,96 +215,6 @@ def arcs_to_csr(src: np.ndarray, dst: np.ndarray, vals: np.ndarray, n: int) -> s
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
     return sp.csr_matrix((vals, dst, indptr), shape=(n, n))
-
-
-def _iterative_solves(a: sp.csr_matrix, rho: np.ndarray, e: np.ndarray,
-                      max_iter: int = 200, max_bound: float = 1.0 - 1e-6
-                      ) -> Optional[tuple[np.ndarray, np.ndarray]]:
-    """(I − A)⁻¹ ρ and (I − A)⁻ᵀ e by fixed-point iteration; None (use the LU) when
-    neither convergence nor divergence can be proved; raises :class:`DivergenceError`
-    when ρ(A) ≥ 1 is proved.
-
-    Machines built from a string message (a composition of a word's phonology message
-    with a feature DFA, say) are nearly nilpotent: cycles only come from deletion loops
-    of small weight, and y ← A y + b reaches a floating-point fixed point in about as
-    many steps as the longest path. From y₀ = 0 the iterates increase monotonically.
-
-    Both answers rest on Collatz–Wielandt bounds for a nonnegative A (irreducible or
-    not), which iteration supplies for free:
-
-    * convergence: for any y > 0, ρ(A) ≤ r := maxᵢ (A y)ᵢ / yᵢ (A y ≤ r y gives
-      Aᵏ y ≤ rᵏ y). First y = x = (I − A)⁻¹ 1, where r = maxᵢ (1 − 1/xᵢ); that is
-      weak when some state carries a huge mass (unnormalised messages: max x ≈ 1e8–1e22
-      is common), so then y = z = (I − A)⁻¹ x = Σₖ (k + 1) Aᵏ 1, where
-      r = 1 − minᵢ xᵢ/zᵢ ≈ 1 − 1/(the longest expected path length) on nilpotent-like
-      machines. The solves are accepted only when r ≤ ``max_bound`` and every solve
-      reaches an exact float64 fixed point within ``max_iter`` steps; in the z-weighted
-      max-norm ‖D⁻¹AD‖ ≤ r, so the remaining error is a rounding-level residual
-      amplified by at most 1/(1 − r).
-    * divergence: if v ≥ 0, v ≠ 0 and A v ≥ v then ρ(A) ≥ 1 (Aᵏ v ≥ v). The increments
-      uₖ = Aᵏ 1 of the x iteration approach the dominant direction; every 16 steps the
-      support S = {uₖ > 0} is shrunk to the states where (A u_S)ᵢ ≥ (1 + 1e-9) uᵢ until
-      it is stable, and a non-empty S is the proof. Partial sums that overflow float64
-      also raise: the true x is at least as large.
-
-    The x iteration also gives up early (None) when it cannot finish in time: every 16
-    steps the decay g_k / g_(k−16) of the largest increment g = max uₖ projects the steps
-    still needed to bring it below 2⁻⁵³ · max x; more than ``max_iter`` in all, or no
-    decay at all from step 32 on, sends the machine to the component solves at once
-    (near ρ = 1 on trigram-EP machines, 200 wasted steps were half the run time).
-
-    Cost O(steps · nnz(A)), against the component solves."""
-    def fixed_point(m: sp.csr_matrix, b: np.ndarray, watch: bool = False
-                    ) -> Optional[np.ndarray]:
-        y = b.copy()
-        last = None
-        for k in range(1, max_iter + 1):
-            with np.errstate(over="ignore", invalid="ignore"):
-                yn = m @ y + b
-            if np.array_equal(yn, y):
-                return y
-            if watch and not np.all(np.isfinite(yn)):
-                raise DivergenceError("automaton has infinite total weight (its path "
-                                      "sums exceed float64's range)")
-            if watch and (k % 16 == 0 or k == max_iter):
-                u = yn - y
-                c = radius_lower_bound(m, u)
-                if c > 1.0:
-                    raise DivergenceError("automaton has infinite total weight (spectral "
-                                          f"radius >= {c:.6g})", radius_at_least=c)
-                g = float(u.max())
-                if last is not None and k >= 32 and _too_slow(g / last, g, yn, k, max_iter):
-                    return None
-                last = g
-            y = yn
-        return None
-
-    def bound(y: np.ndarray) -> float:
-        return float(np.max((a @ y) / y))
-
-    x = fixed_point(a, np.ones(a.shape[0]), watch=True)
-    if x is None:
-        return None
-    if bound(x) > max_bound:
-        z = fixed_point(a, x)
-        if z is None or not np.all(np.isfinite(z)) or bound(z) > max_bound:
-            return None
-    beta = fixed_point(a, rho)
-    alpha = fixed_point(a.T.tocsr(), e) if beta is not None else None
-    return None if alpha is None else (beta, alpha)
-
-
-def _too_slow(decay16: float, g: float, y: np.ndarray, k: int, max_iter: int) -> bool:
-    """True when increments shrinking by ``decay16`` per 16 steps cannot fall from g
-    below 2⁻⁵³ · max y by step ``max_iter`` (see :func:`_iterative_solves`)."""
-    if not decay16 < 1.0:
-        return True
-    if decay16 <= 0.0:
-        return False
-    target = np.ldexp(float(y.max()), -53)
-    if g <= target:
-        return False
-    return k + 16.0 * np.log(target / g) / np.log(decay16) > max_iter
 
 
 def divergence_message(what: str) -> str:
