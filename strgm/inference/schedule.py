@@ -113,83 +113,114 @@ def run_sweeps(graph: FactorGraph, side: VariableSide, max_iters: int = 10,
     trigram DFA composed with the phonology transducer and ε-removed — took minutes per
     iteration).
     """
-    graph.validate()
-    order = graph.order()
-    pos = {node: i for i, node in enumerate(order)}
-    factor_order = [n for k, n in order if k == "factor"]
-    nlabels = graph.alphabet.size
-    stats = SweepStats()
-    version = getattr(side, "version", None)
-    computed_from: dict[tuple[str, str], tuple] = {}
+    sweeper = _Sweeper(graph, side, max_states, progress)
     t0 = time.perf_counter()
-    previous: dict[str, dict] = {}
-    seen_version: dict[str, int] = {}
-    latent = [v for v in graph.latent if graph.degree(v) >= 3] or graph.latent
-    leaves = {v for v in graph.latent if graph.degree(v) == 1} - set(latent)
-
-    def send(fname: str, v: str, leaf: bool = False) -> None:
-        f = graph.factors[fname]
-        what = f"message from factor {fname!r} to variable {v!r}"
-        try:
-            with guard.naming(what):
-                incoming = {u: side.incoming_to_factor(u, fname)
-                            for u in f.variables if u != v}
-                if leaf and getattr(side, "queries_only", lambda _: False)(v):
-                    msg = f.message_to_leaf(v, incoming, nlabels)
-                else:
-                    msg = f.message_to(v, incoming, nlabels)
-        except MessageTooLargeError:
-            raise
-        except MemoryError:  # numpy's allocation failures (OpenFst's abort: see guard)
-            raise MessageTooLargeError(
-                f"{what}: out of memory while building it; {guard.current().hint}, or "
-                "lower --max-memory so that the size guard stops earlier") from None
-        stats.max_message_states = max(stats.max_message_states, msg.num_states())
-        guard.check_result(msg, what, max_states, nlabels)
-        side.receive(v, fname, msg)
-
+    stats = sweeper.stats
     for it in range(max_iters):
         side.start_iteration(it)
         for direction in (1, -1):
-            if hasattr(side, "start_sweep"):
-                side.start_sweep()
-            seq = factor_order if direction == 1 else factor_order[::-1]
-            for j, fname in enumerate(seq):
-                if progress is not None and j % 25 == 0:
-                    progress(f"iteration {it + 1}/{max_iters} "
-                             f"{'forward' if direction == 1 else 'backward'} "
-                             f"factor {j + 1}/{len(seq)}")
-                f = graph.factors[fname]
-                fpos = pos[("factor", fname)]
-                targets = [v for v in f.variables
-                           if not graph.variables[v].is_observed and v not in leaves
-                           and (pos[("var", v)] - fpos) * direction > 0]
-                for v in targets:
-                    if version is not None:
-                        key = tuple(version(u) for u in f.variables if u != v)
-                        if computed_from.get((fname, v)) == key:
-                            continue  # inputs unchanged since this message was computed
-                        computed_from[(fname, v)] = key
-                    send(fname, v)
+            sweeper.sweep(it, max_iters, direction)
         stats.iterations = it + 1
-        delta = 0.0
-        for v in latent:
-            if version is not None and v in previous and seen_version.get(v) == version(v):
-                continue  # no incoming message changed: the belief is the same
-            if version is not None:
-                seen_version[v] = version(v)
-            sig = belief_signature(side.belief(v))
-            delta = max(delta, signature_change(previous.get(v), sig))
-            previous[v] = sig
+        delta = sweeper.belief_change()
         stats.deltas.append(delta)
         if progress is not None:
             progress(f"iteration {it + 1}: max belief change {delta:.2e}")
         if it + 1 >= min_iters and delta <= tol:
             stats.converged = True
             break
-    for v in sorted(leaves, key=lambda u: pos[("var", u)]):
-        if progress is not None:
-            progress(f"final message to leaf {v!r}")
-        send(graph.factors_of(v)[0], v, leaf=True)
+    sweeper.send_to_leaves()
     stats.seconds = time.perf_counter() - t0
     return stats
+
+
+class _Sweeper:
+    """The state of one :func:`run_sweeps` call: the visiting order, which message was
+    computed from which input versions, and the belief signatures of the last
+    iteration."""
+
+    def __init__(self, graph: FactorGraph, side, max_states: int,
+                 progress: Optional[Callable[[str], None]]):
+        graph.validate()
+        self.graph, self.side, self.max_states, self.progress = graph, side, max_states, \
+            progress
+        order = graph.order()
+        self.pos = {node: i for i, node in enumerate(order)}
+        self.factor_order = [n for k, n in order if k == "factor"]
+        self.nlabels = graph.alphabet.size
+        self.stats = SweepStats()
+        self.version = getattr(side, "version", None)
+        self.computed_from: dict[tuple[str, str], tuple] = {}
+        self.previous: dict[str, dict] = {}
+        self.seen_version: dict[str, int] = {}
+        self.latent = [v for v in graph.latent if graph.degree(v) >= 3] or graph.latent
+        self.leaves = {v for v in graph.latent if graph.degree(v) == 1} - set(self.latent)
+
+    def send(self, fname: str, v: str, leaf: bool = False) -> None:
+        """μ_{F→V} computed from F's other incoming messages, size-checked, received."""
+        f, side = self.graph.factors[fname], self.side
+        what = f"message from factor {fname!r} to variable {v!r}"
+        try:
+            with guard.naming(what):
+                incoming = {u: side.incoming_to_factor(u, fname)
+                            for u in f.variables if u != v}
+                if leaf and getattr(side, "queries_only", lambda _: False)(v):
+                    msg = f.message_to_leaf(v, incoming, self.nlabels)
+                else:
+                    msg = f.message_to(v, incoming, self.nlabels)
+        except MessageTooLargeError:
+            raise
+        except MemoryError:  # numpy's allocation failures (OpenFst's abort: see guard)
+            raise MessageTooLargeError(
+                f"{what}: out of memory while building it; {guard.current().hint}, or "
+                "lower --max-memory so that the size guard stops earlier") from None
+        self.stats.max_message_states = max(self.stats.max_message_states,
+                                            msg.num_states())
+        guard.check_result(msg, what, self.max_states, self.nlabels)
+        side.receive(v, fname, msg)
+
+    def sweep(self, it: int, max_iters: int, direction: int) -> None:
+        """One forward (+1) or backward (−1) sweep: each factor updates its messages to
+        the variables after (before) it, skipping those whose inputs are unchanged."""
+        if hasattr(self.side, "start_sweep"):
+            self.side.start_sweep()
+        seq = self.factor_order if direction == 1 else self.factor_order[::-1]
+        for j, fname in enumerate(seq):
+            if self.progress is not None and j % 25 == 0:
+                self.progress(f"iteration {it + 1}/{max_iters} "
+                              f"{'forward' if direction == 1 else 'backward'} "
+                              f"factor {j + 1}/{len(seq)}")
+            for v in self._targets(fname, direction):
+                if self.version is not None:
+                    key = tuple(self.version(u) for u in self.graph.factors[fname].variables
+                                if u != v)
+                    if self.computed_from.get((fname, v)) == key:
+                        continue  # inputs unchanged since this message was computed
+                    self.computed_from[(fname, v)] = key
+                self.send(fname, v)
+
+    def _targets(self, fname: str, direction: int) -> list:
+        graph, fpos = self.graph, self.pos[("factor", fname)]
+        return [v for v in graph.factors[fname].variables
+                if not graph.variables[v].is_observed and v not in self.leaves
+                and (self.pos[("var", v)] - fpos) * direction > 0]
+
+    def belief_change(self) -> float:
+        """The largest change of a tracked belief's top-5 probabilities since the last
+        call (beliefs whose incoming messages did not change are skipped)."""
+        delta = 0.0
+        for v in self.latent:
+            if self.version is not None:
+                if v in self.previous and self.seen_version.get(v) == self.version(v):
+                    continue  # no incoming message changed: the belief is the same
+                self.seen_version[v] = self.version(v)
+            sig = belief_signature(self.side.belief(v))
+            delta = max(delta, signature_change(self.previous.get(v), sig))
+            self.previous[v] = sig
+        return delta
+
+    def send_to_leaves(self) -> None:
+        """The final message to each latent leaf, from the final incoming messages."""
+        for v in sorted(self.leaves, key=lambda u: self.pos[("var", u)]):
+            if self.progress is not None:
+                self.progress(f"final message to leaf {v!r}")
+            self.send(self.graph.factors_of(v)[0], v, leaf=True)

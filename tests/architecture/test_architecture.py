@@ -19,8 +19,8 @@ PROSE = ([p for d in ("strgm", "tests", "benchmarks", "examples")
 #: The lists must match exactly, so a new offender fails and so does a fixed one that
 #: is not removed from here.
 KNOWN_LONG_MODULES = {"strgm/inference/ep.py", "strgm/transducers/contextual_edit.py"}
-KNOWN_LONG_FUNCTIONS = {"strgm/inference/ep.py _update", "strgm/inference/schedule.py "
-                        "run_sweeps", "strgm/transducers/contextual_edit.py build_structure"}
+KNOWN_LONG_FUNCTIONS = {"strgm/inference/ep.py _update",
+                        "strgm/transducers/contextual_edit.py build_structure"}
 
 
 def test_imports_follow_the_layers():
