@@ -198,7 +198,8 @@ class EPSide:
             self.lam = self.s["lam"] * self.s["decay"] ** iteration
         else:
             self.lam = self.s["lam"]
-        # Every stored μ_{F→V} is re-projected once per iteration against its current
+        # With ``reproject`` (off by default), every stored μ_{F→V} is re-projected once
+        # per iteration against its current
         # cavity θ_{V→F}, even when the scheduler skips recomputing an unchanged μ (the
         # ``version`` protocol): EP's fixed point needs each message refitted after the
         # others at V have moved.

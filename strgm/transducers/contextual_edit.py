@@ -42,7 +42,7 @@ one-action decision) and is visible as context (L = BND, K = BND).
 Size: |states| = |L|·|O|·|T|·|K| (|K| squared for a right window of 2),
 arcs ≈ |states|·(|Σ| + Σ_{x∈K}|SUB(x)|·|R|): context classes (``strgm.transducers`` takes
 them as integer maps; see ``strgm.models.ipa_features``) and restricted substitution
-sets keep it small; :meth:`ContextualEditModel.fst` can prune
+sets keep it small; :func:`compile_fst` can prune (:func:`pruned_log_probs`)
 arcs below a probability and renormalise each decision (still locally normalised).
 """
 
