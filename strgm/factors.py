@@ -63,6 +63,16 @@ class Factor:
         with ε-arcs left in (every query works on ε-arcs)."""
         return self.message_to(var, incoming, num_labels)
 
+    def summed_inputs(self, var: str) -> tuple[str, ...]:
+        """The neighbours whose messages μ_{F→var} sums over in an ε-closure (none
+        here). When that sum diverges, damping their messages makes it finite."""
+        return ()
+
+    def summed_against(self, var: str) -> Optional[str]:
+        """The neighbour whose message ``var``'s message is summed against when F sends
+        to the others (None here), so that both must be normalisable together."""
+        return None
+
     def _missing(self, var: str, incoming: Mapping[str, pynini.Fst]) -> None:
         for u in self.variables:
             if u != var and u not in incoming:
@@ -145,6 +155,15 @@ class ConcatFactor(Factor):
     @property
     def kind(self) -> str:
         return "concat"
+
+    def summed_inputs(self, var: str) -> tuple[str, ...]:
+        """μ_{F→M_i} inserts the other parts' messages around Σ* and sums them against
+        the whole's message."""
+        return tuple(p for p in self.parts if p != var) if var in self.parts else ()
+
+    def summed_against(self, var: str) -> Optional[str]:
+        """A part's message is summed against the whole's."""
+        return self.whole if var in self.parts else None
 
     def message_to(self, var, incoming, num_labels):
         self._missing(var, incoming)

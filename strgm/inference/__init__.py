@@ -1,25 +1,31 @@
 """Inference on string factor graphs: one entry point, several methods.
 
     infer(graph, method="bp" | "pruned" | "ep" | "pep", **options) -> InferenceResult
+
+Methods are looked up in a registry (:mod:`strgm.inference.methods`); each is the shared
+scheduler with its own variable side (:mod:`strgm.inference.side`).
 """
 
 from __future__ import annotations
 
 import time
 import warnings
+from contextlib import nullcontext
 from typing import Callable, Optional
 
-from strgm.errors import ConvergenceWarning, OptionError, StrgmError
+from threadpoolctl import threadpool_limits
+
+from strgm.errors import ConvergenceWarning
 from strgm.graph import FactorGraph
 from strgm.inference.belief import Belief  # noqa: F401
-from strgm.inference.bp import ExactSide, PrunedSide
+from strgm.inference.bp import ExactSide, PrunedSide  # noqa: F401
+from strgm.inference.ep import EPSide  # noqa: F401
+from strgm.inference.methods import METHODS, Method, method_named, register  # noqa: F401
 from strgm.inference.result import InferenceResult
 from strgm.inference.schedule import Progress, run_sweeps  # noqa: F401
+from strgm.inference.side import VariableSide  # noqa: F401
 from strgm.validate import check_float, check_int, check_size
 from strgm.wfsa import guard
-
-METHODS = ("bp", "pruned", "ep", "pep")
-
 
 def infer(graph: FactorGraph, method: str = "pruned", *, max_iters: int = 10,
           tol: float = 1e-4, kbest: int = 20, max_states: int = 200_000,
@@ -42,8 +48,7 @@ def infer(graph: FactorGraph, method: str = "pruned", *, max_iters: int = 10,
     with ``std::bad_alloc``. Options are validated with :mod:`strgm.validate` (an
     :class:`OptionError` names the keyword).
     """
-    if method not in METHODS:
-        raise OptionError("method", method, "must be one of " + ", ".join(METHODS))
+    method_named(method)
     max_iters = check_int("max_iters", max_iters, min=1)
     tol = check_float("tol", tol, min=0)
     kbest = check_int("kbest", kbest, min=1)
@@ -58,25 +63,20 @@ def infer(graph: FactorGraph, method: str = "pruned", *, max_iters: int = 10,
 def _infer(graph, method, max_iters, tol, kbest, max_states, lim, progress, options
            ) -> InferenceResult:
     t0 = time.perf_counter()
-    if method in ("ep", "pep"):
-        from strgm.inference.ep import run_ep
-
-        return run_ep(graph, method=method, max_iters=max_iters, tol=tol,
-                      max_states=max_states, progress=progress, **options)
-    if options:
-        raise StrgmError(f"options {sorted(options)} do not apply to method {method!r}")
-    if method == "bp":
-        side = ExactSide(graph, max_states=max_states)
-        settings = {"max_iters": max_iters, "tol": tol, "max_states": max_states}
-    else:
-        side = PrunedSide(graph, k=kbest, max_states=max_states)
-        settings = {"max_iters": max_iters, "tol": tol, "kbest": kbest}
-    stats = run_sweeps(graph, side, max_iters=max_iters, tol=tol, max_states=max_states,
-                       progress=progress)
+    side = method_named(method).make_side(graph, kbest=kbest, max_states=max_states,
+                                          options=options)
+    limit = nullcontext() if side.blas_threads is None else \
+        threadpool_limits(limits=side.blas_threads, user_api="blas")
+    with limit:
+        stats = run_sweeps(graph, side, max_iters=max_iters, tol=tol,
+                           max_states=max_states, progress=progress,
+                           min_iters=side.min_iters)
     if not stats.converged and not graph.is_acyclic():
         warnings.warn(f"{method} stopped after {stats.iterations} iterations without "
                       f"converging (last belief change {stats.deltas[-1]:.2e} > tol={tol})",
-                      ConvergenceWarning, stacklevel=2)
+                      ConvergenceWarning, stacklevel=3)
+    settings = {"max_iters": max_iters, "tol": tol, **side.settings}
     return InferenceResult(method, settings, time.perf_counter() - t0, stats.iterations,
                            stats.converged, stats.deltas, side=side, graph=graph,
-                           extra={"max_message_states": stats.max_message_states})
+                           extra={"max_message_states": stats.max_message_states,
+                                  **side.diagnostics()})

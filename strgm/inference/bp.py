@@ -12,8 +12,8 @@ D_V is fixed when V is first visited in a sweep (as in the Cotterell et al. sche
 variable of degree N costs O(N) compositions per sweep, not O(N²).
 
 Pruning exists to keep *products* of messages tractable, so variables of degree ≤ 2 are
-not pruned: a degree-2 variable forwards the other incoming message unchanged (exact BP),
-and its belief is the exact intersection of its two messages. This matters for the word
+not pruned: a degree-2 variable forwards the other incoming message (rescaled, as exact
+BP does: the relay of :class:`ExactSide`), and its belief is the exact intersection of its two messages. This matters for the word
 underlying forms of the phonology model, which sit between one concatenation and one
 phonology factor: pruning them to 20 strings drops correct URs whenever the (untrained,
 copy-biased) phonology ties hundreds of one-edit variants.
@@ -26,10 +26,10 @@ from typing import Optional
 import numpy as np
 import pynini
 
-from strgm.errors import DivergenceError, MessageTooLargeError
+from strgm.errors import DivergenceError
 from strgm.graph import FactorGraph
 from strgm.inference.belief import Belief
-from strgm.inference.schedule import observation_message
+from strgm.inference.side import VariableSide, observation_message
 from strgm.wfsa import guard
 from strgm.wfsa.construct import empty_acceptor, sigma_star, weighted_strings
 from strgm.wfsa.operations import intersect
@@ -69,11 +69,18 @@ def same_message(a: Optional[pynini.Fst], b: pynini.Fst) -> bool:
         pynini.equal(a, b, delta=1e-9)
 
 
-class _Versioned:
-    """Stores μ_{F→V}; ``version(var)`` counts the changes of V's incoming messages."""
+class ExactSide(VariableSide):
+    """Variable side of exact BP: stores μ_{F→V}, intersects on demand, and counts the
+    changes of V's incoming messages (``version``) so that unchanged messages are not
+    recomputed. At a variable of degree ≤ 2 this *is* the relay every method uses: the
+    message to one factor is the other factor's message (rescaled), the belief the exact
+    product of the two (pruned BP inherits it; EP keeps one for its relayed variables)."""
 
-    def __init__(self, graph: FactorGraph):
-        self.graph = graph
+    tracks_versions = True
+
+    def __init__(self, graph: FactorGraph, max_states: int = 200_000):
+        super().__init__(graph)
+        self.max_states = max_states
         self.msgs: dict[str, dict[str, pynini.Fst]] = {v: {} for v in graph.variables}
         self._versions = {v: 0 for v in graph.variables}
         self._out_cache: dict[tuple[str, str], tuple[int, pynini.Fst]] = {}
@@ -81,11 +88,16 @@ class _Versioned:
         self._sigma = sigma_star(graph.alphabet.size)
         self.limits = guard.current()  # the budget of the run, kept for later queries
 
-    def start_iteration(self, iteration: int) -> None:
-        pass
+    @property
+    def settings(self) -> dict:
+        return {"max_states": self.max_states}
 
     def version(self, var: str) -> int:
         return self._versions[var]
+
+    def queries_only(self, var: str) -> bool:
+        """Beliefs are intersections of the stored messages: any WFSA will do."""
+        return True
 
     def belief(self, var: str) -> Belief:
         """b_V, cached until one of V's incoming messages changes."""
@@ -96,6 +108,9 @@ class _Versioned:
             b = self._belief(var)
         self._belief_cache[var] = (self._versions[var], b)
         return b
+
+    def receive(self, var: str, factor: str, message: pynini.Fst) -> None:
+        self._store(var, factor, message)
 
     def _store(self, var: str, factor: str, message: pynini.Fst) -> bool:
         if same_message(self.msgs[var].get(factor), message):
@@ -115,24 +130,6 @@ class _Versioned:
         return out
 
     def _outgoing(self, var: str, factor: str) -> pynini.Fst:
-        raise NotImplementedError
-
-    def queries_only(self, var: str) -> bool:
-        """Beliefs are intersections of the stored messages: any WFSA will do."""
-        return True
-
-
-class ExactSide(_Versioned):
-    """Variable side of exact BP: stores μ_{F→V} and intersects on demand."""
-
-    def __init__(self, graph: FactorGraph, max_states: int = 200_000):
-        super().__init__(graph)
-        self.max_states = max_states
-
-    def receive(self, var: str, factor: str, message: pynini.Fst) -> None:
-        self._store(var, factor, message)
-
-    def _outgoing(self, var: str, factor: str) -> pynini.Fst:
         others = [m for g, m in self.msgs[var].items() if g != factor]
         if not others:
             return self._sigma
@@ -150,17 +147,20 @@ class ExactSide(_Versioned):
         return Belief(var, fst, self.graph.alphabet)
 
 
-class PrunedSide(_Versioned):
+class PrunedSide(ExactSide):
     """Variable side of pruned BP (see module docstring), with incremental caches."""
 
     def __init__(self, graph: FactorGraph, k: int = 20, max_states: int = 200_000):
-        super().__init__(graph)
+        super().__init__(graph, max_states)
         self.k = k
-        self.max_states = max_states
         self._kbest: dict[str, dict[str, list]] = {v: {} for v in graph.variables}
         self._scores: dict[str, dict[str, dict]] = {v: {} for v in graph.variables}
         self._domains: dict[str, tuple[int, list]] = {}
         self._sweep = 0
+
+    @property
+    def settings(self) -> dict:
+        return {"kbest": self.k}
 
     def start_sweep(self) -> None:
         self._sweep += 1
@@ -199,11 +199,11 @@ class PrunedSide(_Versioned):
         return out
 
     def _outgoing(self, var: str, factor: str) -> pynini.Fst:
+        if self.graph.degree(var) <= 2:  # the exact relay, unpruned
+            return super()._outgoing(var, factor)
         others = [g for g in self.msgs[var] if g != factor]
         if not others:
             return self._sigma
-        if self.graph.degree(var) <= 2:  # relay the other message, unpruned
-            return self.msgs[var][others[0]]
         dom = self.domain(var)
         sc = self.scores(var, dom)
         total = np.sum([sc[g] for g in others], axis=0)
@@ -216,14 +216,9 @@ class PrunedSide(_Versioned):
         return weighted_strings([(s, -t) for s, t, ok in zip(dom, total, finite) if ok])
 
     def _belief(self, var: str) -> Belief:
-        if self.graph.variables[var].is_observed:
-            return Belief(var, observation_message(self.graph, var), self.graph.alphabet)
-        if not self.msgs[var]:
-            return Belief(var, self._sigma, self.graph.alphabet)
-        if self.graph.degree(var) <= 2:
-            return Belief(var, intersect_all(list(self.msgs[var].values()), self.max_states,
-                                             f"belief of variable {var!r}",
-                                             self.graph.alphabet.size), self.graph.alphabet)
+        if self.graph.variables[var].is_observed or not self.msgs[var] or \
+                self.graph.degree(var) <= 2:
+            return super()._belief(var)
         dom = self.domain(var)
         sc = self.scores(var, dom)
         total = np.sum(list(sc.values()), axis=0)

@@ -5,11 +5,14 @@ Results save to a directory of OpenFst files and load back (:mod:`strgm.inferenc
     result.save("beliefs/")                    # or: strgm infer ... --save-beliefs beliefs/
     r = InferenceResult.load("beliefs/")
     r.belief("M:walk").kbest(3)                # same numbers, no inference re-run
+
+A fresh result also answers ``message(var, factor)`` from its engine state; ``detach()``
+keeps the beliefs and lets that state go.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
 from strgm.errors import GraphError
@@ -46,6 +49,26 @@ class InferenceResult:
                                  f"{', '.join(map(repr, self.variables[:5]))}")
             self._beliefs[var] = self.side.belief(var)
         return self._beliefs[var]
+
+    def message(self, var: str, factor: str):
+        """μ_{V→F}, the message variable ``var`` sends factor ``factor`` at the end of the
+        run (an acceptor; for EP the encoded θ_{V→F}). EM's expected counts read the
+        messages into the phonology factors this way. Needs the engine state: a result
+        that was loaded or :meth:`detach`-ed has none."""
+        if self.side is None:
+            raise GraphError(f"no message from {var!r} to {factor!r}: this result has no "
+                             "engine state (it was loaded or detached)")
+        if var not in self.graph.variables or factor not in self.graph.factors_of(var):
+            raise GraphError(f"no edge between variable {var!r} and factor {factor!r}")
+        return self.side.incoming_to_factor(var, factor)
+
+    def detach(self, names: Optional[list] = None) -> "InferenceResult":
+        """A new result holding the beliefs of ``names`` (default: every variable),
+        computed now, and no engine state: the side's caches (message compositions,
+        k-best lists, encoded messages) can then be freed. This result is unchanged."""
+        names = self.variables if names is None else list(names)
+        return replace(self, side=None, graph=None, _beliefs=self.beliefs(names),
+                       _names=names)
 
     def beliefs(self, names: Optional[list] = None) -> dict[str, Belief]:
         names = self.variables if names is None else names

@@ -1,16 +1,7 @@
 """The message-passing scheduler shared by exact BP, pruned BP and EP (PEP §4.4).
 
-Factors always exchange WFSA messages (``Factor.message_to``). What happens at a
-variable is delegated to a *variable side* object:
-
-    side.incoming_to_factor(var, factor) -> acceptor μ_{V→F}
-    side.receive(var, factor, μ_{F→V})   -> None (store, approximate, project ...)
-    side.belief(var)                     -> Belief
-    side.start_iteration(i)              -> None (EP: K and feature schedules)
-    side.start_sweep()                   -> None, optional: a new sweep begins
-    side.version(var)                    -> int, optional: changes whenever what V sends
-                                            may have changed; lets the scheduler skip a
-                                            factor message whose inputs are all unchanged
+Factors always exchange WFSA messages; what happens at a variable is delegated to a
+*variable side* (:class:`strgm.inference.side.VariableSide`, every hook listed there).
 
 Sweeps visit the nodes in an approximate topological order (``FactorGraph.order``),
 alternately forwards and backwards. In a forward sweep a factor updates its messages to
@@ -31,23 +22,12 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Protocol
-
-import pynini
+from typing import Callable, Optional
 
 from strgm.errors import MessageTooLargeError
 from strgm.graph import FactorGraph
 from strgm.wfsa import guard
-from strgm.wfsa.construct import string_acceptor
-
-
-class VariableSide(Protocol):
-    def incoming_to_factor(self, var: str, factor: str) -> pynini.Fst: ...
-    def receive(self, var: str, factor: str, message: pynini.Fst) -> None: ...
-    def belief(self, var: str): ...
-    def start_iteration(self, iteration: int) -> None: ...
-    # optional: ``queries_only(var) -> bool``, True when var's belief is only queried
-    # (then leaf messages may keep ε-arcs: Factor.message_to_leaf)
+from strgm.inference.side import VariableSide
 
 
 @dataclass
@@ -76,10 +56,6 @@ class Progress:
         if self.enabled:
             self.stream.write("\n")
             self.stream.flush()
-
-
-def observation_message(graph: FactorGraph, var: str) -> pynini.Fst:
-    return string_acceptor(graph.variables[var].observed)
 
 
 def belief_signature(belief, k: int = 5) -> dict:
@@ -138,7 +114,7 @@ class _Sweeper:
     computed from which input versions, and the belief signatures of the last
     iteration."""
 
-    def __init__(self, graph: FactorGraph, side, max_states: int,
+    def __init__(self, graph: FactorGraph, side: VariableSide, max_states: int,
                  progress: Optional[Callable[[str], None]]):
         graph.validate()
         self.graph, self.side, self.max_states, self.progress = graph, side, max_states, \
@@ -148,7 +124,6 @@ class _Sweeper:
         self.factor_order = [n for k, n in order if k == "factor"]
         self.nlabels = graph.alphabet.size
         self.stats = SweepStats()
-        self.version = getattr(side, "version", None)
         self.computed_from: dict[tuple[str, str], tuple] = {}
         self.previous: dict[str, dict] = {}
         self.seen_version: dict[str, int] = {}
@@ -163,10 +138,7 @@ class _Sweeper:
             with guard.naming(what):
                 incoming = {u: side.incoming_to_factor(u, fname)
                             for u in f.variables if u != v}
-                if leaf and getattr(side, "queries_only", lambda _: False)(v):
-                    msg = f.message_to_leaf(v, incoming, self.nlabels)
-                else:
-                    msg = f.message_to(v, incoming, self.nlabels)
+                msg = side.factor_message(f, v, incoming, self.nlabels, leaf)
         except MessageTooLargeError:
             raise
         except MemoryError:  # numpy's allocation failures (OpenFst's abort: see guard)
@@ -181,8 +153,7 @@ class _Sweeper:
     def sweep(self, it: int, max_iters: int, direction: int) -> None:
         """One forward (+1) or backward (−1) sweep: each factor updates its messages to
         the variables after (before) it, skipping those whose inputs are unchanged."""
-        if hasattr(self.side, "start_sweep"):
-            self.side.start_sweep()
+        self.side.start_sweep()
         seq = self.factor_order if direction == 1 else self.factor_order[::-1]
         for j, fname in enumerate(seq):
             if self.progress is not None and j % 25 == 0:
@@ -190,9 +161,9 @@ class _Sweeper:
                               f"{'forward' if direction == 1 else 'backward'} "
                               f"factor {j + 1}/{len(seq)}")
             for v in self._targets(fname, direction):
-                if self.version is not None:
-                    key = tuple(self.version(u) for u in self.graph.factors[fname].variables
-                                if u != v)
+                if self.side.tracks_versions:
+                    key = tuple(self.side.version(u)
+                                for u in self.graph.factors[fname].variables if u != v)
                     if self.computed_from.get((fname, v)) == key:
                         continue  # inputs unchanged since this message was computed
                     self.computed_from[(fname, v)] = key
@@ -209,10 +180,11 @@ class _Sweeper:
         call (beliefs whose incoming messages did not change are skipped)."""
         delta = 0.0
         for v in self.latent:
-            if self.version is not None:
-                if v in self.previous and self.seen_version.get(v) == self.version(v):
+            if self.side.tracks_versions:
+                ver = self.side.version(v)
+                if v in self.previous and self.seen_version.get(v) == ver:
                     continue  # no incoming message changed: the belief is the same
-                self.seen_version[v] = self.version(v)
+                self.seen_version[v] = ver
             sig = belief_signature(self.side.belief(v))
             delta = max(delta, signature_change(self.previous.get(v), sig))
             self.previous[v] = sig

@@ -87,7 +87,10 @@ def split(paradigm: Paradigm, heldout: set) -> Paradigm:
 
 def e_step(model: PhonologyEditModel, train: Paradigm, method: str, infer_opts: dict,
            progress=None):
-    """Inference with T_θ, then (counts, Σ_w log Z_w, result, graph model)."""
+    """Inference with T_θ, then (counts, Σ_w log Z_w, result, graph model). The result is
+    detached (:meth:`strgm.inference.InferenceResult.detach`): it keeps the morphemes'
+    beliefs, which is all prediction needs, and frees the engine's caches before the
+    M-step."""
     fst = model.fst()
     pm = build_phonology_model(train, alphabet=model.alphabet, phonology=fst,
                                boundary=model.alphabet.boundary)
@@ -95,8 +98,9 @@ def e_step(model: PhonologyEditModel, train: Paradigm, method: str, infer_opts: 
     pairs = []
     for e in train.observed:
         f = f"phonology:{e.key}"
-        mu = res.side.incoming_to_factor(pm.ur_vars[e.key], f)
+        mu = res.message(pm.ur_vars[e.key], f)
         pairs.append((mu, model.alphabet.encode(e.segments)))
+    res = res.detach(list(pm.morpheme_vars.values()))
     counts, ll = expected_counts(model.structure, model.theta, pairs)
     return counts, ll, res, pm
 

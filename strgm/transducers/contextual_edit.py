@@ -56,9 +56,10 @@ import pynini
 import scipy.sparse as sp
 
 from strgm.errors import InputError
+from strgm.transducers.edit_actions import CONT, COPY, DEL, INS, SUB
+from strgm.transducers.edit_features import feature_templates, indicator_features  # noqa: F401
+from strgm.transducers.edit_layout import Layout
 from strgm.wfsa.core import new_fst, weight
-
-INS, CONT, COPY, SUB, DEL = 0, 1, 2, 3, 4
 
 
 @dataclass(frozen=True)
@@ -167,218 +168,118 @@ class EditStructure:
         return w, fin
 
 
-def _state_index(dims, L, O, T, K):
-    return np.ravel_multi_index((L, O, T, K), dims)
+def _insertion_events(lay: Layout) -> dict:
+    """One decision per state (L, O, T, K); actions INS(1..n), then CONT."""
+    st = np.arange(lay.S)
+    L, O, T, K = np.unravel_index(st, lay.dims)
+    A = lay.n + 1
+    y = np.tile(np.append(np.arange(1, lay.n + 1), 0), lay.S)
+    return {"L": np.repeat(L, A), "O": np.repeat(O, A), "T": np.repeat(T, A),
+            "K": np.repeat(K, A), "y": y, "kind": np.where(y > 0, INS, CONT),
+            "group": np.repeat(st, A)}
 
 
-def build_structure(info: SymbolInfo, spec: ContextSpec = ContextSpec()) -> EditStructure:
-    """Enumerate states, decisions, features and arcs (see module docstring)."""
-    n = info.n
-    if n < 1:
-        raise InputError("contextual edit transducer needs at least one segment")
-    bnd = n + 1 if info.boundary else None
-    n_in = int(info.in_class.max()) + 1
-    n_r = int(info.right_class.max()) + 1
-    n_out = int(info.out_class.max()) + 1
-    n_tier = int(info.tier.max()) + 1 if (info.tier >= 0).any() else 0
-    # context ids: L: classes, BOS, BND ; K/R: classes, EOS, BND ; O: classes, BOS ; T: .., NONE
-    nL = n_in + 1 + int(bnd is not None) if spec.left_input else 1
-    nK1 = n_r + 1 + int(bnd is not None) if spec.right_input else 1  # one symbol's ids
-    pair = spec.right_input == 2
-    nK = nK1 * nK1 if pair else nK1  # window 2: K = k1·nK1 + k2
-    nO = n_out + 1 if spec.left_output else 1
-    nT = n_tier + 1 if spec.tier and n_tier else 1
-    BOS_L, BND_L, EOS_K, BND_K, BOS_O, NONE_T = n_in, n_in + 1, n_r, n_r + 1, n_out, nT - 1
-    dims = (nL, nO, nT, nK)
-    S = nL * nO * nT * nK
-    labels = np.arange(1, n + 1 + int(bnd is not None))
-
-    def lclass(x):  # after consuming x
-        if not spec.left_input:
-            return np.zeros_like(x)
-        return np.where(x == (bnd or -1), BND_L, info.in_class[np.minimum(x, n) - 1])
-
-    def kclass(x):
-        if not spec.right_input:
-            return np.zeros_like(x)
-        return np.where(x == (bnd or -1), BND_K, info.right_class[np.minimum(x, n) - 1])
-
-    def onext(O, y):
-        if not spec.left_output:
-            return O
-        return np.where(y > 0, info.out_class[np.maximum(y, 1) - 1], O)
-
-    def tnext(T, y):
-        if nT == 1:
-            return T
-        ty = np.where(y > 0, info.tier[np.maximum(y, 1) - 1], -1)
-        return np.where(ty >= 0, ty, T)
-
-    # ---- insertion decisions: one group per state, actions INS(1..n), CONT
-    st = np.arange(S)
-    L, O, T, K = np.unravel_index(st, dims)
-    A = n + 1
-    ins_L, ins_O, ins_T, ins_K = (np.repeat(a, A) for a in (L, O, T, K))
-    ins_y = np.tile(np.append(np.arange(1, n + 1), 0), S)
-    ins_kind = np.where(ins_y > 0, INS, CONT)
-    ins_group = np.repeat(st, A)
-    # ---- edit decisions: groups (L, O, T, x, R); actions copy, subs, delete
+def _edit_events(lay: Layout) -> dict:
+    """One decision per (L, O, T, x, R); actions copy, the allowed substitutions,
+    delete (only delete for the boundary). Group ids follow the insertion groups."""
+    info, bnd = lay.info, lay.bnd
     acts = []
-    for x in labels:
+    for x in lay.labels:
         if bnd is not None and x == bnd:
             acts.append(np.array([0]))
         else:
             subs = np.flatnonzero(info.sub_ok[x - 1]) + 1
             acts.append(np.concatenate([[x], subs[subs != x], [0]]))
-    ctx = np.array(np.meshgrid(np.arange(nL), np.arange(nO), np.arange(nT), np.arange(nK),
-                               indexing="ij")).reshape(4, -1)  # (L, O, T, R)
-    if pair:  # nothing follows the end: drop the impossible R = (EOS, r ≠ EOS)
-        ctx = ctx[:, ~((ctx[3] // nK1 == EOS_K) & (ctx[3] % nK1 != EOS_K))]
-    rows = []
-    for x, ys in zip(labels, acts):
-        k = len(ys)
-        c = np.repeat(ctx, k, axis=1)
-        rows.append((c, np.full(c.shape[1], x), np.tile(ys, ctx.shape[1])))
-    e_L = np.concatenate([r[0][0] for r in rows])
-    e_O = np.concatenate([r[0][1] for r in rows])
-    e_T = np.concatenate([r[0][2] for r in rows])
-    e_R = np.concatenate([r[0][3] for r in rows])
-    e_x = np.concatenate([r[1] for r in rows])
-    e_y = np.concatenate([r[2] for r in rows])
-    e_kind = np.where(e_y == 0, DEL, np.where(e_y == e_x, COPY, SUB))
+    ctx = np.array(np.meshgrid(np.arange(lay.nL), np.arange(lay.nO), np.arange(lay.nT),
+                               np.arange(lay.nK), indexing="ij")).reshape(4, -1)
+    if lay.pair:  # nothing follows the end: drop the impossible R = (EOS, r ≠ EOS)
+        eos = lay.EOS_K
+        ctx = ctx[:, ~((ctx[3] // lay.nK1 == eos) & (ctx[3] % lay.nK1 != eos))]
+    cs, xs, ys = [], [], []
+    for x, acts_x in zip(lay.labels, acts):
+        c = np.repeat(ctx, len(acts_x), axis=1)
+        cs.append(c)
+        xs.append(np.full(c.shape[1], x))
+        ys.append(np.tile(acts_x, ctx.shape[1]))
+    c = np.concatenate(cs, axis=1)
+    ev = {"L": c[0], "O": c[1], "T": c[2], "R": c[3], "x": np.concatenate(xs),
+          "y": np.concatenate(ys)}
+    ev["kind"] = np.where(ev["y"] == 0, DEL, np.where(ev["y"] == ev["x"], COPY, SUB))
     # group boundaries: consecutive events with the same (x, L, O, T, R)
-    key = np.ravel_multi_index((e_x, e_L, e_O, e_T, e_R),
-                               (n + 2, nL, nO, nT, nK))
-    new = np.concatenate([[True], key[1:] != key[:-1]])
-    e_group = S + np.cumsum(new) - 1
-    n_ins = len(ins_y)
-    attrs = {
-        "kind": np.concatenate([ins_kind, e_kind]),
-        "L": np.concatenate([ins_L, e_L]), "O": np.concatenate([ins_O, e_O]),
-        "T": np.concatenate([ins_T, e_T]), "K": np.concatenate([ins_K, e_R]),
-        "x": np.concatenate([np.zeros(n_ins, dtype=np.int64), e_x]),
-        "y": np.concatenate([ins_y, e_y]),
-    }
-    group = np.concatenate([ins_group, e_group])
-    gstart = np.flatnonzero(np.concatenate([[True], group[1:] != group[:-1]]))
-    feats, names = _features(attrs, info, bnd, nK1 if pair else None)
-    # ---- arcs
-    ins_arc = ins_kind == INS
-    i_src = ins_group[ins_arc]
-    i_y = ins_y[ins_arc]
-    i_dst = _state_index(dims, ins_L[ins_arc], onext(ins_O[ins_arc], i_y),
-                         tnext(ins_T[ins_arc], i_y), ins_K[ins_arc])
-    c_src = _state_index(dims, e_L, e_O, e_T,
-                         kclass(e_x) * nK1 + e_R // nK1 if pair else kclass(e_x))
-    c_dst = _state_index(dims, lclass(e_x), onext(e_O, e_y), tnext(e_T, e_y), e_R)
-    cont_of_state = np.arange(S) * A + n  # CONT event index of each state
-    src = np.concatenate([i_src, c_src])
-    dst = np.concatenate([i_dst, c_dst])
-    il = np.concatenate([np.zeros(len(i_src), dtype=np.int64), e_x])
-    ol = np.concatenate([i_y, e_y])
-    ev1 = np.concatenate([np.flatnonzero(ins_arc), cont_of_state[c_src]])
-    ev2 = np.concatenate([np.full(len(i_src), -1), n_ins + np.arange(len(e_x))])
-    final_ev = np.where((K == (EOS_K * nK1 + EOS_K if pair else EOS_K)) | (nK == 1),
-                        cont_of_state, -1)
-    if not spec.right_input:
+    key = np.ravel_multi_index((ev["x"], ev["L"], ev["O"], ev["T"], ev["R"]),
+                               (lay.n + 2, lay.nL, lay.nO, lay.nT, lay.nK))
+    ev["group"] = lay.S + np.cumsum(np.concatenate([[True], key[1:] != key[:-1]])) - 1
+    return ev
+
+
+def _arcs(lay: Layout, ins: dict, ed: dict) -> dict:
+    """Insertion arcs ε:y (weight of the INS event) and consuming arcs x:y (weights of
+    the state's CONT event and of the edit event), plus each state's final event."""
+    n_ins = len(ins["y"])
+    ins_arc = ins["kind"] == INS
+    i_src, i_y = ins["group"][ins_arc], ins["y"][ins_arc]
+    i_dst = lay.index(ins["L"][ins_arc], lay.onext(ins["O"][ins_arc], i_y),
+                      lay.tnext(ins["T"][ins_arc], i_y), ins["K"][ins_arc])
+    e_x, e_y = ed["x"], ed["y"]
+    promised = lay.kclass(e_x) * lay.nK1 + ed["R"] // lay.nK1 if lay.pair \
+        else lay.kclass(e_x)
+    c_src = lay.index(ed["L"], ed["O"], ed["T"], promised)
+    c_dst = lay.index(lay.lclass(e_x), lay.onext(ed["O"], e_y), lay.tnext(ed["T"], e_y),
+                      ed["R"])
+    cont_of_state = np.arange(lay.S) * (lay.n + 1) + lay.n  # CONT event of each state
+    K = np.unravel_index(np.arange(lay.S), lay.dims)[3]
+    end = lay.EOS_K * lay.nK1 + lay.EOS_K if lay.pair else lay.EOS_K
+    final_ev = np.where((K == end) | (lay.nK == 1), cont_of_state, -1)
+    if not lay.spec.right_input:
         final_ev = cont_of_state.copy()
-    # start: BOS contexts; with a right window, ε-branch over the promised class K
-    s0_L = BOS_L if spec.left_input else 0
-    s0_O = BOS_O if spec.left_output else 0
-    starts = _state_index(dims, np.full(nK, s0_L), np.full(nK, s0_O), np.full(nK, NONE_T),
-                          np.arange(nK))
-    if nK > 1:
-        start = S
-        num_states = S + 1
-        src = np.concatenate([src, np.full(nK, S)])
-        dst = np.concatenate([dst, starts])
-        il = np.concatenate([il, np.zeros(nK, dtype=np.int64)])
-        ol = np.concatenate([ol, np.zeros(nK, dtype=np.int64)])
-        ev1 = np.concatenate([ev1, np.full(nK, -1)])
-        ev2 = np.concatenate([ev2, np.full(nK, -1)])
-        final_ev = np.append(final_ev, -1)
-    else:
-        start, num_states = int(starts[0]), S
-    return EditStructure(spec, info, dims, num_states, start, group, gstart, attrs, feats,
-                         names, src, dst, il, ol, ev1, ev2, final_ev,
-                         meta={"bos_eos": (BOS_L, BND_L, EOS_K, BND_K, BOS_O, NONE_T)})
+    return {"src": np.concatenate([i_src, c_src]), "dst": np.concatenate([i_dst, c_dst]),
+            "il": np.concatenate([np.zeros(len(i_src), dtype=np.int64), e_x]),
+            "ol": np.concatenate([i_y, e_y]),
+            "ev1": np.concatenate([np.flatnonzero(ins_arc), cont_of_state[c_src]]),
+            "ev2": np.concatenate([np.full(len(i_src), -1), n_ins + np.arange(len(e_x))]),
+            "final_ev": final_ev}
 
 
-def feature_templates() -> list:
-    """(name, kinds, attribute tuple) of every feature template. Derived attributes:
-    ``vy`` voice of y (obstruents), ``ty`` tier class of y (vowels), ``chg`` the feature
-    change of a substitution. Markedness templates (``out_*``) fire for copy *and*
-    substitution, so they generalise across symbols: e.g. (vy, R) learns regressive
-    voicing assimilation and final devoicing, (ty, T) vowel harmony."""
-    return [
-        ("ins", (INS,), ()), ("ins_y", (INS,), ("y",)), ("ins_yL", (INS,), ("y", "L")),
-        ("ins_yK", (INS,), ("y", "K")), ("ins_yLK", (INS,), ("y", "L", "K")),
-        ("ins_yO", (INS,), ("y", "O")), ("ins_LK", (INS,), ("L", "K")),
-        ("ins_OK", (INS,), ("O", "K")), ("ins_tyT", (INS,), ("ty", "T")),
-        ("cont", (CONT,), ()), ("cont_K", (CONT,), ("K",)),
-        ("copy", (COPY,), ()), ("copy_x", (COPY,), ("x",)),
-        ("sub", (SUB,), ()), ("sub_xy", (SUB,), ("x", "y")), ("sub_xyR", (SUB,), ("x", "y", "K")),
-        ("sub_xyL", (SUB,), ("x", "y", "L")), ("sub_xyO", (SUB,), ("x", "y", "O")),
-        ("sub_xyT", (SUB,), ("x", "y", "T")), ("sub_chg", (SUB,), ("chg",)),
-        ("sub_chgR", (SUB,), ("chg", "K")), ("sub_chgL", (SUB,), ("chg", "L")),
-        ("del", (DEL,), ()), ("del_x", (DEL,), ("x",)), ("del_xR", (DEL,), ("x", "K")),
-        ("del_xL", (DEL,), ("x", "L")), ("del_xLR", (DEL,), ("x", "L", "K")),
-        ("out_vyR", (COPY, SUB), ("vy", "K")), ("out_vyL", (COPY, SUB), ("vy", "L")),
-        ("out_vyO", (COPY, SUB), ("vy", "O")), ("out_tyT", (COPY, SUB), ("ty", "T")),
-        ("out_tyTx", (COPY, SUB), ("ty", "T", "x")),
-    ]
+def _add_start(lay: Layout, arcs: dict) -> tuple[int, int]:
+    """(start state, number of states): the BOS context; with a right window, a new
+    start state with ε-arcs to every promised class K (appended to ``arcs``)."""
+    nK = lay.nK
+    starts = lay.index(np.full(nK, lay.BOS_L if lay.spec.left_input else 0),
+                       np.full(nK, lay.BOS_O if lay.spec.left_output else 0),
+                       np.full(nK, lay.NONE_T), np.arange(nK))
+    if nK == 1:
+        return int(starts[0]), lay.S
+    for key, extra in (("src", np.full(nK, lay.S)), ("dst", starts),
+                       ("il", np.zeros(nK, dtype=np.int64)),
+                       ("ol", np.zeros(nK, dtype=np.int64)), ("ev1", np.full(nK, -1)),
+                       ("ev2", np.full(nK, -1)), ("final_ev", np.array([-1]))):
+        arcs[key] = np.concatenate([arcs[key], extra])
+    return lay.S, lay.S + 1
 
 
-def _features(attrs: dict, info: SymbolInfo, bnd, pair_base: Optional[int] = None):
-    """Sparse indicator features: one column per (template, attribute values) that
-    occurs in some event. Events of one-action groups (the boundary) get none. With a
-    right window of 2 (``pair_base`` = number of one-symbol K ids), K is a pair id
-    k1·pair_base + k2: templates over K use k1, and a copy named ``name + "2"`` uses
-    the pair."""
-    n = info.n
-    x, y, kind = attrs["x"], attrs["y"], attrs["kind"]
-    seg_y = (y >= 1) & (y <= n)
-    vy = np.where(seg_y, info.voice[np.clip(y, 1, n) - 1], -1)
-    ty = np.where(seg_y, info.tier[np.clip(y, 1, n) - 1], -1)
-    seg_x = (x >= 1) & (x <= n)
-    chg = np.where(seg_x & seg_y, info.change[np.clip(x, 1, n) - 1, np.clip(y, 1, n) - 1], -1)
-    derived = {**attrs, "vy": vy, "ty": ty, "chg": chg}
-    templates = feature_templates()
-    if pair_base is not None:
-        derived["K2"] = attrs["K"]  # the pair
-        derived["K"] = attrs["K"] // pair_base  # its first class
-        templates = templates + [(name + "2", kinds, tuple("K2" if k == "K" else k
-                                                          for k in keys))
-                                 for name, kinds, keys in templates if "K" in keys]
-    live = np.ones(len(x), dtype=bool)
-    if bnd is not None:
-        live &= x != bnd
-    rows, cols, names = [], [], []
-    offset = 0
-    for name, kinds, keys in templates:
-        mask = live & np.isin(kind, kinds)
-        for k in keys:
-            mask &= derived[k] >= 0
-        idx = np.flatnonzero(mask)
-        if not len(idx):
-            continue
-        if keys:
-            vals = np.stack([derived[k][idx] for k in keys])
-            code = np.ravel_multi_index(tuple(vals), tuple(int(v.max()) + 1 for v in vals))
-            uniq, inv = np.unique(code, return_inverse=True)
-            for u in uniq:
-                names.append((name,) + tuple(int(v) for v in np.unravel_index(
-                    u, tuple(int(v.max()) + 1 for v in vals))))
-        else:
-            inv = np.zeros(len(idx), dtype=np.int64)
-            names.append((name,))
-        rows.append(idx)
-        cols.append(offset + inv.ravel())
-        offset += int(inv.max()) + 1
-    r = np.concatenate(rows)
-    c = np.concatenate(cols)
-    f = sp.csr_matrix((np.ones(len(r)), (r, c)), shape=(len(x), offset))
-    return f, names
+def build_structure(info: SymbolInfo, spec: ContextSpec = ContextSpec()) -> EditStructure:
+    """Enumerate states, decisions, features and arcs (see module docstring).
+    Cost: O(|states|·|Σ| + |edit events|), all numpy."""
+    lay = Layout(info, spec)
+    ins, ed = _insertion_events(lay), _edit_events(lay)
+    n_ins = len(ins["y"])
+    attrs = {
+        "kind": np.concatenate([ins["kind"], ed["kind"]]),
+        "L": np.concatenate([ins["L"], ed["L"]]), "O": np.concatenate([ins["O"], ed["O"]]),
+        "T": np.concatenate([ins["T"], ed["T"]]), "K": np.concatenate([ins["K"], ed["R"]]),
+        "x": np.concatenate([np.zeros(n_ins, dtype=np.int64), ed["x"]]),
+        "y": np.concatenate([ins["y"], ed["y"]]),
+    }
+    group = np.concatenate([ins["group"], ed["group"]])
+    gstart = np.flatnonzero(np.concatenate([[True], group[1:] != group[:-1]]))
+    feats, names = indicator_features(attrs, info, lay.bnd, lay.nK1 if lay.pair else None)
+    arcs = _arcs(lay, ins, ed)
+    start, num_states = _add_start(lay, arcs)
+    return EditStructure(spec, info, lay.dims, num_states, start, group, gstart, attrs,
+                         feats, names, arcs["src"], arcs["dst"], arcs["il"], arcs["ol"],
+                         arcs["ev1"], arcs["ev2"], arcs["final_ev"],
+                         meta={"bos_eos": (lay.BOS_L, lay.BND_L, lay.EOS_K, lay.BND_K,
+                                           lay.BOS_O, lay.NONE_T)})
 
 
 def compile_fst(structure: EditStructure, theta: np.ndarray,

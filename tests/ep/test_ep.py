@@ -155,14 +155,16 @@ def test_damped_updates_skip_only_provably_divergent_dampings(monkeypatch):
     """When a cavity p̂ has infinite mass, EP damps it by e^{-δ|v|}, δ = 0.25, 0.5, …;
     tries with δ ≤ log c for a proven ρ(A) ≥ c are skipped. The same δ must be chosen:
     identical beliefs and repairs as with no bounds at all, with fewer fits."""
-    import strgm.inference.ep as ep_mod
+    import strgm.errors as errors_mod
+    import strgm.inference.ep_repair as repair_mod
+    import strgm.projection.interface as interface_mod
     from strgm.datasets.synthetic import synthetic_paradigm
     from strgm.models.phonology import build_phonology_model
 
     d = synthetic_paradigm(30, seed=0)
     graph = build_phonology_model(d.paradigm, alphabet=d.alphabet).graph
     fits = {"n": 0, "damped": 0}
-    real_fit, real_damped = ep_mod.closed_form, EPSide._damped_update
+    real_fit, real_damped = interface_mod.closed_form, EPSide._damped_update
 
     def counting_fit(*a, **k):
         fits["n"] += 1
@@ -172,18 +174,19 @@ def test_damped_updates_skip_only_provably_divergent_dampings(monkeypatch):
         fits["damped"] += 1
         return real_damped(self, var, factor, radius_at_least)
 
-    monkeypatch.setattr(ep_mod, "closed_form", counting_fit)
+    monkeypatch.setattr(interface_mod, "closed_form", counting_fit)
+    monkeypatch.setattr(repair_mod, "closed_form", counting_fit)
     monkeypatch.setattr(EPSide, "_damped_update", counting_damped)
     with_bounds = infer(graph, "ep", order=2, projection="closed", max_iters=3)
     n_with, damped = fits["n"], fits["damped"]
     assert damped > 0  # the situation under test occurs
 
-    real_init = ep_mod.DivergenceError.__init__
+    real_init = errors_mod.DivergenceError.__init__
 
     def no_bound(self, *args, radius_at_least=None):
         real_init(self, *args)
 
-    monkeypatch.setattr(ep_mod.DivergenceError, "__init__", no_bound)
+    monkeypatch.setattr(errors_mod.DivergenceError, "__init__", no_bound)
     fits["n"] = 0
     without = infer(graph, "ep", order=2, projection="closed", max_iters=3)
     assert fits["n"] > n_with

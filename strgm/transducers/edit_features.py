@@ -1,0 +1,94 @@
+"""Indicator features of the contextual edit transducer's events
+(:mod:`strgm.transducers.contextual_edit`; after Cotterell, Peng & Eisner 2014).
+
+An event is one action of one locally normalised decision (insert, continue, copy,
+substitute, delete) in a context (L, O, T, K, x). A feature template names a set of
+action kinds and a tuple of event attributes; every distinct attribute value tuple that
+occurs in some event becomes one indicator column of a sparse events × features matrix.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+import scipy.sparse as sp
+
+from strgm.transducers.edit_actions import CONT, COPY, DEL, INS, SUB
+
+
+def feature_templates() -> list:
+    """(name, kinds, attribute tuple) of every feature template. Derived attributes:
+    ``vy`` voice of y (obstruents), ``ty`` tier class of y (vowels), ``chg`` the feature
+    change of a substitution. Markedness templates (``out_*``) fire for copy *and*
+    substitution, so they generalise across symbols: e.g. (vy, R) learns regressive
+    voicing assimilation and final devoicing, (ty, T) vowel harmony."""
+    return [
+        ("ins", (INS,), ()), ("ins_y", (INS,), ("y",)), ("ins_yL", (INS,), ("y", "L")),
+        ("ins_yK", (INS,), ("y", "K")), ("ins_yLK", (INS,), ("y", "L", "K")),
+        ("ins_yO", (INS,), ("y", "O")), ("ins_LK", (INS,), ("L", "K")),
+        ("ins_OK", (INS,), ("O", "K")), ("ins_tyT", (INS,), ("ty", "T")),
+        ("cont", (CONT,), ()), ("cont_K", (CONT,), ("K",)),
+        ("copy", (COPY,), ()), ("copy_x", (COPY,), ("x",)),
+        ("sub", (SUB,), ()), ("sub_xy", (SUB,), ("x", "y")), ("sub_xyR", (SUB,), ("x", "y", "K")),
+        ("sub_xyL", (SUB,), ("x", "y", "L")), ("sub_xyO", (SUB,), ("x", "y", "O")),
+        ("sub_xyT", (SUB,), ("x", "y", "T")), ("sub_chg", (SUB,), ("chg",)),
+        ("sub_chgR", (SUB,), ("chg", "K")), ("sub_chgL", (SUB,), ("chg", "L")),
+        ("del", (DEL,), ()), ("del_x", (DEL,), ("x",)), ("del_xR", (DEL,), ("x", "K")),
+        ("del_xL", (DEL,), ("x", "L")), ("del_xLR", (DEL,), ("x", "L", "K")),
+        ("out_vyR", (COPY, SUB), ("vy", "K")), ("out_vyL", (COPY, SUB), ("vy", "L")),
+        ("out_vyO", (COPY, SUB), ("vy", "O")), ("out_tyT", (COPY, SUB), ("ty", "T")),
+        ("out_tyTx", (COPY, SUB), ("ty", "T", "x")),
+    ]
+
+
+def indicator_features(attrs: dict, info, bnd, pair_base: Optional[int] = None):
+    """Sparse indicator features: one column per (template, attribute values) that
+    occurs in some event. Events of one-action groups (the boundary) get none. With a
+    right window of 2 (``pair_base`` = number of one-symbol K ids), K is a pair id
+    k1·pair_base + k2: templates over K use k1, and a copy named ``name + "2"`` uses
+    the pair."""
+    n = info.n
+    x, y, kind = attrs["x"], attrs["y"], attrs["kind"]
+    seg_y = (y >= 1) & (y <= n)
+    vy = np.where(seg_y, info.voice[np.clip(y, 1, n) - 1], -1)
+    ty = np.where(seg_y, info.tier[np.clip(y, 1, n) - 1], -1)
+    seg_x = (x >= 1) & (x <= n)
+    chg = np.where(seg_x & seg_y, info.change[np.clip(x, 1, n) - 1, np.clip(y, 1, n) - 1], -1)
+    derived = {**attrs, "vy": vy, "ty": ty, "chg": chg}
+    templates = feature_templates()
+    if pair_base is not None:
+        derived["K2"] = attrs["K"]  # the pair
+        derived["K"] = attrs["K"] // pair_base  # its first class
+        templates = templates + [(name + "2", kinds, tuple("K2" if k == "K" else k
+                                                          for k in keys))
+                                 for name, kinds, keys in templates if "K" in keys]
+    live = np.ones(len(x), dtype=bool)
+    if bnd is not None:
+        live &= x != bnd
+    rows, cols, names = [], [], []
+    offset = 0
+    for name, kinds, keys in templates:
+        mask = live & np.isin(kind, kinds)
+        for k in keys:
+            mask &= derived[k] >= 0
+        idx = np.flatnonzero(mask)
+        if not len(idx):
+            continue
+        if keys:
+            vals = np.stack([derived[k][idx] for k in keys])
+            code = np.ravel_multi_index(tuple(vals), tuple(int(v.max()) + 1 for v in vals))
+            uniq, inv = np.unique(code, return_inverse=True)
+            for u in uniq:
+                names.append((name,) + tuple(int(v) for v in np.unravel_index(
+                    u, tuple(int(v.max()) + 1 for v in vals))))
+        else:
+            inv = np.zeros(len(idx), dtype=np.int64)
+            names.append((name,))
+        rows.append(idx)
+        cols.append(offset + inv.ravel())
+        offset += int(inv.max()) + 1
+    r = np.concatenate(rows)
+    c = np.concatenate(cols)
+    f = sp.csr_matrix((np.ones(len(r)), (r, c)), shape=(len(x), offset))
+    return f, names
