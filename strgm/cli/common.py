@@ -14,6 +14,11 @@ CLI_NAMES = {"p_copy": "--p-copy", "mean_length": "--mean-length", "boundary": "
              "fraction": "--holdout", "seed": "--seed", "n_roots": "--roots"}
 
 
+#: The names of :data:`strgm.inference.METHODS`, spelled out so that building the parser
+#: does not import the engine (half a second); a test checks that they agree.
+INFERENCE_METHODS = ("bp", "pruned", "ep", "pep")
+
+
 def progress(args):
     """The progress display on stderr: on a terminal, or with ``--progress``; never with
     ``--quiet``."""

@@ -12,7 +12,7 @@ import sys
 import time
 from typing import Optional
 
-from strgm.cli.common import add_limit_options, check_outputs, progress, relabel, symbol
+from strgm.cli.common import INFERENCE_METHODS, add_limit_options, check_outputs, progress, relabel, symbol
 from strgm.errors import OptionError
 from strgm.validate import float_arg, int_arg
 
@@ -44,7 +44,7 @@ def check_paths(args) -> None:
 
 def _add_engine_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("inference")
-    g.add_argument("--method", default="pruned", choices=["bp", "pruned", "ep", "pep"],
+    g.add_argument("--method", default="pruned", choices=INFERENCE_METHODS,
                    help="bp: exact messages; pruned: k-best domains (Cotterell et al. 2015); "
                         "ep: n-gram EP; pep: penalized EP (default: %(default)s)")
     g.add_argument("--kbest", type=int_arg(1), default=20,

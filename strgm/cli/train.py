@@ -13,14 +13,14 @@ from __future__ import annotations
 import sys
 import warnings
 
-from strgm.cli.common import add_limit_options, check_outputs
+from strgm.cli.common import INFERENCE_METHODS, add_limit_options, check_outputs
 from strgm.validate import float_arg, int_arg
 
 
 def add_subparser(sub) -> None:
     p = sub.add_parser("train", help="train the phonology by EM over factor-graph beliefs")
     p.add_argument("file", help="paradigm (TSV or wide CSV)")
-    p.add_argument("--method", default="pruned", choices=["bp", "pruned", "ep", "pep"])
+    p.add_argument("--method", default="pruned", choices=INFERENCE_METHODS)
     p.add_argument("--em-iters", type=int_arg(0), default=3,
                    help="EM iterations (M-steps) in all, counting those of a --resume "
                         "checkpoint; 0 evaluates the initial model (one E-step) without "

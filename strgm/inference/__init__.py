@@ -27,6 +27,7 @@ from strgm.inference.side import VariableSide  # noqa: F401
 from strgm.validate import check_float, check_int, check_size
 from strgm.wfsa import guard
 
+
 def infer(graph: FactorGraph, method: str = "pruned", *, max_iters: int = 10,
           tol: float = 1e-4, kbest: int = 20, max_states: int = 200_000,
           max_memory: Optional[int | str] = None,

@@ -40,7 +40,7 @@ import pynini
 from strgm.alphabet import Alphabet
 from strgm.datasets.paradigm import Paradigm
 from strgm.errors import InputError
-from strgm.inference import infer
+from strgm.inference import METHODS, infer
 from strgm.inference.belief import Belief
 from strgm.models.edit_model import PhonologyEditModel
 from strgm.models.phonology import build_phonology_model
@@ -52,7 +52,6 @@ from strgm.validate import check_choice, check_float, check_int, check_probabili
 from strgm.wfsa import compose, guard, weighted_strings
 
 CHECKPOINT_FORMAT = "strgm-em-checkpoint-v2"
-METHODS = ("bp", "pruned", "ep", "pep")
 #: Inference options that bound resources but never change a result (not compared).
 _BUDGET_OPTIONS = ("max_memory", "max_states")
 _SETTING_NAMES = {"l2": "l2 (--l2)", "method": "method (--method)",
@@ -127,7 +126,7 @@ def train_phonology(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
 
     ``em_iters`` ≥ 0 M-steps (0 evaluates the initial or resumed model), ``l2`` and
     ``tol`` finite and ≥ 0; bad values raise OptionError naming the keyword."""
-    method = check_choice("method", method, METHODS)
+    method = check_choice("method", method, tuple(METHODS))
     em_iters = check_int("em_iters", em_iters, min=0)
     l2 = check_float("l2", l2, min=0)
     tol = check_float("tol", tol, min=0)

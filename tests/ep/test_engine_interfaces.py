@@ -183,3 +183,9 @@ def test_result_message_and_detach(phonology_graph):
         d.message(ur, f)
     with pytest.raises(GraphError, match="no belief"):
         d.belief(phonology_graph.latent[-1])
+
+
+def test_the_command_line_offers_exactly_the_registered_methods():
+    from strgm.cli.common import INFERENCE_METHODS
+
+    assert set(INFERENCE_METHODS) == set(METHODS)

@@ -13,7 +13,7 @@ import strgm.transducers as ff
 from foundation_oracles import enumerate_strings
 from strgm.alphabet import Alphabet
 from strgm.cli import main
-from strgm.errors import GraphError, InputError, StrgmError
+from strgm.errors import GraphError, InputError
 from strgm.graph import FactorGraph
 from strgm.inference import InferenceResult, infer
 from strgm.safe_io import sha256_file

@@ -6,8 +6,7 @@ from hypothesis import given, settings, strategies as st
 from scipy.special import digamma
 
 from pcfg_oracles import R, brute_force
-from strgm.grammars.cfg import Grammar, compile_grammar
-from strgm.grammars.chart import inside
+from strgm.grammars.cfg import Grammar
 from strgm.grammars.estimators import cvb, em, fit, map_em, vb
 
 G = Grammar([R("S", "A", "B"), R("S", "B", "A"), R("S", "S", "S"), R("S", "A"),

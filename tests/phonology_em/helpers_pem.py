@@ -3,9 +3,8 @@
 import itertools
 
 import numpy as np
-import pynini
 
-from strgm.transducers.contextual_edit import ContextSpec, SymbolInfo, build_structure, compile_fst
+from strgm.transducers.contextual_edit import SymbolInfo
 from strgm.wfsa import string_acceptor, compose, log_partition
 
 
