@@ -82,3 +82,8 @@ class GrammarError(StrgmError):
 
 class ConvergenceWarning(UserWarning):
     """An iterative procedure stopped at its iteration cap before converging."""
+
+
+class ObjectiveDecreaseWarning(ConvergenceWarning):
+    """An EM iteration lowered the training objective: with an exact E-step EM never
+    does, so the approximate E-step (pruning, EP) is hiding what EM needs."""

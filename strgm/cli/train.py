@@ -10,10 +10,10 @@ surface much later as "observations inconsistent").
 
 from __future__ import annotations
 
-import sys
 import warnings
 
 from strgm.cli.common import INFERENCE_METHODS, add_limit_options, check_outputs
+from strgm.errors import OptionError
 from strgm.validate import float_arg, int_arg
 
 
@@ -39,6 +39,13 @@ def add_subparser(sub) -> None:
                    default=None, metavar="FRAC",
                    help="hold out this fraction (0 < FRAC < 1) of the observed words")
     p.add_argument("--seed", type=int_arg(0), default=0, help="holdout seed")
+    p.add_argument("--restarts", type=int_arg(1), default=1, metavar="N",
+                   help="run EM from N starting points (the copy-biased one and N-1 "
+                        "perturbed ones) and keep the best training objective "
+                        "(default: %(default)s)")
+    p.add_argument("--restart-scale", type=float_arg(0), default=0.3, metavar="SIGMA",
+                   help="standard deviation of the perturbation of θ for restarts "
+                        "(default: %(default)s)")
     p.add_argument("--quiet", action="store_true")
     c = p.add_argument_group("phonology context (Cotterell, Peng & Eisner 2014 windows)")
     c.add_argument("--left-window", type=int, default=1, choices=[0, 1],
@@ -95,6 +102,18 @@ def _print_scores(sc) -> None:
               f"word: {', '.join(lost)}")
 
 
+def _reporter(prog):
+    """Print each EM iteration's objective as soon as it is known (flushed, so that it
+    shows in a log file too); a fall of the objective is flagged on the line."""
+    def report(e: dict) -> None:
+        prog.clear()
+        tag = f"restart {e['restart']}, " if "restart" in e else ""
+        fell = "  (fell: the E-step is approximate)" if e.get("decreased") else ""
+        print(f"{tag}EM {e['iteration']}: objective {e['objective']:.3f}{fell}",
+              flush=True)
+    return report
+
+
 def cmd_train(args) -> int:
     """Check every path, train (:func:`strgm.workflows.training.train_paradigm`), print
     the trace and held-out scores, write ``--save`` and ``--json``."""
@@ -106,22 +125,30 @@ def cmd_train(args) -> int:
     check_outputs([(args.json, "--json", False), (args.save, "--save", False)],
                   [args.file, args.resume])
     check_outputs([(args.checkpoint, "--checkpoint", False)], [args.file])  # may = --resume
+    if args.restarts > 1 and (args.checkpoint or args.resume):
+        raise OptionError("--restarts", args.restarts, "a checkpoint holds one run; use "
+                          "--restarts 1 with --checkpoint or --resume")
     if args.resume:
         check_resume(args.resume)
     warnings.simplefilter("ignore")
     para = read_paradigm(args.file)
-    prog = Progress(not args.quiet and sys.stderr.isatty())
+    prog = Progress(not args.quiet)  # lines every 10 s when stderr is not a terminal
     model = None if args.resume else initial_model(args, para.alphabet())
     infer_opts = {"max_iters": args.max_iters, "max_states": args.max_states}
     if args.max_memory is not None:
         infer_opts["max_memory"] = args.max_memory
     run = train_paradigm(para, args.method, args.holdout, args.seed, model, progress=prog,
                          em_iters=args.em_iters, l2=args.l2, infer_opts=infer_opts,
-                         checkpoint=args.checkpoint, resume=args.resume)
+                         checkpoint=args.checkpoint, resume=args.resume,
+                         restarts=args.restarts, restart_scale=args.restart_scale,
+                         restart_seed=args.seed, report=_reporter(prog))
     prog.done()
-    for e in run.train.trace:
-        print(f"EM {e['iteration']}: objective {e['objective']:.3f}")
     out = {"trace": run.train.trace}
+    if args.restarts > 1:
+        finals = ", ".join(f"{o:.3f}" for o in run.train.restart_objectives)
+        print(f"restarts: final objectives {finals}; kept restart {run.train.restart}")
+        out["restart_objectives"] = run.train.restart_objectives
+        out["restart"] = run.train.restart
     if run.scores is not None:
         _print_scores(run.scores)
         out["holdout"] = run.scores.to_dict()

@@ -40,22 +40,48 @@ class SweepStats:
 
 
 class Progress:
-    """A one-line progress display on stderr (silent when ``enabled`` is False)."""
+    """A progress display on stderr (silent when ``enabled`` is False).
 
-    def __init__(self, enabled: bool = False, stream=None):
+    On a terminal it is one line, rewritten in place. Elsewhere (a log file, a pipe) each
+    message is a line of its own, at most one per ``interval`` seconds, so a long run
+    shows that it is alive without flooding the log."""
+
+    def __init__(self, enabled: bool = False, stream=None, interval: float = 10.0):
         self.enabled = enabled
         self.stream = stream or sys.stderr
         self.t0 = time.perf_counter()
+        isatty = getattr(self.stream, "isatty", None)
+        self.inline = bool(isatty and isatty())
+        self.interval = interval
+        self._last = -float("inf")
+        self._open = False  # an inline line is on the screen
 
     def __call__(self, msg: str) -> None:
-        if self.enabled:
-            self.stream.write(f"\r[{time.perf_counter() - self.t0:7.1f}s] {msg}\033[K")
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if self.inline:
+            self.stream.write(f"\r[{now - self.t0:7.1f}s] {msg}\033[K")
+            self._open = True
+        elif now - self._last >= self.interval:
+            self.stream.write(f"[{now - self.t0:7.1f}s] {msg}\n")
+            self._last = now
+        else:
+            return
+        self.stream.flush()
+
+    def clear(self) -> None:
+        """Wipe the inline line, so that other output starts on a clean line."""
+        if self.enabled and self.inline and self._open:
+            self.stream.write("\r\033[K")
             self.stream.flush()
+            self._open = False
 
     def done(self) -> None:
-        if self.enabled:
+        if self.enabled and self.inline and self._open:
             self.stream.write("\n")
             self.stream.flush()
+            self._open = False
 
 
 def belief_signature(belief, k: int = 5) -> dict:

@@ -31,6 +31,7 @@ import itertools
 import json
 import math
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -39,7 +40,7 @@ import pynini
 
 from strgm.alphabet import Alphabet
 from strgm.datasets.paradigm import Paradigm
-from strgm.errors import InputError
+from strgm.errors import InputError, ObjectiveDecreaseWarning
 from strgm.inference import METHODS, infer
 from strgm.inference.belief import Belief
 from strgm.models.edit_model import PhonologyEditModel
@@ -66,6 +67,8 @@ class TrainResult:
     graph_model: object = None  # PhonologyModel of the training words
     timing: list = field(default_factory=list)  # per iteration run here: seconds
     stop: Optional[str] = None  # "converged" or "cap"
+    restart_objectives: list = field(default_factory=list)  # final ℓ of every restart
+    restart: int = 0  # which restart this is (strgm.models.restarts)
 
 
 @dataclass
@@ -121,11 +124,16 @@ def train_phonology(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
                     model: Optional[PhonologyEditModel] = None, p_copy: float = 0.99,
                     checkpoint: Optional[str] = None, resume: Optional[str] = None,
                     heldout: set = frozenset(),
-                    progress: Optional[Callable[[str], None]] = None) -> TrainResult:
+                    progress: Optional[Callable[[str], None]] = None,
+                    report: Optional[Callable[[dict], None]] = None) -> TrainResult:
     """EM (module docstring). Returns the trained model, the trace and the last E-step.
 
     ``em_iters`` ≥ 0 M-steps (0 evaluates the initial or resumed model), ``l2`` and
-    ``tol`` finite and ≥ 0; bad values raise OptionError naming the keyword."""
+    ``tol`` finite and ≥ 0; bad values raise OptionError naming the keyword.
+    ``report(entry)`` is called with each trace entry as soon as its objective is known
+    (entries restored from ``resume`` first). An iteration whose objective is lower than
+    the previous one — impossible with an exact E-step — is marked ``"decreased": True``
+    and warned about (:class:`~strgm.errors.ObjectiveDecreaseWarning`)."""
     method = check_choice("method", method, tuple(METHODS))
     em_iters = check_int("em_iters", em_iters, min=0)
     l2 = check_float("l2", l2, min=0)
@@ -140,6 +148,8 @@ def train_phonology(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
     trace, start, prev, stop = [], 0, None, None
     if resume:
         model, trace, start, stop, prev = _resumed(resume, settings, em_iters)
+        for e in trace if report else ():
+            report(e)
     elif model is None:
         model = PhonologyEditModel(alphabet or paradigm.alphabet()).initial(p_copy)
     res, pm, timing = None, None, []
@@ -155,6 +165,14 @@ def train_phonology(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
         counts, ll, res, pm = e_step(model, train, method, infer_opts)
         obj = ll - 0.5 * l2 * float(model.theta @ model.theta)
         entry = {"iteration": it, "objective": obj, "log_evidence": ll}
+        if prev is not None and obj < prev - 1e-9 * abs(prev):
+            entry["decreased"] = True
+            warnings.warn(f"EM iteration {it}: the objective fell from {prev:.3f} to "
+                          f"{obj:.3f}; the {method!r} E-step is approximate (an exact one "
+                          "never lowers it): try method 'bp', or more inference "
+                          "iterations", ObjectiveDecreaseWarning, stacklevel=2)
+        if report:
+            report(entry)
         t1 = time.perf_counter()
         stop = _stop_reason(obj, prev, tol, it, em_iters)
         if stop:
@@ -264,6 +282,11 @@ def _trace_entry(e, i: int) -> dict:
         raise InputError(f"trace entry {i} is not that of iteration {i}")
     out = {}
     for k, v in e.items():
+        if k == "decreased":
+            if v is not True:
+                raise InputError(f"trace entry {i} has decreased = {v!r} (only true)")
+            out[k] = v
+            continue
         out[k] = v if k == "iteration" else json_float(v)
         if k != "iteration" and math.isnan(out[k]):
             raise InputError(f"trace entry {i} has {k} = NaN")

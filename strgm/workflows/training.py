@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from strgm.datasets.paradigm import Paradigm
-from strgm.models.em import TrainResult, predict, train_phonology
+from strgm.models.em import TrainResult, predict
+from strgm.models.restarts import train_with_restarts
 from strgm.models.scoring import HoldoutScores, score_words
 from strgm.workflows.paradigm import held_out_entries
 
@@ -52,14 +53,15 @@ def score_trained(r: TrainResult, words: list, k: int = 8) -> HoldoutScores:
 def train_paradigm(paradigm: Paradigm, method: str = "pruned",
                    holdout: Optional[float] = None, seed: int = 0, model=None, *,
                    progress: Optional[Callable[[str], None]] = None, **em_opts) -> TrainRun:
-    """EM (:func:`strgm.models.em.train_phonology` with ``em_opts``: ``em_iters``, ``l2``,
-    ``tol``, ``infer_opts``, ``checkpoint``, ``resume``) from ``model`` (default: the
+    """EM (:func:`strgm.models.restarts.train_with_restarts` with ``em_opts``:
+    ``em_iters``, ``l2``, ``tol``, ``infer_opts``, ``checkpoint``, ``resume``,
+    ``restarts``, ``restart_scale``, ``restart_seed``, ``report``) from ``model`` (default: the
     copy-biased start) on the words left after the ``holdout`` words (a fraction or word
     keys: :func:`~strgm.workflows.paradigm.held_out_entries`) are held out, then the
     held-out words scored (module docstring)."""
     chosen = held_out_entries(paradigm, holdout, seed)
     held = {e.key: e for e in paradigm.entries if e.key in chosen}  # paradigm order
-    r = train_phonology(paradigm, method=method, heldout=set(held), model=model,
-                        progress=progress, **em_opts)
+    r = train_with_restarts(paradigm, method=method, heldout=set(held), model=model,
+                            progress=progress, **em_opts)
     scores = score_trained(r, list(held.values())) if held and r.result is not None else None
     return TrainRun(paradigm, r, held, scores)

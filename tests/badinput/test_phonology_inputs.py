@@ -45,6 +45,8 @@ TRAIN_BAD = {
     "--seed": ["-1"],
     "--left-window": ["2", "-1"],
     "--right-window": ["3"],
+    "--restarts": ["0", "-1", "x", "1.5"],
+    "--restart-scale": ["-0.1", "nan", "inf", "x"],
 }
 
 
@@ -368,3 +370,10 @@ def test_output_into_a_directory_the_user_cannot_write(tmp_path, monkeypatch, co
     argv = [command] + ([str(tmp_path / "absent.tsv")] if command != "demo" else [])
     o = run_cli(argv + [option, str(ro / "out"), *extra], watch=tmp_path)
     assert_clean_error(o, option, "permission denied")
+
+
+def test_restarts_with_a_checkpoint_are_refused_before_reading(tmp_path):
+    o = run_cli(["train", str(tmp_path / "absent.tsv"), "--restarts", "2", "--checkpoint",
+                 str(tmp_path / "ck.json"), "--quiet"], watch=tmp_path)
+    line = assert_clean_error(o, "--restarts", "--checkpoint")
+    assert "absent.tsv" not in line

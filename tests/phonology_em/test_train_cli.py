@@ -181,3 +181,17 @@ def test_a_checkpoint_passes_the_resume_check_and_resumes(tmp_path, capsys):
     capsys.readouterr()
     assert main(["train", str(f), "--em-iters", "2", "--resume", str(ck), "--quiet"]) == 0
     assert "EM 2: objective" in capsys.readouterr().out
+
+
+def test_train_reports_every_restart_and_keeps_the_best(tmp_path, capsys):
+    f = tmp_path / "synthetic.tsv"
+    _synthetic_tsv(f)
+    out = tmp_path / "train.json"
+    assert main(["train", str(f), "--method", "pruned", "--em-iters", "1", "--restarts", "2",
+                 "--json", str(out), "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert "restart 0, EM 1: objective" in text and "restart 1, EM 1: objective" in text
+    data = json.loads(out.read_text(encoding="utf-8"))
+    finals = data["restart_objectives"]
+    assert len(finals) == 2 and data["restart"] == finals.index(max(finals))
+    assert data["trace"][-1]["objective"] == max(finals)

@@ -1,0 +1,71 @@
+"""EM from several starting points, keeping the run with the best training objective.
+
+EM climbs to a local optimum of the penalised log evidence
+ℓ(θ) = Σ_w log p_θ(s_w) − ½λ‖θ‖² (:mod:`strgm.models.em`), so its answer depends on where
+it starts. ``train_with_restarts`` runs EM ``restarts`` times:
+
+* restart 0 starts from the given model (by default the copy-biased θ₀);
+* restart r ≥ 1 starts from θ₀ + σ·ε_r, ε_r ~ N(0, I), drawn with
+  ``numpy.random.default_rng([restart_seed, r])`` (σ = ``restart_scale``),
+
+and returns the run whose *final* objective (the last trace entry: ℓ at the returned θ)
+is highest, the first on ties. Held-out words are never looked at. Cost: ``restarts``
+times one EM run. With ``restarts = 1`` this is exactly :func:`train_phonology`.
+Checkpoints hold one run's state, so restarts > 1 cannot be combined with
+``checkpoint``/``resume``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable, Optional
+
+import numpy as np
+
+from strgm.datasets.paradigm import Paradigm
+from strgm.errors import OptionError
+from strgm.models.edit_model import PhonologyEditModel
+from strgm.models.em import TrainResult, train_phonology
+from strgm.validate import check_float, check_int, check_probability
+
+
+def perturbed(model: PhonologyEditModel, scale: float, seed: list) -> PhonologyEditModel:
+    """θ + scale·N(0, I), drawn with ``default_rng(seed)``."""
+    rng = np.random.default_rng(seed)
+    return model.with_theta(model.theta + scale * rng.standard_normal(len(model.theta)))
+
+
+def best_index(objectives: list) -> int:
+    """The index of the highest final objective (the first on ties)."""
+    return int(np.argmax(np.asarray(objectives, dtype=float)))
+
+
+def train_with_restarts(paradigm: Paradigm, *, restarts: int = 1,
+                        restart_scale: float = 0.3, restart_seed: int = 0,
+                        model: Optional[PhonologyEditModel] = None, p_copy: float = 0.99,
+                        report: Optional[Callable[[dict], None]] = None,
+                        **em_opts) -> TrainResult:
+    """The best of ``restarts`` EM runs (module docstring); ``em_opts`` go to
+    :func:`~strgm.models.em.train_phonology`. The result's ``restart_objectives`` lists
+    every run's final objective, and ``restart`` the index of the one returned."""
+    restarts = check_int("restarts", restarts, min=1)
+    restart_scale = check_float("restart_scale", restart_scale, min=0)
+    restart_seed = check_int("restart_seed", restart_seed, min=0)
+    p_copy = check_probability("p_copy", p_copy)
+    if restarts > 1 and (em_opts.get("checkpoint") or em_opts.get("resume")):
+        raise OptionError("restarts", restarts, "a checkpoint holds one run, so restarts "
+                          "> 1 cannot be combined with checkpoint or resume")
+    if restarts == 1:
+        r = train_phonology(paradigm, model=model, p_copy=p_copy, report=report, **em_opts)
+        return replace(r, restart_objectives=[r.trace[-1]["objective"]], restart=0)
+    if model is None:
+        model = PhonologyEditModel(em_opts.get("alphabet") or paradigm.alphabet()
+                                   ).initial(p_copy)
+    runs = []
+    for i in range(restarts):
+        start = model if i == 0 else perturbed(model, restart_scale, [restart_seed, i])
+        tag = (lambda e, i=i: report(dict(e, restart=i))) if report else None
+        runs.append(train_phonology(paradigm, model=start, report=tag, **em_opts))
+    finals = [r.trace[-1]["objective"] for r in runs]
+    best = best_index(finals)
+    return replace(runs[best], restart_objectives=finals, restart=best)
