@@ -14,10 +14,12 @@ Every option is checked by its argparse type before anything is read, every outp
 written atomically as strict JSON or grammar text.  Errors are raised as
 :class:`~strgm.errors.StrgmError` and printed as one line by :func:`strgm.cli.main`.
 
-Sampler checkpoints: ``--iters`` is the length of the whole chain, so an interrupted run
-is finished by repeating its command with ``--resume CHECKPOINT``; the checkpoint holds
-the complete chain state (see :mod:`strgm.grammars.sampler_state`) and the resumed run
-writes the same grammar and trace, byte for byte, as an uninterrupted one.
+Checkpoints, for every method: ``--iters`` counts every iteration (samplers: sweeps of
+the whole chain), resumed or not, so an interrupted run is finished by repeating its
+command with ``--resume CHECKPOINT``; the checkpoint holds the complete state (see
+:mod:`strgm.grammars.sampler_state` and :mod:`strgm.grammars.estimator_state`) and the
+resumed run writes the same grammar and trace, byte for byte, as an uninterrupted one
+(with a checkpoint, the estimators' trace rows carry no wall-clock seconds).
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ def add_subparser(subparsers) -> None:
     t.add_argument("--alpha", type=float_arg(min=0, min_open=True), default=None,
                    help="Dirichlet pseudocount for rules without their own (default 1)")
     t.add_argument("--iters", type=int_arg(min=1), default=20,
-                   help="iterations (samplers: sweeps of the whole chain, resumed or not)")
+                   help="iterations in all, resumed or not (samplers: sweeps of the chain)")
     t.add_argument("--seed", type=int_arg(min=0), default=0)
     t.add_argument("--out", default=None, help="write the final grammar here (else stdout)")
     t.add_argument("--chars", action="store_true", help="split corpus lines into characters")
@@ -54,12 +56,12 @@ def add_subparser(subparsers) -> None:
     t.add_argument("--burn-in", type=int_arg(min=0), default=0,
                    help="samplers: sweeps before averaging (< --iters)")
     t.add_argument("--checkpoint", default=None,
-                   help="samplers: checkpoint file (.json/.npz), replaced atomically")
+                   help="checkpoint file, replaced atomically (samplers: .json or .npz)")
     t.add_argument("--checkpoint-every", type=int_arg(min=1), default=10,
-                   help="samplers: sweeps between checkpoints (default: %(default)s)")
+                   help="iterations between checkpoints (default: %(default)s)")
     t.add_argument("--resume", default=None,
-                   help="samplers: continue the chain saved in this checkpoint up to --iters "
-                        "sweeps in all (repeat the interrupted command's options)")
+                   help="continue the run saved in this checkpoint up to --iters iterations "
+                        "in all (repeat the interrupted command's options)")
     t.add_argument("--resample-alpha", action="store_true")
     t.add_argument("--min-weight", type=float_arg(min=0, max=1, max_open=True), default=0.0,
                    help="omit rules whose final probability is below this from the output")
@@ -88,10 +90,6 @@ def _check_options(args) -> None:
     """Option combinations, and every output path, before anything is read."""
     if args.burn_in >= args.iters:
         raise OptionError("--burn-in", args.burn_in, f"must be < --iters ({args.iters})")
-    if args.method not in SAMPLERS:
-        for opt, v in (("--checkpoint", args.checkpoint), ("--resume", args.resume)):
-            if v is not None:
-                raise OptionError(opt, v, "is only for --method gibbs or mh")
     outputs = [(o, v) for o, v in (("--out", args.out), ("--trace-json", args.trace_json),
                                     ("--checkpoint", args.checkpoint)) if v and v != "-"]
     inputs = [(o, v) for o, v in (("the grammar", args.grammar), ("the corpus", args.corpus),
@@ -137,6 +135,22 @@ def _run_settings(args) -> dict:
             "--max-memory": args.max_memory}  # it sets the batches, hence the RNG draws
 
 
+def _resumed(args, state, settings: dict):
+    """``state`` loaded from ``--resume``, refused when made with other options or when
+    it is already past ``--iters``."""
+    for opt, v in settings.items():
+        if state.settings.get(opt) != v:
+            was = state.settings.get(opt, "unrecorded")
+            if opt == "--heldout":  # digests: say what differs, not the hex
+                was, v = ("another file" if was else "none"), (args.heldout or "none")
+            raise InputError(f"checkpoint was made with {opt} {was}, not {v}; resume "
+                             "with the options of the interrupted run", args.resume)
+    if state.iteration > args.iters:
+        raise OptionError("--iters", args.iters, f"must be ≥ the {state.iteration} "
+                          f"iterations already in checkpoint {args.resume}")
+    return state
+
+
 def _sample(args, g, corpus, held, log):
     from strgm.grammars.samplers import CollapsedMH, GibbsPCFG, SamplerState, run
 
@@ -145,17 +159,7 @@ def _sample(args, g, corpus, held, log):
             max_memory=args.max_memory)
     settings = _run_settings(args)
     if args.resume:
-        state = SamplerState.load(args.resume, kernel=k)
-        for opt, v in settings.items():
-            if state.settings.get(opt) != v:
-                was = state.settings.get(opt, "unrecorded")
-                if opt == "--heldout":  # digests: say what differs, not the hex
-                    was, v = ("another file" if was else "none"), (args.heldout or "none")
-                raise InputError(f"checkpoint was made with {opt} {was}, not {v}; resume "
-                                 "with the options of the interrupted run", args.resume)
-        if state.iteration > args.iters:
-            raise OptionError("--iters", args.iters, f"must be ≥ the {state.iteration} "
-                              f"sweeps already in checkpoint {args.resume}")
+        state = _resumed(args, SamplerState.load(args.resume, kernel=k), settings)
     else:
         state = k.init(args.seed)
         state.settings = settings
@@ -171,8 +175,33 @@ def _sample(args, g, corpus, held, log):
     return res.theta_mean, res.trace
 
 
+def _estimate_resumable(args, g, corpus, held, log):
+    """EM/MAP/VB/CVB as a chain of updates with checkpoints (:func:`strgm.grammars.
+    estimators.run`): ``--iters`` counts every update, resumed or not, and the trace has
+    no wall-clock seconds, so an interrupted and resumed run writes the same bytes."""
+    from strgm.grammars.estimators import KERNELS, EstimatorState, run
+
+    alpha = None if args.method == "em" else args.alpha
+    k = KERNELS[args.method](g, corpus, alpha, held, args.max_memory)
+    settings = {"--seed": args.seed, "--heldout": _run_settings(args)["--heldout"],
+                "--max-memory": args.max_memory}
+    if args.resume:
+        state = _resumed(args, EstimatorState.load(args.resume, kernel=k), settings)
+    else:
+        state = k.init(seed=args.seed) if args.method == "cvb" else k.init()
+        state.settings = settings
+    state = run(k, state, args.iters - state.iteration, progress=not args.quiet, log=log,
+                checkpoint=args.checkpoint, checkpoint_every=args.checkpoint_every)
+    return k.result(state)
+
+
 def _estimate(args, g, corpus, held, log):
     from strgm.grammars.estimators import fit
+
+    if args.checkpoint or args.resume:
+        res = _estimate_resumable(args, g, corpus, held, log)
+        _notes(res, log)
+        return res.theta, res.trace
 
     kw = dict(iters=args.iters, heldout=held, progress=not args.quiet, log=log,
               max_memory=args.max_memory)
@@ -181,12 +210,16 @@ def _estimate(args, g, corpus, held, log):
     if args.method == "cvb":
         kw["seed"] = args.seed
     res = fit(args.method, g, corpus, **kw)
+    _notes(res, log)
+    return res.theta, res.trace
+
+
+def _notes(res, log) -> None:
     for n in res.notes:
         print("note: " + n, file=log)
     if res.unparsable:
         print(f"warning: {len(res.unparsable)} sentence(s) have no parse (line numbers "
               f"{[i + 1 for i in res.unparsable[:20]]})", file=log)
-    return res.theta, res.trace
 
 
 def _train(args) -> int:

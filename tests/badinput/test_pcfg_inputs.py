@@ -55,10 +55,10 @@ def test_negative_alpha_never_prints_a_grammar(d, method):
     assert o.stdout == ""
 
 
-@pytest.mark.parametrize("option", ["--checkpoint", "--resume"])
-def test_checkpoint_options_need_a_sampler(d, option):
-    o = run_cli(_train(d, option, d / "ck.json", method="em"), watch=d)
-    assert_clean_error(o, option)
+def test_an_estimator_refuses_a_sampler_checkpoint(d):
+    ck = _checkpoint(d)
+    o = run_cli(_train(d, "--resume", ck, method="em"), watch=d)
+    assert_clean_error(o, str(ck))
 
 
 def test_bad_decode(d):
