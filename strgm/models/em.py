@@ -130,16 +130,10 @@ def train_phonology(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
 
     ``em_iters`` ≥ 0 M-steps (0 evaluates the initial or resumed model), ``l2`` and
     ``tol`` finite and ≥ 0; bad values raise OptionError naming the keyword.
-    ``report(entry)`` is called with each trace entry as soon as its objective is known
-    (entries restored from ``resume`` first). An iteration whose objective is lower than
-    the previous one — impossible with an exact E-step — is marked ``"decreased": True``
-    and warned about (:class:`~strgm.errors.ObjectiveDecreaseWarning`)."""
-    method = check_choice("method", method, tuple(METHODS))
-    em_iters = check_int("em_iters", em_iters, min=0)
-    l2 = check_float("l2", l2, min=0)
-    tol = check_float("tol", tol, min=0)
-    p_copy = check_probability("p_copy", p_copy)
-    check_output(checkpoint, "checkpoint")
+    ``report(entry)`` gets each trace entry as soon as its objective is known (restored
+    ones first); a fall of the objective is flagged (:func:`_trace_entry_of`)."""
+    method, em_iters, l2, tol, p_copy = _checked(method, em_iters, l2, tol, p_copy,
+                                                 checkpoint)
     infer_opts = dict(infer_opts or {})
     train = split(paradigm, set(heldout))
     if not train.observed:
@@ -154,25 +148,15 @@ def train_phonology(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
         model = PhonologyEditModel(alphabet or paradigm.alphabet()).initial(p_copy)
     res, pm, timing = None, None, []
     if stop is not None:  # finished: only the final E-step, for its result
-        if checkpoint:  # the state is final; a new --checkpoint path gets it too
-            _write_checkpoint(checkpoint, Checkpoint(model, trace, start, stop, settings))
-        res, pm = e_step(model, train, method, infer_opts)[2:]
-        return TrainResult(model, trace, res, pm, timing, stop)
+        return _rerun_final(Checkpoint(model, trace, start, stop, settings), train, method,
+                            infer_opts, checkpoint)
     for it in range(start, em_iters + 1):
         t0 = time.perf_counter()
         if progress:
             progress(f"EM iteration {it}/{em_iters}: E-step ({method})")
         counts, ll, res, pm = e_step(model, train, method, infer_opts)
         obj = ll - 0.5 * l2 * float(model.theta @ model.theta)
-        entry = {"iteration": it, "objective": obj, "log_evidence": ll}
-        if prev is not None and obj < prev - 1e-9 * abs(prev):
-            entry["decreased"] = True
-            warnings.warn(f"EM iteration {it}: the objective fell from {prev:.3f} to "
-                          f"{obj:.3f}; the {method!r} E-step is approximate (an exact one "
-                          "never lowers it): try method 'bp', or more inference "
-                          "iterations", ObjectiveDecreaseWarning, stacklevel=2)
-        if report:
-            report(entry)
+        entry = _trace_entry_of(it, obj, ll, prev, method, report)
         t1 = time.perf_counter()
         stop = _stop_reason(obj, prev, tol, it, em_iters)
         if stop:
@@ -193,6 +177,40 @@ def train_phonology(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
         if checkpoint:
             _write_checkpoint(checkpoint, Checkpoint(model, trace, it + 1, None, settings))
     return TrainResult(model, trace, res, pm, timing, stop)
+
+
+def _rerun_final(ck: Checkpoint, train: Paradigm, method: str, infer_opts: dict,
+                 checkpoint: Optional[str]) -> TrainResult:
+    """A finished run resumed: its final E-step again, for the inference result (a new
+    ``checkpoint`` path gets the final state too)."""
+    if checkpoint:
+        _write_checkpoint(checkpoint, ck)
+    res, pm = e_step(ck.model, train, method, infer_opts)[2:]
+    return TrainResult(ck.model, ck.trace, res, pm, [], ck.stop)
+
+
+def _checked(method, em_iters, l2, tol, p_copy, checkpoint) -> tuple:
+    """The keyword arguments of :func:`train_phonology`, checked (OptionError)."""
+    check_output(checkpoint, "checkpoint")
+    return (check_choice("method", method, tuple(METHODS)),
+            check_int("em_iters", em_iters, min=0), check_float("l2", l2, min=0),
+            check_float("tol", tol, min=0), check_probability("p_copy", p_copy))
+
+
+def _trace_entry_of(it: int, obj: float, ll: float, prev: Optional[float], method: str,
+                    report: Optional[Callable[[dict], None]]) -> dict:
+    """The trace entry of iteration ``it``, flagged and warned about when the objective
+    fell below the previous one ``prev``; handed to ``report`` at once."""
+    entry = {"iteration": it, "objective": obj, "log_evidence": ll}
+    if prev is not None and obj < prev - 1e-9 * abs(prev):
+        entry["decreased"] = True
+        warnings.warn(f"EM iteration {it}: the objective fell from {prev:.3f} to "
+                      f"{obj:.3f}; the {method!r} E-step is approximate (an exact one "
+                      "never lowers it): try method 'bp', or more inference iterations",
+                      ObjectiveDecreaseWarning, stacklevel=3)
+    if report:
+        report(entry)
+    return entry
 
 
 def _resumed(path: str, settings: dict, em_iters: int) -> tuple:
