@@ -16,6 +16,7 @@ Every message returned is an ε-free, trimmed, arc-sorted log64 acceptor.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
@@ -38,23 +39,25 @@ def _clean(fst: pynini.Fst, what: str = "message", num_labels: Optional[int] = N
 
 
 @dataclass(frozen=True, eq=False)
-class Factor:
+class Factor(ABC):
     """Base class: ``name`` and the ordered tuple of neighbour ``variables``."""
 
     name: str
 
     @property
+    @abstractmethod
     def variables(self) -> tuple[str, ...]:
-        raise NotImplementedError
+        """The neighbours, in order."""
 
     @property
+    @abstractmethod
     def kind(self) -> str:
-        raise NotImplementedError
+        """``unary``, ``binary``, ``concat`` or another factor type's name."""
 
+    @abstractmethod
     def message_to(self, var: str, incoming: Mapping[str, pynini.Fst], num_labels: int
                    ) -> pynini.Fst:
         """μ_{F→var} given μ_{U→F} for every other neighbour U."""
-        raise NotImplementedError
 
     def message_to_leaf(self, var: str, incoming: Mapping[str, pynini.Fst], num_labels: int
                         ) -> pynini.Fst:

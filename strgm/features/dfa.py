@@ -36,6 +36,7 @@ from functools import cached_property
 import numpy as np
 import pynini
 
+from strgm.errors import InputError
 from strgm.features import codes
 from strgm.features.symbols import bos, eos
 from strgm.wfsa.core import from_arc_table
@@ -172,7 +173,7 @@ class FeatureDFA:
         node, col = self.placement(features)
         if (node < -1).any():
             w = features.features[int(np.flatnonzero(node < -1)[0])]
-            raise ValueError(f"feature {w}: its prefix is not a context of this DFA")
+            raise InputError(f"feature {w}: its prefix is not a context of this DFA")
         return node, col
 
     def deaccumulate(self, expectations: np.ndarray) -> np.ndarray:
