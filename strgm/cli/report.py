@@ -99,3 +99,25 @@ def run_text(run, k: int) -> str:
         if run.scores is not None:
             parts.append("\n" + holdout_line(run.scores))
     return "\n".join(parts)
+
+
+def scored_table(scores: HoldoutScores) -> str:
+    """Held-out words: the predicted surface next to the true one, with p(true form)."""
+    rows = [[key, w.get("predicted") or "—", w["gold"], f"{w['p_gold']:.3f}",
+             "✓" if w.get("exact") else "✗"] for key, w in scores.per_word.items()]
+    return _table(["word", "predicted", "true surface", "p(true)", "ok"], rows)
+
+
+def training_text(run, k: int = 2, processes: Optional[list] = None) -> str:
+    """What ``strgm train`` shows after training (a
+    :class:`~strgm.workflows.training.TrainRun`): the underlying forms, the strongest
+    learned processes (:mod:`strgm.models.processes`) and the held-out predictions."""
+    parts = []
+    if run.train.result is not None:
+        parts += ["Underlying forms", morpheme_table(run.train.result, run.train.graph_model,
+                                                     k)]
+    if processes:
+        parts += ["\nStrongest learned processes"] + [f"  {p.notation()}" for p in processes]
+    if run.scores is not None:
+        parts += ["\nHeld-out predictions", scored_table(run.scores)]
+    return "\n".join(parts)

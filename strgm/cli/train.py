@@ -47,6 +47,9 @@ def add_subparser(sub) -> None:
                    help="standard deviation of the perturbation of θ for restarts "
                         "(default: %(default)s)")
     p.add_argument("--quiet", action="store_true")
+    p.add_argument("--show-processes", type=int_arg(0), default=10, metavar="N",
+                   help="print the N strongest learned processes, e.g. 'd → t / _ #' "
+                        "(0: none; default: %(default)s)")
     c = p.add_argument_group("phonology context (Cotterell, Peng & Eisner 2014 windows)")
     c.add_argument("--left-window", type=int, default=1, choices=[0, 1],
                    help="input symbols to the left (default: %(default)s)")
@@ -118,7 +121,9 @@ def cmd_train(args) -> int:
     """Check every path, train (:func:`strgm.workflows.training.train_paradigm`), print
     the trace and held-out scores, write ``--save`` and ``--json``."""
     from strgm.datasets.paradigm import read_paradigm
+    from strgm.cli.report import training_text
     from strgm.inference import Progress
+    from strgm.models.processes import learned_processes
     from strgm.safe_io import atomic_write_json
     from strgm.workflows.training import train_paradigm
 
@@ -149,6 +154,15 @@ def cmd_train(args) -> int:
         print(f"restarts: final objectives {finals}; kept restart {run.train.restart}")
         out["restart_objectives"] = run.train.restart_objectives
         out["restart"] = run.train.restart
+    processes = learned_processes(run.train.model, top=args.show_processes) \
+        if args.show_processes else []
+    print(training_text(run, processes=processes))
+    if processes:
+        out["processes"] = [p.to_dict() for p in processes]
+    if run.train.result is not None:
+        res, pm = run.train.result, run.train.graph_model
+        out["underlying_forms"] = {lab: [[s, p] for s, p in res.belief(v).kbest(2)]
+                                   for lab, v in pm.morpheme_vars.items()}
     if run.scores is not None:
         _print_scores(run.scores)
         out["holdout"] = run.scores.to_dict()

@@ -47,6 +47,7 @@ TRAIN_BAD = {
     "--right-window": ["3"],
     "--restarts": ["0", "-1", "x", "1.5"],
     "--restart-scale": ["-0.1", "nan", "inf", "x"],
+    "--show-processes": ["-1", "x", "2.5"],
 }
 
 

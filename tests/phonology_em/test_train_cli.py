@@ -32,7 +32,13 @@ def test_train_saves_a_model_that_infer_uses(tmp_path, capsys, method):
                  "--checkpoint", str(ck), "--quiet"]) == 0
     text = capsys.readouterr().out
     assert "EM 2: objective" in text and "exact match" in text
+    assert "Underlying forms" in text and "Held-out predictions" in text
     data = json.loads(out.read_text(encoding="utf-8"))
+    morphemes = {m for line in f.read_text(encoding="utf-8").splitlines()
+                 for m in line.split("\t")[0].split()}
+    urs = data["underlying_forms"]
+    assert len(urs) >= len(morphemes) - 2 and set(urs) <= morphemes
+    assert all(len(v) >= 1 and 0 < v[0][1] <= 1 for v in urs.values())
     obj = [e["objective"] for e in data["trace"]]
     assert len(obj) == 3 and obj[-1] > obj[0]
     assert data["holdout"]["n"] == 6
@@ -191,6 +197,7 @@ def test_train_reports_every_restart_and_keeps_the_best(tmp_path, capsys):
                  "--json", str(out), "--quiet"]) == 0
     text = capsys.readouterr().out
     assert "restart 0, EM 1: objective" in text and "restart 1, EM 1: objective" in text
+    assert "Underlying forms" in text and "Held-out predictions" not in text
     data = json.loads(out.read_text(encoding="utf-8"))
     finals = data["restart_objectives"]
     assert len(finals) == 2 and data["restart"] == finals.index(max(finals))
