@@ -2,7 +2,6 @@
 whose weights encode final devoicing is read back as "d → t / _ #"; the untrained,
 copying transducer has no process (the negative control)."""
 
-import numpy as np
 import pytest
 
 from strgm.alphabet import Alphabet
