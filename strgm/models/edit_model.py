@@ -36,7 +36,9 @@ class PhonologyEditModel:
 
     @property
     def structure(self) -> EditStructure:
-        key = (self.alphabet, self.spec, tuple(sorted(self.classes.items())))
+        key = (self.alphabet, self.spec,
+               tuple(sorted((k, tuple(v) if isinstance(v, list) else v)
+                            for k, v in self.classes.items())))
         if key not in _CACHE:
             info = symbol_info(self.alphabet.segment_symbols,
                                boundary=self.alphabet.boundary is not None, **self.classes)
@@ -170,7 +172,7 @@ def _classes(c: dict) -> dict:
     would otherwise fail deep inside the feature table)."""
     from strgm.models.ipa_features import SCHEMES
 
-    unknown = sorted(set(c) - set(_CLASS_KEYS) - {"max_sub_distance"})
+    unknown = sorted(set(c) - set(_CLASS_KEYS) - {"max_sub_distance", "transparent"})
     if unknown:
         raise InputError(f"unknown class setting {unknown[0]!r}")
     for k in _CLASS_KEYS:
@@ -179,4 +181,10 @@ def _classes(c: dict) -> dict:
     dist = c.get("max_sub_distance", 2)
     if dist is not None and (isinstance(dist, bool) or not isinstance(dist, int) or dist < 0):
         raise InputError(f"max_sub_distance = {dist!r} is not a count ≥ 0")
-    return dict(c)
+    out = dict(c)
+    if "transparent" in c:
+        t = c["transparent"]
+        if not isinstance(t, list) or not all(isinstance(x, str) for x in t):
+            raise InputError(f"transparent = {t!r} is not a list of segments")
+        out["transparent"] = tuple(t)
+    return out

@@ -184,12 +184,15 @@ def symbol_classes(symbols: Sequence[str], scheme: str,
 def symbol_info(symbols: Sequence[str], *, boundary: bool = False,
                 context: str = "natural", right_context: str = "coarse",
                 output_context: str = "coarse", max_sub_distance: int = 2,
+                transparent: Sequence[str] = (),
                 overrides: Optional[Mapping[str, dict]] = None):
     """The integer maps :class:`strgm.transducers.contextual_edit.SymbolInfo` needs.
 
     ``context`` classes serve L, ``right_context`` K/R, ``output_context`` O; substitutions
     are allowed between segments of the same type differing in at most
-    ``max_sub_distance`` features (None: all)."""
+    ``max_sub_distance`` features (None: all). ``transparent``: vowels the harmony tier
+    skips (they keep their own tier class but do not set the context); each must be a
+    vowel of ``symbols``, else :class:`InputError`."""
     import numpy as np
 
     from strgm.transducers.contextual_edit import SymbolInfo
@@ -212,7 +215,13 @@ def symbol_info(symbols: Sequence[str], *, boundary: bool = False,
                 keys = CONSONANT_FEATURES if f["type"] == _C else VOWEL_FEATURES
                 diff = tuple(k for k in keys if f.get(k) != g.get(k))
                 change[i, j] = sig.setdefault((f["type"],) + diff, len(sig))
+    bad = [t for t in transparent if t not in table or table[t]["type"] != _V]
+    if bad:
+        raise InputError(f"transparent segment {bad[0]!r} is not a vowel of the alphabet "
+                         f"(vowels: {' '.join(s for s in symbols if table[s]['type'] == _V)})")
+    skip = set(transparent)
+    trigger = (tier >= 0) & np.array([s not in skip for s in symbols], dtype=bool)
     return SymbolInfo(np.array(symbol_classes(symbols, context, table)),
                       np.array(symbol_classes(symbols, right_context, table)),
                       np.array(symbol_classes(symbols, output_context, table)),
-                      tier, voice, sub_ok, change, boundary)
+                      tier, voice, sub_ok, change, boundary, trigger)

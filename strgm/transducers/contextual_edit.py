@@ -8,6 +8,8 @@ right, at input position i the machine knows the context
     R = class of x_{i+1}                        -- the right context of an edit of x_i
     O = class of the last output symbol (BOS)
     T = tier: the (back, round) class of the nearest preceding *output* vowel (NONE)
+        that is not transparent: a vowel with ``tier_trigger`` false is skipped, as a
+        neutral vowel is in Hungarian or Finnish back harmony
 
 (each window 0 or 1; a window of 0 fixes that component to a single value ``*``). The
 right window may also be 2: then K = (class x_i, class x_{i+1}) and
@@ -89,7 +91,10 @@ class SymbolInfo:
     for vowels, −1 otherwise; ``voice``: 0/1 for obstruents, −1 otherwise; ``sub_ok``
     (n×n bool): allowed substitutions x→y; ``change`` (n×n int): id of the set of
     features a substitution changes (−1 if none/unknown). ``boundary``: whether label
-    n + 1 is a morpheme boundary."""
+    n + 1 is a morpheme boundary. ``tier_trigger`` (bool per segment, default: the vowels
+    with ``tier`` ≥ 0): whether writing the segment sets the tier context T; a vowel with
+    a tier class but no trigger is *transparent* — it carries its class for the features
+    of its own output but the harmony context passes through it."""
 
     in_class: np.ndarray
     right_class: np.ndarray
@@ -99,6 +104,7 @@ class SymbolInfo:
     sub_ok: np.ndarray
     change: np.ndarray
     boundary: bool = False
+    tier_trigger: Optional[np.ndarray] = None
 
     @property
     def n(self) -> int:

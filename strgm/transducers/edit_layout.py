@@ -64,10 +64,15 @@ class Layout:
         return np.where(y > 0, self.info.out_class[np.maximum(y, 1) - 1], O)
 
     def tnext(self, T, y):
-        """T after writing y: the tier class of y if it is on the tier."""
+        """T after writing y: the tier class of y if y is on the tier and not
+        transparent (``SymbolInfo.tier_trigger``)."""
         if self.nT == 1:
             return T
-        ty = np.where(y > 0, self.info.tier[np.maximum(y, 1) - 1], -1)
+        info = self.info
+        trig = info.tier >= 0 if info.tier_trigger is None else info.tier_trigger
+        yi = np.maximum(y, 1) - 1
+        ty = np.where((y > 0) & trig[np.minimum(yi, self.n - 1)] & (y <= self.n),
+                      info.tier[np.minimum(yi, self.n - 1)], -1)
         return np.where(ty >= 0, ty, T)
 
     def index(self, L, O, T, K):

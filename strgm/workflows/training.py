@@ -18,9 +18,12 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from strgm.datasets.paradigm import Paradigm
+from strgm.errors import OptionError
+from strgm.models.edit_model import PhonologyEditModel
 from strgm.models.em import TrainResult, predict
 from strgm.models.restarts import train_with_restarts
 from strgm.models.scoring import HoldoutScores, score_words
+from strgm.models.tier_choice import choose_transparent, with_transparent
 from strgm.workflows.paradigm import held_out_entries
 
 __all__ = ["TrainRun", "score_trained", "train_paradigm"]
@@ -36,6 +39,7 @@ class TrainRun:
     train: TrainResult
     held_out: dict = field(default_factory=dict)
     scores: Optional[HoldoutScores] = None
+    tier_choice: list = field(default_factory=list)  # [(transparent set, objective)]
 
 
 def score_trained(r: TrainResult, words: list, k: int = 8) -> HoldoutScores:
@@ -52,16 +56,44 @@ def score_trained(r: TrainResult, words: list, k: int = 8) -> HoldoutScores:
 
 def train_paradigm(paradigm: Paradigm, method: str = "pruned",
                    holdout: Optional[float] = None, seed: int = 0, model=None, *,
-                   progress: Optional[Callable[[str], None]] = None, **em_opts) -> TrainRun:
+                   transparent=None, progress: Optional[Callable[[str], None]] = None,
+                   **em_opts) -> TrainRun:
     """EM (:func:`strgm.models.restarts.train_with_restarts` with ``em_opts``:
     ``em_iters``, ``l2``, ``tol``, ``infer_opts``, ``checkpoint``, ``resume``,
     ``restarts``, ``restart_scale``, ``restart_seed``, ``report``) from ``model`` (default: the
     copy-biased start) on the words left after the ``holdout`` words (a fraction or word
     keys: :func:`~strgm.workflows.paradigm.held_out_entries`) are held out, then the
-    held-out words scored (module docstring)."""
+    held-out words scored (module docstring).
+
+    ``transparent``: the vowels the harmony tier skips — None keeps ``model``'s, a
+    sequence of vowels sets them, ``"auto"`` learns them from the training words
+    (:func:`strgm.models.tier_choice.choose_transparent`; not with ``resume``)."""
     chosen = held_out_entries(paradigm, holdout, seed)
     held = {e.key: e for e in paradigm.entries if e.key in chosen}  # paradigm order
+    model, choice = _tier_start(paradigm, set(held), model, transparent, method, seed,
+                                progress, em_opts)
     r = train_with_restarts(paradigm, method=method, heldout=set(held), model=model,
                             progress=progress, **em_opts)
     scores = score_trained(r, list(held.values())) if held and r.result is not None else None
-    return TrainRun(paradigm, r, held, scores)
+    return TrainRun(paradigm, r, held, scores, choice)
+
+
+def _tier_start(paradigm, held, model, transparent, method, seed, progress, em_opts):
+    """(start model, tier choice scores) for ``transparent`` (:func:`train_paradigm`)."""
+    if transparent is None:
+        return model, []
+    if isinstance(transparent, str) and transparent != "auto":
+        raise OptionError("transparent", transparent, "must be None, 'auto' or a sequence "
+                          "of vowels")
+    if em_opts.get("resume"):
+        raise OptionError("transparent", transparent, "a resumed run keeps the tier of its "
+                          "checkpoint; leave transparent unset with resume")
+    if model is None:
+        model = PhonologyEditModel(paradigm.alphabet()).initial(em_opts.get("p_copy", 0.99))
+    if transparent != "auto":
+        return with_transparent(model, tuple(transparent), em_opts.get("p_copy", 0.99)), []
+    if progress:
+        progress("choosing the vowels the harmony tier skips")
+    return choose_transparent(paradigm, held, model, seed=seed, method=method,
+                              l2=em_opts.get("l2", 1.0), infer_opts=em_opts.get("infer_opts"),
+                              p_copy=em_opts.get("p_copy", 0.99))

@@ -1,0 +1,108 @@
+"""Transparent (neutral) vowels on the harmony tier: the transducer's tier skips them, the
+training words choose them, and a harmony paradigm with neutral vowels is learned."""
+
+import numpy as np
+import pytest
+
+from strgm.alphabet import Alphabet
+from strgm.datasets.synthetic_harmony import (BACK, NEUTRAL, harmonise,
+                                               neutral_harmony_paradigm)
+from strgm.errors import InputError, OptionError
+from strgm.models.edit_model import PhonologyEditModel
+from strgm.models.ipa_features import symbol_info
+from strgm.models.tier_choice import (choose_transparent, transparent_candidates,
+                                      with_transparent)
+from strgm.transducers.contextual_edit import ContextSpec
+from strgm.transducers.edit_layout import Layout
+from strgm.workflows.training import train_paradigm
+
+SYMS = ["k", "a", "i", "e", "y"]
+
+
+def _tier_after(transparent, word):
+    """The tier context after writing ``word`` (brute force over Layout.tnext)."""
+    info = symbol_info(SYMS, transparent=transparent)
+    lay = Layout(info, ContextSpec())
+    T = lay.NONE_T
+    for ch in word:
+        T = int(lay.tnext(np.array([T]), np.array([SYMS.index(ch) + 1]))[0])
+    return T, info
+
+
+@pytest.mark.parametrize("word", ["kaki", "kake", "kakie", "ki", "kyki", "kiky"])
+def test_the_tier_skips_transparent_vowels_and_only_them(word):
+    T, info = _tier_after(("i", "e"), word)
+    decisive = [c for c in word if c in "ay"]  # the non-neutral vowels
+    want = info.tier[SYMS.index(decisive[-1])] if decisive else Layout(
+        info, ContextSpec()).NONE_T
+    assert T == want
+    # negative control: without transparency the last vowel of any kind decides
+    T0, info0 = _tier_after((), word)
+    last = [c for c in word if c in "aiey"][-1]
+    assert T0 == info0.tier[SYMS.index(last)]
+    if word[-1] in "ie" and decisive:
+        assert T0 != T  # the two tiers really differ here
+
+
+def test_transparent_must_name_vowels():
+    with pytest.raises(InputError, match="'k' is not a vowel"):
+        symbol_info(SYMS, transparent=("k",))
+    with pytest.raises(OptionError, match="transparent"):
+        train_paradigm(neutral_harmony_paradigm(4), transparent="ie")
+
+
+def test_candidates():
+    assert transparent_candidates(["a", "o", "i", "e", "y"]) == [(), ("i", "e"), ("i",)]
+    assert transparent_candidates(["a", "i"]) == [(), ("i",)]
+    assert transparent_candidates(["i", "e"]) == [(), ("i",)]  # never all vowels
+    assert transparent_candidates(["i"]) == [()]
+    assert transparent_candidates(["p", "t"]) == [()]
+
+
+def test_saved_model_keeps_its_transparent_vowels(tmp_path):
+    m = with_transparent(PhonologyEditModel(Alphabet(SYMS)).initial(), ("i", "e"))
+    m.save(str(tmp_path / "m.json"))
+    back = PhonologyEditModel.load(str(tmp_path / "m.json"))
+    assert back.classes["transparent"] == ("i", "e")
+    assert np.array_equal(back.structure.info.tier_trigger, m.structure.info.tier_trigger)
+    assert not back.structure.info.tier_trigger[SYMS.index("i")]
+
+
+def test_harmonise_is_the_textbook_rule():
+    assert harmonise("kasin", "nek") == "nak"  # i skipped, a decides
+    assert harmonise("kisin", "nek") == "nek"  # neutral only: front
+    assert harmonise("kyten", "nek") == "nek"
+    assert harmonise("kotyn", "nek") == "nek"  # the last non-neutral vowel is front
+
+
+def _held_out(para):
+    """INE forms of roots whose last vowel is neutral after a back vowel: only a tier that
+    skips the neutral vowel predicts them."""
+    return sorted(e.key for e in para.entries if e.morphemes[-1] == "INE"
+                  and e.surface[3] in NEUTRAL and e.surface[1] in BACK)
+
+
+def test_training_words_choose_the_neutral_vowels():
+    para = neutral_harmony_paradigm(14, seed=1)
+    held = set(_held_out(para))
+    assert held
+    model, scores = choose_transparent(para, held, PhonologyEditModel(para.alphabet()
+                                                                      ).initial(),
+                                       screen_words=24)
+    assert model.classes["transparent"] == ("i", "e") or \
+        set(model.classes["transparent"]) == {"i", "e"}
+    best = dict((c, o) for c, o in scores)
+    assert best[model.classes["transparent"]] == max(best.values())
+
+
+@pytest.mark.slow
+def test_a_neutral_vowel_harmony_paradigm_is_learned():
+    """Acceptance: learned transparency predicts every held-out back+neutral root right;
+    the fixed nearest-vowel tier does not."""
+    para = neutral_harmony_paradigm(40, seed=0)
+    held = _held_out(para)
+    runs = {t: train_paradigm(para, "pruned", held, transparent=t, em_iters=3,
+                              infer_opts={"max_iters": 3}) for t in ("auto", ())}
+    assert set(runs["auto"].train.model.classes["transparent"]) == {"i", "e"}
+    assert runs["auto"].scores.exact_match == 1.0
+    assert runs[()].scores.exact_match < 1.0
