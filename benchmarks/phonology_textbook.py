@@ -17,23 +17,30 @@ import numpy as np
 
 from strgm.datasets.paradigm import read_paradigm
 from strgm.models.baselines import no_training, surface_baseline
-from strgm.models.em import predict, score, train_phonology
+from strgm.models.em import predict, score
 from strgm.models.phonology import holdout_split
+from strgm.workflows.training import train_paradigm
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "phonology")
 OUT = os.path.join(os.path.dirname(__file__), "results")
 
 
-def initial_model(para, right_window=1, right_classes="coarse"):
-    """The default copy-biased phonology, or one with a wider/finer right context."""
+def initial_model(para, right_window=1, right_classes="coarse", sub=None):
+    """The default copy-biased phonology, or one with a wider/finer right context or
+    another maximum substitution distance ``sub``."""
     from strgm.transducers.contextual_edit import ContextSpec
     from strgm.models.edit_model import PhonologyEditModel
 
     spec = ContextSpec(1, right_window, 1, True)
-    return PhonologyEditModel.copy_biased(para.alphabet(), spec, right_classes)
+    m = PhonologyEditModel.copy_biased(para.alphabet(), spec, right_classes)
+    if sub is not None:
+        m = PhonologyEditModel(m.alphabet, spec, dict(m.classes, max_sub_distance=sub)
+                               ).initial()
+    return m
 
 
-def run(path, seeds, em_iters, right_window=1, right_classes="coarse"):
+def run(path, seeds, em_iters, right_window=1, right_classes="coarse", sub=None, l2=1.0,
+        transparent="auto"):
     para = read_paradigm(path)
     rows = []
     for seed in seeds:
@@ -46,15 +53,18 @@ def run(path, seeds, em_iters, right_window=1, right_classes="coarse"):
         words = [e for e in para.entries if e.key in ho and e.key not in unpredictable]
         gold = {e.key: e.surface for e in words}
         t0 = time.perf_counter()
-        r = train_phonology(para, em_iters=em_iters, heldout=ho, infer_opts={"max_iters": 3},
-                            model=initial_model(para, right_window, right_classes))
+        run_ = train_paradigm(para, "pruned", sorted(ho), em_iters=em_iters, l2=l2,
+                              infer_opts={"max_iters": 3}, transparent=transparent,
+                              model=initial_model(para, right_window, right_classes, sub))
+        r = run_.train
         alph = r.model.alphabet
         tr = score(predict(r.model.fst(), alph, r.result, r.graph_model, words), gold, alph)
         secs = time.perf_counter() - t0
         nt = score(no_training(para, ho, words), gold, alph)
         sb = score(surface_baseline(para, ho, words), gold, alph)
-        rows.append({"seed": seed, "unpredictable": unpredictable, "trained": tr, "no_training": nt, "surface": sb,
-                     "seconds": secs, "trace": r.trace})
+        rows.append({"seed": seed, "unpredictable": unpredictable, "trained": tr,
+                     "no_training": nt, "surface": sb, "seconds": secs, "trace": r.trace,
+                     "transparent": list(r.model.classes.get("transparent", ()))})
         print(f"{os.path.basename(path)} seed {seed}: trained {tr['exact_match']:.2f} "
               f"none {nt['exact_match']:.2f} surface {sb['exact_match']:.2f} ({secs:.0f}s)",
               file=sys.stderr, flush=True)
@@ -107,6 +117,7 @@ def write(res, a, elapsed):
                                 "method": "pruned", "max_iters": 3,
                                 "right_window": getattr(a, "right_window", 1),
                                 "right_classes": getattr(a, "right_classes", "coarse"),
+                                "l2": a.l2, "sub": a.sub, "transparent": a.transparent,
                                 "wall_seconds": elapsed},
                    "problems": res}, fh, ensure_ascii=False, indent=1, default=float)
     lines = ["| problem | held-out words/seed | trained EM | no training | surface baseline "
@@ -131,11 +142,21 @@ def write(res, a, elapsed):
     done = {p: len(r) for p, r in res.items()}
     md = (f"# Textbook phonology: held-out exact match / mean −log p (nats)\n\n"
           f"What was run: `python benchmarks/phonology_textbook.py --seeds {a.seeds} "
-          f"--em-iters {a.em_iters}` (or a longer run cut at the budget and rebuilt with "
+          f"--em-iters {a.em_iters} --l2 {a.l2}"
+          + (f" --sub {a.sub}" if a.sub is not None else "")
+          + (f" --right-classes {a.right_classes}" if a.right_classes != "coarse" else "")
+          + (f" --right-window {a.right_window}" if a.right_window != 1 else "")
+          + (" --transparent none" if a.transparent == "none" else "")
+          + f"` (or a longer run cut at the budget and rebuilt with "
           f"`--from-json`, which keeps the seeds completed for every problem) — 10% of observed words held out per seed "
           f"(seeds {sorted(set(r['seed'] for rows in res.values() for r in rows))}), "
-          f"pruned-BP E-step (3 BP iterations), {a.em_iters} EM iterations, L2 = 1, default "
-          f"context spec (1 left input, 1 right input, 1 left output, vowel tier). "
+          f"pruned-BP E-step (3 BP iterations), {a.em_iters} EM iterations, L2 = {a.l2}, "
+          f"context spec 1 left input, {a.right_window} right input "
+          f"({a.right_classes} classes), 1 left output, vowel tier "
+          + ("with transparent vowels learned (`strgm train` defaults)"
+             if a.transparent == "auto" else "(every vowel sets it)")
+          + (f", substitutions up to {a.sub} features" if a.sub is not None else "")
+          + ". "
           f"Seeds completed per problem: {done}. Wall time {elapsed / 60:.1f} min on a "
           f"shared 2-core machine.\n\n"
           "Cells: mean over seeds of held-out exact match / mean −log p(true form) (inf if "
@@ -167,6 +188,16 @@ def write(res, a, elapsed):
     return md
 
 
+def _settings_of(saved: dict, a) -> None:
+    """The model settings of a saved run onto ``a`` (runs saved before they were
+    recorded keep the defaults, which were theirs)."""
+    for k in ("l2", "sub", "transparent", "right_window", "right_classes"):
+        if k in saved["settings"]:
+            setattr(a, k, saved["settings"][k])
+    if "transparent" not in saved["settings"]:
+        a.transparent = "none"  # before the tier was learned, every vowel set it
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seeds", type=int, default=5)
@@ -180,6 +211,10 @@ def main():
     ap.add_argument("--right-window", type=int, default=1, choices=[0, 1, 2])
     ap.add_argument("--right-classes", default="coarse",
                     choices=["coarse", "major", "natural", "exact"])
+    ap.add_argument("--sub", type=int, default=None,
+                    help="maximum substitution distance (default: the model's)")
+    ap.add_argument("--l2", type=float, default=1.0)
+    ap.add_argument("--transparent", default="auto", choices=["auto", "none"])
     ap.add_argument("--from-json", action="store_true",
                     help="only rebuild the markdown/PNG from the saved JSON")
     a = ap.parse_args()
@@ -192,6 +227,7 @@ def main():
                 saved = json.load(fh)
             wall += saved["settings"]["wall_seconds"]
             a.em_iters = saved["settings"]["em_iters"]
+            _settings_of(saved, a)
             for p, rows in saved["problems"].items():
                 merged.setdefault(p, []).extend(rows)
         a.seeds = min(len(r) for r in merged.values())
@@ -202,6 +238,7 @@ def main():
                   encoding="utf-8") as fh:
             saved = json.load(fh)
         a.em_iters = saved["settings"]["em_iters"]
+        _settings_of(saved, a)
         probs = saved["problems"]
         a.seeds = min(len(r) for r in probs.values())  # seeds completed for every problem
         probs = {p: r[:a.seeds] for p, r in probs.items()}
@@ -216,9 +253,9 @@ def main():
     # still leaves a complete table for the seeds that finished
     for seed in range(a.first_seed, a.seeds):
         for f in files:
-            res.setdefault(os.path.basename(f)[:-4], []).extend(run(f, [seed], a.em_iters,
-                                                                     a.right_window,
-                                                                     a.right_classes))
+            res.setdefault(os.path.basename(f)[:-4], []).extend(
+                run(f, [seed], a.em_iters, a.right_window, a.right_classes, a.sub, a.l2,
+                    "auto" if a.transparent == "auto" else ()))
             md = write(res, a, time.perf_counter() - t0)
     print(md)
 

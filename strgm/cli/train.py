@@ -27,6 +27,9 @@ def add_subparser(sub) -> None:
                         "training (default: %(default)s)")
     p.add_argument("--l2", type=float_arg(0), default=1.0,
                    help="L2 penalty λ ≥ 0 (default: %(default)s)")
+    p.add_argument("--l1", type=float_arg(0), default=0.0,
+                   help="L1 weight on θ (sparse: only the contexts the data need get a "
+                        "weight; default: %(default)s)")
     p.add_argument("--max-iters", type=int_arg(1), default=3,
                    help="inference iterations per E-step (default: %(default)s)")
     add_limit_options(p, "each E-step")
@@ -60,6 +63,10 @@ def add_subparser(sub) -> None:
                    help="output symbols to the left (default: %(default)s)")
     c.add_argument("--no-tier", action="store_true",
                    help="drop the nearest-preceding-output-vowel (harmony) context")
+    c.add_argument("--transparent", default="auto", metavar="auto|none|V,V...",
+                   help="vowels the harmony tier skips (neutral vowels): learned from the "
+                        "training words (auto, the default), none, or a comma-separated "
+                        "list of vowels")
     c.add_argument("--right-classes", default="coarse",
                    choices=["coarse", "major", "natural", "exact"],
                    help="class scheme of the right context (default: %(default)s)")
@@ -74,6 +81,48 @@ def initial_model(args, alphabet):
     spec = ContextSpec(args.left_window, args.right_window, args.output_window,
                        not args.no_tier)
     return PhonologyEditModel.copy_biased(alphabet, spec, args.right_classes)
+
+
+def transparent_option(value: str, alphabet):
+    """``--transparent`` as the workflow takes it: "auto", () for none, or a tuple of
+    vowels of ``alphabet`` (anything else is an OptionError naming the value)."""
+    from strgm.models.ipa_features import feature_table
+
+    if value in ("auto", "none"):
+        return value if value == "auto" else ()
+    segs = tuple(s.strip() for s in value.split(",") if s.strip())
+    table = feature_table(alphabet.segment_symbols, warn=False)
+    vowels = [s for s in alphabet.segment_symbols if table[s]["type"] == "vowel"]
+    bad = [s for s in segs if s not in vowels]
+    if not segs or bad:
+        raise OptionError("--transparent", value, "expected auto, none or a comma-separated "
+                          f"list of vowels of the paradigm ({' '.join(vowels) or 'none'})")
+    return segs
+
+
+def _choices_shown(run, args) -> dict:
+    """Print what training chose among alternatives (restarts, the tier's transparent
+    vowels); the same for ``--json``."""
+    out = {}
+    if args.restarts > 1:
+        finals = ", ".join(f"{o:.3f}" for o in run.train.restart_objectives)
+        print(f"restarts: final objectives {finals}; kept restart {run.train.restart}")
+        out["restart_objectives"] = run.train.restart_objectives
+        out["restart"] = run.train.restart
+    if run.tier_choice:
+        print(tier_choice_text(run.tier_choice, run.train.model.classes["transparent"]))
+        out["tier_choice"] = [{"transparent": list(c), "objective": o}
+                              for c, o in run.tier_choice]
+    return out
+
+
+def tier_choice_text(choice: list, chosen) -> str:
+    """One line: the learned transparent vowels and every candidate's objective."""
+    def name(c):
+        return " ".join(c) if c else "none"
+    scores = "; ".join(f"{name(c)}: {o:.3f}" for c, o in choice)
+    return (f"harmony tier skips: {name(tuple(chosen))} (learned; screening objectives "
+            f"{scores})")
 
 
 def load_phonology(path: str):
@@ -133,27 +182,29 @@ def cmd_train(args) -> int:
     if args.restarts > 1 and (args.checkpoint or args.resume):
         raise OptionError("--restarts", args.restarts, "a checkpoint holds one run; use "
                           "--restarts 1 with --checkpoint or --resume")
+    if args.resume and args.transparent != "auto":
+        raise OptionError("--transparent", args.transparent, "a resumed run keeps the tier "
+                          "of its checkpoint; drop --transparent with --resume")
     if args.resume:
         check_resume(args.resume)
     warnings.simplefilter("ignore")
     para = read_paradigm(args.file)
     prog = Progress(not args.quiet)  # lines every 10 s when stderr is not a terminal
     model = None if args.resume else initial_model(args, para.alphabet())
+    transparent = None if args.resume or args.no_tier else \
+        transparent_option(args.transparent, para.alphabet())
     infer_opts = {"max_iters": args.max_iters, "max_states": args.max_states}
     if args.max_memory is not None:
         infer_opts["max_memory"] = args.max_memory
     run = train_paradigm(para, args.method, args.holdout, args.seed, model, progress=prog,
-                         em_iters=args.em_iters, l2=args.l2, infer_opts=infer_opts,
+                         transparent=transparent,
+                         em_iters=args.em_iters, l2=args.l2, l1=args.l1,
+                         infer_opts=infer_opts,
                          checkpoint=args.checkpoint, resume=args.resume,
                          restarts=args.restarts, restart_scale=args.restart_scale,
                          restart_seed=args.seed, report=_reporter(prog))
     prog.done()
-    out = {"trace": run.train.trace}
-    if args.restarts > 1:
-        finals = ", ".join(f"{o:.3f}" for o in run.train.restart_objectives)
-        print(f"restarts: final objectives {finals}; kept restart {run.train.restart}")
-        out["restart_objectives"] = run.train.restart_objectives
-        out["restart"] = run.train.restart
+    out = {"trace": run.train.trace, **_choices_shown(run, args)}
     processes = learned_processes(run.train.model, top=args.show_processes) \
         if args.show_processes else []
     print(training_text(run, processes=processes))
@@ -170,7 +221,8 @@ def cmd_train(args) -> int:
         print("held-out words not scored: the checkpoint is already past --em-iters, so no "
               "E-step ran")
     if args.save:
-        run.train.model.save(args.save, {"method": args.method, "l2": args.l2})
+        run.train.model.save(args.save, {"method": args.method, "l2": args.l2,
+                                         "l1": args.l1})
         print(f"wrote {args.save}")
     if args.json:
         atomic_write_json(args.json, out)

@@ -55,7 +55,7 @@ from strgm.wfsa import compose, guard, weighted_strings
 CHECKPOINT_FORMAT = "strgm-em-checkpoint-v2"
 #: Inference options that bound resources but never change a result (not compared).
 _BUDGET_OPTIONS = ("max_memory", "max_states")
-_SETTING_NAMES = {"l2": "l2 (--l2)", "method": "method (--method)",
+_SETTING_NAMES = {"l2": "l2 (--l2)", "l1": "l1 (--l1)", "method": "method (--method)",
                   "infer_opts": "inference options (--max-iters ...)"}
 
 
@@ -96,6 +96,8 @@ def e_step(model: PhonologyEditModel, train: Paradigm, method: str, infer_opts: 
     fst = model.fst()
     pm = build_phonology_model(train, alphabet=model.alphabet, phonology=fst,
                                boundary=model.alphabet.boundary)
+    if progress:
+        progress(f"E-step ({method})")
     res = infer(pm.graph, method, progress=progress, **infer_opts)
     pairs = []
     for e in train.observed:
@@ -103,23 +105,26 @@ def e_step(model: PhonologyEditModel, train: Paradigm, method: str, infer_opts: 
         mu = res.message(pm.ur_vars[e.key], f)
         pairs.append((mu, model.alphabet.encode(e.segments)))
     res = res.detach(list(pm.morpheme_vars.values()))
-    counts, ll = expected_counts(model.structure, model.theta, pairs)
+    counts, ll = expected_counts(model.structure, model.theta, pairs, progress)
     return counts, ll, res, pm
 
 
 def run_settings(train: Paradigm, method: str, l2: float, tol: float,
-                 infer_opts: dict) -> dict:
-    """What defines an EM run besides θ: compared when resuming."""
+                 infer_opts: dict, l1: float = 0.0) -> dict:
+    """What defines an EM run besides θ: compared when resuming (``l1`` only when used,
+    so checkpoints made before it existed still resume)."""
     words = json.dumps([[e.key, list(e.morphemes), e.surface] for e in train.observed],
                        ensure_ascii=False)
     opts = {k: v for k, v in sorted(infer_opts.items()) if k not in _BUDGET_OPTIONS}
     return json.loads(strict_json({
         "method": method, "l2": l2, "tol": tol, "infer_opts": opts,
+        **({"l1": l1} if l1 else {}),
         "training_words": hashlib.sha256(words.encode("utf-8")).hexdigest()}))
 
 
 def train_phonology(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
                     method: str = "pruned", em_iters: int = 5, l2: float = 1.0,
+                    l1: float = 0.0,
                     tol: float = 1e-4, infer_opts: Optional[dict] = None,
                     model: Optional[PhonologyEditModel] = None, p_copy: float = 0.99,
                     checkpoint: Optional[str] = None, resume: Optional[str] = None,
@@ -128,6 +133,7 @@ def train_phonology(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
                     report: Optional[Callable[[dict], None]] = None) -> TrainResult:
     """EM (module docstring). Returns the trained model, the trace and the last E-step.
 
+    ``l1`` ≥ 0 adds μ‖θ‖₁ to the penalty (sparse weights; :func:`m_step`).
     ``em_iters`` ≥ 0 M-steps (0 evaluates the initial or resumed model), ``l2`` and
     ``tol`` finite and ≥ 0; bad values raise OptionError naming the keyword.
     ``report(entry)`` gets each trace entry as soon as its objective is known (restored
@@ -138,7 +144,8 @@ def train_phonology(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
     train = split(paradigm, set(heldout))
     if not train.observed:
         raise InputError("no observed training words", path=paradigm.source)
-    settings = run_settings(train, method, l2, tol, infer_opts)
+    l1 = check_float("l1", l1, min=0)
+    settings = run_settings(train, method, l2, tol, infer_opts, l1)
     trace, start, prev, stop = [], 0, None, None
     if resume:
         model, trace, start, stop, prev = _resumed(resume, settings, em_iters)
@@ -151,11 +158,10 @@ def train_phonology(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
         return _rerun_final(Checkpoint(model, trace, start, stop, settings), train, method,
                             infer_opts, checkpoint)
     for it in range(start, em_iters + 1):
-        t0 = time.perf_counter()
-        if progress:
-            progress(f"EM iteration {it}/{em_iters}: E-step ({method})")
-        counts, ll, res, pm = e_step(model, train, method, infer_opts)
-        obj = ll - 0.5 * l2 * float(model.theta @ model.theta)
+        t0, tell = time.perf_counter(), _tagged(progress, f"EM iteration {it}/{em_iters}")
+        counts, ll, res, pm = e_step(model, train, method, infer_opts, tell)
+        obj = ll - 0.5 * l2 * float(model.theta @ model.theta) \
+            - l1 * float(np.abs(model.theta).sum())
         entry = _trace_entry_of(it, obj, ll, prev, method, report)
         t1 = time.perf_counter()
         stop = _stop_reason(obj, prev, tol, it, em_iters)
@@ -166,9 +172,7 @@ def train_phonology(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
                 _write_checkpoint(checkpoint, Checkpoint(model, trace, it, stop, settings))
             break
         prev = obj
-        if progress:
-            progress(f"EM iteration {it}/{em_iters}: M-step, objective {obj:.3f}")
-        theta, q = m_step(model.structure, counts, model.theta, l2)
+        theta, q = m_step(model.structure, counts, model.theta, l2, progress=tell, l1=l1)
         model = model.with_theta(theta)
         entry["q"] = q
         trace.append(entry)
@@ -177,6 +181,11 @@ def train_phonology(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
         if checkpoint:
             _write_checkpoint(checkpoint, Checkpoint(model, trace, it + 1, None, settings))
     return TrainResult(model, trace, res, pm, timing, stop)
+
+
+def _tagged(progress: Optional[Callable[[str], None]], tag: str):
+    """``progress`` with every message prefixed by ``tag`` (None stays None)."""
+    return (lambda msg: progress(f"{tag}: {msg}")) if progress else None
 
 
 def _rerun_final(ck: Checkpoint, train: Paradigm, method: str, infer_opts: dict,
@@ -236,11 +245,12 @@ def _stop_reason(obj: float, prev: Optional[float], tol: float, it: int,
 
 def _check_same_run(ck: Checkpoint, settings: dict, em_iters: int, path: str) -> None:
     if ck.settings is not None:
-        for key, value in settings.items():
-            if ck.settings.get(key) != value:
+        mine, theirs = {"l1": 0.0, **settings}, {"l1": 0.0, **ck.settings}  # l1 is new
+        for key, value in mine.items():
+            if theirs.get(key) != value:
                 what = ("other training words (another paradigm, --holdout or --seed)"
                         if key == "training_words" else
-                        f"{_SETTING_NAMES.get(key, key)} = {ck.settings.get(key)!r}, "
+                        f"{_SETTING_NAMES.get(key, key)} = {theirs.get(key)!r}, "
                         f"this run has {value!r}")
                 raise InputError(f"checkpoint was made with {what}; resume with the same "
                                  "settings or start afresh", path=path)

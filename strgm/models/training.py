@@ -19,7 +19,11 @@ complete-data log-likelihood
     Q(θ) = Σ_e c_e log p_θ(e) − (λ/2)‖θ‖²,  log p_θ(e) = θ·f_e − log Σ_{e'∈g(e)} exp θ·f_e'
     ∇Q = Σ_e c_e f_e − Σ_g C_g Σ_{e∈g} p_θ(e) f_e − λθ,   C_g = Σ_{e∈g} c_e
 
-with scipy L-BFGS over the groups with C_g > 0 (the others do not enter Q).
+with scipy L-BFGS over the groups with C_g > 0 (the others do not enter Q). With an L1
+weight μ > 0 the M-step maximises Q(θ) − μ‖θ‖₁ instead, so that only the contexts the
+data need get a weight: θ = u − v with u, v ≥ 0 and the smooth objective
+−Q(u − v) + μ·Σ(u + v) minimised by L-BFGS-B under the bounds (the standard split; at its
+optimum u_i·v_i = 0, and the KKT conditions of the L1 problem hold — tested).
 
 Objective trace: at each E-step, ℓ̂(θ_t) = Σ_w log Z(B_w) − (λ/2)‖θ_t‖². When μ_{U→F} is
 the exact normalised prior of U (e.g. single-morpheme words, exact BP) ℓ̂ is the exact
@@ -29,7 +33,7 @@ inference it is the usual approximation.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 import pynini
@@ -78,15 +82,19 @@ def event_counts(structure: EditStructure, b: pynini.Fst) -> tuple[np.ndarray, f
     return ev, post.log_z
 
 
-def expected_counts(structure: EditStructure, theta: np.ndarray, pairs: list
+def expected_counts(structure: EditStructure, theta: np.ndarray, pairs: list,
+                    progress: Optional[Callable[[str], None]] = None
                     ) -> tuple[np.ndarray, float]:
-    """Σ over (μ_U acceptor, surface labels) pairs of event counts, and Σ log Z."""
+    """Σ over (μ_U acceptor, surface labels) pairs of event counts, and Σ log Z.
+    ``progress(message)`` hears of every word (it decides how often to show one)."""
     from strgm.transducers.contextual_edit import compile_fst
 
     t_ids = compile_fst(structure, theta, ids=True)
     total = np.zeros(structure.num_events)
     ll = 0.0
-    for mu, s in pairs:
+    for i, (mu, s) in enumerate(pairs):
+        if progress:
+            progress(f"expected edit counts: word {i + 1}/{len(pairs)}")
         c, lz = event_counts(structure, id_belief(t_ids, structure, mu, s))
         total += c
         ll += lz
@@ -123,16 +131,38 @@ def active_events(structure: EditStructure, counts: np.ndarray) -> np.ndarray:
 
 
 def m_step(structure: EditStructure, counts: np.ndarray, theta0: np.ndarray,
-           l2: float = 0.1, max_iter: int = 200) -> tuple[np.ndarray, float]:
-    """argmax_θ Q(θ) by L-BFGS from θ₀; never returns a θ with lower Q than θ₀."""
+           l2: float = 0.1, max_iter: int = 200,
+           progress: Optional[Callable[[str], None]] = None,
+           l1: float = 0.0) -> tuple[np.ndarray, float]:
+    """argmax_θ Q(θ) − l1·‖θ‖₁ by L-BFGS(-B) from θ₀ (module docstring); never returns a
+    θ with a lower value than θ₀. Returns (θ, Q(θ) − l1·‖θ‖₁). ``progress(message)``
+    hears of every evaluation of Q."""
     active = active_events(structure, counts)
+    calls = [0]
 
     def fun(th):
         q, g = q_and_grad(structure, counts, th, l2, active)
+        calls[0] += 1
+        if progress:
+            progress(f"M-step (L-BFGS): evaluation {calls[0]}, Q = {q:.3f}")
         return -q, -g
 
-    q0 = -fun(theta0)[0]
-    res = minimize(fun, theta0, jac=True, method="L-BFGS-B",
-                   options={"maxiter": max_iter, "gtol": 1e-6})
+    n = len(theta0)
+    if l1 > 0:
+        def split_fun(uv):
+            f, g = fun(uv[:n] - uv[n:])
+            return f + l1 * float(uv.sum()), np.concatenate([g + l1, -g + l1])
+
+        q0 = -split_fun(np.concatenate([np.maximum(theta0, 0), np.maximum(-theta0, 0)]))[0]
+        res = minimize(split_fun, np.concatenate([np.maximum(theta0, 0),
+                                                  np.maximum(-theta0, 0)]),
+                       jac=True, method="L-BFGS-B", bounds=[(0, None)] * (2 * n),
+                       options={"maxiter": max_iter, "gtol": 1e-6})
+        theta = res.x[:n] - res.x[n:]
+    else:
+        q0 = -fun(theta0)[0]
+        res = minimize(fun, theta0, jac=True, method="L-BFGS-B",
+                       options={"maxiter": max_iter, "gtol": 1e-6})
+        theta = res.x
     q1 = -float(res.fun)
-    return (res.x, q1) if q1 >= q0 else (theta0.copy(), q0)
+    return (theta, q1) if q1 >= q0 else (theta0.copy(), q0)

@@ -38,6 +38,7 @@ BAD_NUMBERS = {  # option -> values that must be refused (as typed on the comman
 TRAIN_BAD = {
     "--em-iters": ["-3", "x", "nan"],
     "--l2": ["-1", "nan", "inf", "-inf", "x"],
+    "--l1": ["-1", "nan", "inf", "-inf", "x"],
     "--max-iters": ["0", "-1"],
     "--max-states": ["0", "x"],
     "--max-memory": ["0", "x"],
@@ -371,6 +372,24 @@ def test_output_into_a_directory_the_user_cannot_write(tmp_path, monkeypatch, co
     argv = [command] + ([str(tmp_path / "absent.tsv")] if command != "demo" else [])
     o = run_cli(argv + [option, str(ro / "out"), *extra], watch=tmp_path)
     assert_clean_error(o, option, "permission denied")
+
+
+@pytest.mark.parametrize("value", ["x", "r", "o,d", "", ","])
+def test_bad_transparent_vowels_are_refused_before_training(tiny, tmp_path, value):
+    """--transparent names vowels of the paradigm (r, d are consonants, x is unknown)."""
+    o = run_cli(["train", str(tiny), f"--transparent={value}", "--save",
+                 str(tmp_path / "m.json"), "--quiet"], watch=tmp_path)
+    line = assert_clean_error(o, "--transparent", repr(value))
+    assert "vowels of the paradigm (o)" in line
+
+
+def test_transparent_with_resume_is_refused_before_reading(tmp_path):
+    ck = tmp_path / "ck.json"
+    ck.write_text("{}", encoding="utf-8")
+    o = run_cli(["train", str(tmp_path / "absent.tsv"), "--resume", str(ck),
+                 "--transparent", "i", "--quiet"], watch=tmp_path)
+    line = assert_clean_error(o, "--transparent", "--resume")
+    assert "absent.tsv" not in line
 
 
 def test_restarts_with_a_checkpoint_are_refused_before_reading(tmp_path):

@@ -82,3 +82,29 @@ def test_m_step_increases_q():
     th1, q1 = m_step(st, counts, th0, l2=0.1)
     assert q1 > q_and_grad(st, counts, th0, 0.1)[0] + 1e-3
     assert abs(np.linalg.norm(q_and_grad(st, counts, th1, 0.1)[1])) < 1e-3
+
+
+def _kkt_violation(st, counts, th, l2, l1):
+    """Largest violation of the L1 optimality conditions of max Q(θ) − l1‖θ‖₁:
+    ∇Q_i = l1·sign θ_i where θ_i ≠ 0, |∇Q_i| ≤ l1 where θ_i = 0."""
+    g = q_and_grad(st, counts, th, l2)[1]
+    nz = np.abs(th) > 1e-6
+    return max(np.max(np.abs(g[nz] - l1 * np.sign(th[nz])), initial=0.0),
+               np.max(np.abs(g[~nz]) - l1, initial=0.0))
+
+
+def test_l1_m_step_meets_the_optimality_conditions_and_is_sparse():
+    """Oracle: the KKT conditions of the convex L1 problem hold at the M-step's answer;
+    the L2-only answer (a deliberately wrong solver for this problem) violates them."""
+    st = build_structure(tiny_info(2), ContextSpec())
+    rng = np.random.default_rng(3)
+    counts = np.where(rng.random(st.num_events) < 0.05, rng.random(st.num_events) * 4, 0.0)
+    th0 = random_theta(st, 4, 0.3)
+    l2, l1 = 0.1, 0.5
+    th1, val = m_step(st, counts, th0, l2=l2, l1=l1, max_iter=2000)
+    assert _kkt_violation(st, counts, th1, l2, l1) < 1e-3
+    assert val == pytest.approx(q_and_grad(st, counts, th1, l2)[0] - l1 * np.abs(th1).sum())
+    dense, _ = m_step(st, counts, th0, l2=l2)
+    assert _kkt_violation(st, counts, dense, l2, l1) > 0.1  # negative control
+    assert np.sum(np.abs(th1) > 1e-6) < np.sum(np.abs(dense) > 1e-6)
+    assert np.sum(np.abs(th1) < 1e-6) > st.num_features // 2  # most features are off

@@ -132,14 +132,36 @@ def test_resume_refuses_other_settings_and_too_few_iterations(tmp_path):
                         tol=0.0, resume=ck)
     with pytest.raises(InputError, match="iteration 2, past em_iters = 1"):
         _train(tmp_path, "other.json", em_iters=1, resume=ck)
+    with pytest.raises(InputError, match=r"l1 \(--l1\) = 0.0, this run has 0.2"):
+        _train(tmp_path, "other.json", l1=0.2, resume=ck)
+    _train(tmp_path, "l1.json", em_iters=1, l1=0.2)
+    with pytest.raises(InputError, match=r"l1 \(--l1\) = 0.2, this run has 0.0"):
+        _train(tmp_path, "other.json", resume=str(tmp_path / "l1.json"))
     assert not (tmp_path / "other.json").exists()
+
+
+def test_l1_objective_and_sparsity(tmp_path):
+    """With l1 the reported objective carries −l1‖θ‖₁, EM never lowers it (exact BP),
+    and the trained θ has fewer non-zero weights than without."""
+    r = _train(tmp_path, "a.json", l1=0.3)
+    objs = [e["objective"] for e in r.trace]
+    assert all(b >= a - 1e-7 for a, b in zip(objs, objs[1:]))
+    fresh = train_phonology(Paradigm.from_pairs(PAIRS), model=r.model, method="bp",
+                            em_iters=0, l2=0.5, l1=0.3)
+    ll = fresh.trace[0]["log_evidence"]
+    th = r.model.theta
+    assert fresh.trace[0]["objective"] == pytest.approx(
+        ll - 0.25 * float(th @ th) - 0.3 * float(np.abs(th).sum()))
+    dense = _train(tmp_path, "b.json")
+    assert np.sum(np.abs(th) > 1e-6) < np.sum(np.abs(dense.model.theta) > 1e-6)
 
 
 @pytest.mark.parametrize("kw,name", [({"l2": -1}, "l2"), ({"l2": float("nan")}, "l2"),
                                      ({"em_iters": -3}, "em_iters"),
                                      ({"tol": float("inf")}, "tol"),
                                      ({"method": "gibbs"}, "method"),
-                                     ({"em_iters": 1.5}, "em_iters")])
+                                     ({"em_iters": 1.5}, "em_iters"),
+                                     ({"l1": -0.1}, "l1"), ({"l1": float("nan")}, "l1")])
 def test_train_keywords_are_checked(tmp_path, kw, name):
     with pytest.raises(OptionError, match=f"option {name}:"):
         _train(tmp_path, "x.json", **kw)

@@ -85,3 +85,21 @@ def test_restart_options_are_checked(tmp_path, kw, name):
     with pytest.raises(OptionError, match=name):
         train_with_restarts(Paradigm.from_pairs(PAIRS), method="bp", em_iters=1, **kw)
     assert not (tmp_path / "ck.json").exists()
+
+
+def test_every_phase_of_an_iteration_reports_progress():
+    """Inference, the count pass and the M-step all speak (a long E-step or M-step is
+    never silent), each message tagged with its iteration; a broken pass-through (the
+    E-step's progress dropped, as it once was) would lose the inference messages."""
+    said = []
+    em.train_phonology(Paradigm.from_pairs(PAIRS), model=_model().initial(0.9),
+                       method="pruned", em_iters=1, l2=0.5, progress=said.append)
+    for it in (0, 1):
+        mine = [m for m in said if m.startswith(f"EM iteration {it}/1: ")]
+        assert any("E-step (pruned)" in m for m in mine)
+        assert any("expected edit counts: word 4/4" in m for m in mine)
+        assert any(m != mine[0] and "E-step" not in m and "counts" not in m
+                   and "M-step" not in m for m in mine), "no message from inference"
+    assert any(m.startswith("EM iteration 0/1: M-step (L-BFGS): evaluation 1, Q =")
+               for m in said)
+    assert not any(m.startswith("EM iteration 1/1: M-step") for m in said)  # stopped

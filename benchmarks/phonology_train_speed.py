@@ -1,0 +1,139 @@
+"""How long `strgm train` takes with its defaults, run as a user runs it, and whether it
+shows progress while its output goes to a file.
+
+    python benchmarks/phonology_train_speed.py [--words 300] [--repeats 3] [--files F...]
+
+Inputs: a synthetic paradigm of ``--words`` words (``strgm.datasets.synthetic``, seed 0:
+each root bare and with 4 suffixes; vowel harmony, voicing assimilation, final devoicing) written
+to a temporary TSV, plus any ``--files``. Each input is trained ``--repeats`` times with
+``strgm train FILE --holdout 0.1 --seed 0`` (all defaults: pruned-BP E-step, 3 EM
+iterations) in a subprocess whose stdout and stderr go to files. Measured: wall seconds
+and child CPU seconds (medians), held-out exact match, and the longest gap between two
+lines appearing in the output files while the run went (polled every 0.5 s): the time a
+user watching the log sees nothing. Target: ≤ 300 s for 300 words.
+Writes benchmarks/results/phonology_train_speed.{json,md,png}.
+"""
+import argparse
+import json
+import os
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+OUT = os.path.join(os.path.dirname(__file__), "results")
+TARGET_SECONDS = 300.0
+
+
+def synthetic_file(words: int, folder: str) -> str:
+    from strgm.datasets.synthetic import synthetic_paradigm
+
+    data = synthetic_paradigm(words, seed=0)
+    path = os.path.join(folder, f"synthetic_{words}.tsv")
+    with open(path, "w", encoding="utf-8") as fh:
+        for e in data.paradigm.entries:
+            fh.write(" ".join(e.morphemes) + "\t" + e.surface + "\n")
+    return path
+
+
+def one_run(path: str, folder: str) -> dict:
+    """Run ``strgm train`` once; wall/CPU seconds, exact match, longest silent gap."""
+    out_p, err_p = os.path.join(folder, "out.txt"), os.path.join(folder, "err.txt")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    with open(out_p, "w") as out, open(err_p, "w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "strgm.cli", "train", path,
+                                 "--holdout", "0.1", "--seed", "0"], stdout=out, stderr=err)
+        size, last, gap = 0, t0, 0.0
+        while proc.poll() is None:
+            time.sleep(0.5)
+            now = time.perf_counter()
+            grown = os.path.getsize(out_p) + os.path.getsize(err_p)
+            if grown != size:
+                size, last = grown, now
+            gap = max(gap, now - last)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    text = open(out_p, encoding="utf-8").read()
+    if proc.returncode != 0:
+        raise SystemExit(f"strgm train {path} failed ({proc.returncode}): "
+                         + open(err_p, encoding="utf-8").read()[-500:])
+    m = re.search(r"exact match: ([0-9.]+)%", text)
+    return {"wall_seconds": wall, "cpu_seconds": (after.ru_utime - before.ru_utime)
+            + (after.ru_stime - before.ru_stime),
+            "exact_match": float(m.group(1)) / 100 if m else None,
+            "longest_silence_seconds": gap,
+            "em_lines": len(re.findall(r"^EM \d+: objective", text, re.M))}
+
+
+def write(rows: list, a) -> str:
+    os.makedirs(OUT, exist_ok=True)
+    with open(os.path.join(OUT, "phonology_train_speed.json"), "w", encoding="utf-8") as fh:
+        json.dump({"settings": {"repeats": a.repeats, "words": a.words,
+                                "command": "strgm train FILE --holdout 0.1 --seed 0",
+                                "target_seconds": TARGET_SECONDS}, "inputs": rows},
+                  fh, indent=1)
+    lines = ["| input | words | median wall s | median CPU s | runs (wall s) | held-out exact "
+             "| longest silence s | ≤ 300 s? |", "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        walls = [x["wall_seconds"] for x in r["runs"]]
+        cpus = [x["cpu_seconds"] for x in r["runs"]]
+        med = statistics.median(walls)
+        lines.append(f"| {r['input']} | {r['words']} | {med:.1f} | "
+                     f"{statistics.median(cpus):.1f} | "
+                     + ", ".join(f"{w:.1f}" for w in walls)
+                     + f" | {100 * r['runs'][0]['exact_match']:.1f}% | "
+                     f"{max(x['longest_silence_seconds'] for x in r['runs']):.1f} | "
+                     f"{'yes' if med <= TARGET_SECONDS else 'no'} |")
+    md = ("# `strgm train` with defaults: time and progress\n\n"
+          f"What was run: `python benchmarks/phonology_train_speed.py --words {a.words} "
+          f"--repeats {a.repeats}` on a 2-core machine: `strgm train FILE --holdout 0.1 "
+          "--seed 0` in a subprocess with stdout/stderr to files. Longest silence: the "
+          "longest time no new output appeared in those files (polled every 0.5 s).\n\n"
+          + "\n".join(lines) + "\n")
+    with open(os.path.join(OUT, "phonology_train_speed.md"), "w", encoding="utf-8") as fh:
+        fh.write(md)
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return md
+    fig, ax = plt.subplots(figsize=(6, 3))
+    names = [r["input"] for r in rows]
+    ax.barh(names, [statistics.median(x["wall_seconds"] for x in r["runs"]) for r in rows])
+    ax.axvline(TARGET_SECONDS, color="red", ls="--", label="target (300 s)")
+    ax.set_xlabel("median wall seconds, strgm train defaults")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(os.path.join(OUT, "phonology_train_speed.png"), dpi=100)
+    plt.close(fig)
+    return md
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--words", type=int, default=300)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--files", nargs="*", default=[])
+    a = ap.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        inputs = [synthetic_file(a.words, folder)] + a.files
+        for path in inputs:
+            with open(path, encoding="utf-8") as fh:
+                n = sum(1 for line in fh if line.strip() and not line.startswith("#"))
+            runs = []
+            for i in range(a.repeats):
+                runs.append(one_run(path, folder))
+                print(f"{os.path.basename(path)} run {i}: {runs[-1]}", file=sys.stderr,
+                      flush=True)
+            rows.append({"input": os.path.basename(path), "words": n, "runs": runs})
+    print(write(rows, a))
+
+
+if __name__ == "__main__":
+    main()
