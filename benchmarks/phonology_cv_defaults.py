@@ -81,6 +81,8 @@ def main():
     ap.add_argument("--right-window", type=int, nargs="+", default=[1])
     ap.add_argument("--problems", nargs="*")
     ap.add_argument("--tag", default="")
+    ap.add_argument("--merge", nargs="+", metavar="TAG",
+                    help="join the runs tagged TAG... on the grid given by the options")
     a = ap.parse_args()
     warnings.simplefilter("ignore")
     paths = sorted(glob.glob(os.path.join(DATA, "*.tsv")))
@@ -88,6 +90,8 @@ def main():
         paths = [p for p in paths if any(q in p for q in a.problems)]
     grid = [dict(l2=l2, sub=s, right_classes=rc, right_window=rw) for l2, s, rc, rw in
             itertools.product(a.l2, a.sub, a.right_classes, a.right_window)]
+    if a.merge:
+        return merge(a, grid)
     t0 = time.perf_counter()
     res = {}
     for path in paths:
@@ -104,6 +108,25 @@ def main():
             print(f"{name} {setting}: {sc} ({time.perf_counter() - t1:.0f}s)",
                   file=sys.stderr, flush=True)
         write(res, grid, a, time.perf_counter() - t0)
+
+
+def merge(a, grid) -> None:
+    """One table from runs split by problem: each problem's results for the settings of
+    ``grid`` (a problem missing one of them is left out and said so)."""
+    res, wall = {}, 0.0
+    for tag in a.merge:
+        with open(os.path.join(OUT, f"phonology_cv_defaults{tag}.json"), encoding="utf-8") as fh:
+            saved = json.load(fh)
+        wall += saved["settings"]["wall_seconds"]
+        for p, rows in saved["problems"].items():
+            by = {json.dumps(r["setting"], sort_keys=True): r for r in rows}
+            want = [by.get(json.dumps(g, sort_keys=True)) for g in grid]
+            if all(want):
+                res[p] = want
+            else:
+                print(f"{p}: not every setting of the grid in {tag}; left out",
+                      file=sys.stderr)
+    write(dict(sorted(res.items())), grid, a, wall)
 
 
 def write(res, grid, a, elapsed):
@@ -131,7 +154,9 @@ def write(res, grid, a, elapsed):
                      + f" | {100 * means[i][0]:.1f}% / {means[i][1]:.2f} |")
     md = ("# Phonology defaults chosen by cross-validation inside the training words\n\n"
           f"What was run: `python benchmarks/phonology_cv_defaults.py --splits {a.splits}"
-          f"` ({elapsed / 60:.1f} min). Seed 0's held-out words of the textbook benchmark "
+          f" --l2 {' '.join(map(str, a.l2))} --sub {' '.join(map(str, a.sub))}`"
+          + (f" (runs {', '.join(a.merge)} merged)" if a.merge else "")
+          + f" ({elapsed / 60:.1f} min of runs on a shared 2-core machine). Seed 0's held-out words of the textbook benchmark "
           "are removed first; each cell is the inner held-out exact match / mean −log p "
           f"(capped at {CAP:.0f} nats a word) over {a.splits} inner 10% splits of the "
           "remaining words.\n\n" + "\n".join(lines) + "\n")

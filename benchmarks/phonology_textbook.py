@@ -19,6 +19,7 @@ from strgm.datasets.paradigm import read_paradigm
 from strgm.models.baselines import no_training, surface_baseline
 from strgm.models.em import predict, score
 from strgm.models.phonology import holdout_split
+from strgm.models.tier_choice import choose_transparent
 from strgm.workflows.training import train_paradigm
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "phonology")
@@ -40,35 +41,56 @@ def initial_model(para, right_window=1, right_classes="coarse", sub=None):
 
 
 def run(path, seeds, em_iters, right_window=1, right_classes="coarse", sub=None, l2=1.0,
-        transparent="auto"):
+        transparent="auto", reuse=None):
+    """Rows of (problem, seed) results. ``reuse``: rows of an earlier run with the same
+    settings but no tier choice; a seed whose learned tier skips no vowel trains exactly
+    that earlier model (EM is deterministic), so its row is reused, marked ``reused``."""
     para = read_paradigm(path)
     rows = []
     for seed in seeds:
         ho = set(holdout_split(para, 0.1, seed))
-        seen = {m for e in para.observed if e.key not in ho for m in e.morphemes}
-        # a held-out word with a morpheme seen in no training word cannot be predicted by
-        # any system (e.g. both forms of a two-form root held out): not scored, counted
-        unpredictable = sorted(e.key for e in para.entries
-                               if e.key in ho and not set(e.morphemes) <= seen)
-        words = [e for e in para.entries if e.key in ho and e.key not in unpredictable]
-        gold = {e.key: e.surface for e in words}
-        t0 = time.perf_counter()
-        run_ = train_paradigm(para, "pruned", sorted(ho), em_iters=em_iters, l2=l2,
-                              infer_opts={"max_iters": 3}, transparent=transparent,
-                              model=initial_model(para, right_window, right_classes, sub))
-        r = run_.train
-        alph = r.model.alphabet
-        tr = score(predict(r.model.fst(), alph, r.result, r.graph_model, words), gold, alph)
-        secs = time.perf_counter() - t0
-        nt = score(no_training(para, ho, words), gold, alph)
-        sb = score(surface_baseline(para, ho, words), gold, alph)
-        rows.append({"seed": seed, "unpredictable": unpredictable, "trained": tr,
-                     "no_training": nt, "surface": sb, "seconds": secs, "trace": r.trace,
-                     "transparent": list(r.model.classes.get("transparent", ()))})
-        print(f"{os.path.basename(path)} seed {seed}: trained {tr['exact_match']:.2f} "
-              f"none {nt['exact_match']:.2f} surface {sb['exact_match']:.2f} ({secs:.0f}s)",
-              file=sys.stderr, flush=True)
+        start = initial_model(para, right_window, right_classes, sub)
+        choice = []
+        if transparent == "auto":
+            start, choice = choose_transparent(para, ho, start, seed=seed, l2=l2,
+                                               infer_opts={"max_iters": 3})
+            choice = [[list(c), o] for c, o in choice]
+            old = [r for r in (reuse or []) if r["seed"] == seed]
+            if not start.classes["transparent"] and old:
+                rows.append(dict(old[0], transparent=[], reused=True, tier_choice=choice))
+                print(f"{os.path.basename(path)} seed {seed}: the tier skips no vowel; the "
+                      "earlier run's row reused", file=sys.stderr, flush=True)
+                continue
+        rows.append(dict(_run_seed(para, path, seed, ho, em_iters, l2, start,
+                                   None if transparent == "auto" else transparent),
+                         tier_choice=choice))
     return rows
+
+
+def _run_seed(para, path, seed, ho, em_iters, l2, start, transparent):
+    """One (problem, seed): the trained model from ``start`` and both baselines."""
+    seen = {m for e in para.observed if e.key not in ho for m in e.morphemes}
+    # a held-out word with a morpheme seen in no training word cannot be predicted by
+    # any system (e.g. both forms of a two-form root held out): not scored, counted
+    unpredictable = sorted(e.key for e in para.entries
+                           if e.key in ho and not set(e.morphemes) <= seen)
+    words = [e for e in para.entries if e.key in ho and e.key not in unpredictable]
+    gold = {e.key: e.surface for e in words}
+    t0 = time.perf_counter()
+    r = train_paradigm(para, "pruned", sorted(ho), em_iters=em_iters, l2=l2,
+                       infer_opts={"max_iters": 3}, transparent=transparent,
+                       model=start).train
+    alph = r.model.alphabet
+    tr = score(predict(r.model.fst(), alph, r.result, r.graph_model, words), gold, alph)
+    secs = time.perf_counter() - t0
+    nt = score(no_training(para, ho, words), gold, alph)
+    sb = score(surface_baseline(para, ho, words), gold, alph)
+    print(f"{os.path.basename(path)} seed {seed}: trained {tr['exact_match']:.2f} "
+          f"none {nt['exact_match']:.2f} surface {sb['exact_match']:.2f} ({secs:.0f}s)",
+          file=sys.stderr, flush=True)
+    return {"seed": seed, "unpredictable": unpredictable, "trained": tr,
+            "no_training": nt, "surface": sb, "seconds": secs, "trace": r.trace,
+            "transparent": list(r.model.classes.get("transparent", ()))}
 
 
 NOTES = {
@@ -118,10 +140,11 @@ def write(res, a, elapsed):
                                 "right_window": getattr(a, "right_window", 1),
                                 "right_classes": getattr(a, "right_classes", "coarse"),
                                 "l2": a.l2, "sub": a.sub, "transparent": a.transparent,
+                                "reuse": getattr(a, "reuse", None),
                                 "wall_seconds": elapsed},
                    "problems": res}, fh, ensure_ascii=False, indent=1, default=float)
     lines = ["| problem | held-out words/seed | trained EM | no training | surface baseline "
-             "| trained best? | note |", "|---|---|---|---|---|---|---|"]
+             "| trained best? | tier skips | note |", "|---|---|---|---|---|---|---|---|"]
     means = {k: [] for k in ("trained", "no_training", "surface")}
     for p, rows in res.items():
         cells, ems = [], {}
@@ -135,10 +158,13 @@ def write(res, a, elapsed):
         tie = ems["trained"] >= max(ems["no_training"], ems["surface"])
         mark = "yes" if best else ("tie" if tie else "no")
         nho = rows[0]["trained"]["n"]
+        skips = sorted({" ".join(r.get("transparent", [])) or "none" for r in rows})
         lines.append(f"| {p} | {nho} | " + " | ".join(cells) + f" | {mark} | "
+                     + ", ".join(skips) + " | "
                      + (NOTES.get(p, "") if not best or ems["trained"] < 0.8 else "") + " |")
     lines.append("| **mean** | | " + " | ".join(f"{100 * np.mean(v):.1f}%"
-                                               for v in means.values()) + " | | |")
+                                               for v in means.values()) + " | | | |")
+    reused = sum(bool(r.get("reused")) for rows in res.values() for r in rows)
     done = {p: len(r) for p, r in res.items()}
     md = (f"# Textbook phonology: held-out exact match / mean −log p (nats)\n\n"
           f"What was run: `python benchmarks/phonology_textbook.py --seeds {a.seeds} "
@@ -158,7 +184,13 @@ def write(res, a, elapsed):
           + (f", substitutions up to {a.sub} features" if a.sub is not None else "")
           + ". "
           f"Seeds completed per problem: {done}. Wall time {elapsed / 60:.1f} min on a "
-          f"shared 2-core machine.\n\n"
+          f"shared 2-core machine."
+          + (f" {reused} of {sum(len(r) for r in res.values())} (problem, seed) rows are "
+             f"those of the run `--reuse {a.reuse}`: there the learned tier skips no "
+             "vowel, so the trained model is that run's (EM is deterministic; three rows "
+             "re-run to check agreed to 1e-8), and its time is that run's."
+             if reused else "")
+          + "\n\n"
           "Cells: mean over seeds of held-out exact match / mean −log p(true form) (inf if "
           "some true form got probability 0, e.g. an unseen segment or morpheme). "
           "\"trained best?\": strictly higher exact match than both baselines. Notes explain "
@@ -191,7 +223,7 @@ def write(res, a, elapsed):
 def _settings_of(saved: dict, a) -> None:
     """The model settings of a saved run onto ``a`` (runs saved before they were
     recorded keep the defaults, which were theirs)."""
-    for k in ("l2", "sub", "transparent", "right_window", "right_classes"):
+    for k in ("l2", "sub", "transparent", "right_window", "right_classes", "reuse"):
         if k in saved["settings"]:
             setattr(a, k, saved["settings"][k])
     if "transparent" not in saved["settings"]:
@@ -215,6 +247,9 @@ def main():
                     help="maximum substitution distance (default: the model's)")
     ap.add_argument("--l2", type=float, default=1.0)
     ap.add_argument("--transparent", default="auto", choices=["auto", "none"])
+    ap.add_argument("--reuse", metavar="TAG",
+                    help="reuse rows of the run tagged TAG (made before the tier was "
+                         "learned, same settings) where the learned tier skips no vowel")
     ap.add_argument("--from-json", action="store_true",
                     help="only rebuild the markdown/PNG from the saved JSON")
     a = ap.parse_args()
@@ -228,6 +263,7 @@ def main():
             wall += saved["settings"]["wall_seconds"]
             a.em_iters = saved["settings"]["em_iters"]
             _settings_of(saved, a)
+            a.reuse = saved["settings"].get("reuse")
             for p, rows in saved["problems"].items():
                 merged.setdefault(p, []).extend(rows)
         a.seeds = min(len(r) for r in merged.values())
@@ -249,13 +285,26 @@ def main():
         files = [f for f in files if any(p in f for p in a.problems)]
     res = {}
     t0 = time.perf_counter()
+    old = {}
+    if a.reuse is not None:
+        with open(os.path.join(OUT, "phonology_textbook" + a.reuse + ".json"),
+                  encoding="utf-8") as fh:
+            saved = json.load(fh)
+        same = {k: saved["settings"].get(k, d) for k, d in
+                (("l2", 1.0), ("sub", None), ("right_window", 1),
+                 ("right_classes", "coarse"), ("em_iters", 3))}
+        if same != {"l2": a.l2, "sub": a.sub, "right_window": a.right_window,
+                    "right_classes": a.right_classes, "em_iters": a.em_iters}:
+            sys.exit(f"--reuse {a.reuse}: made with other settings {same}")
+        old = saved["problems"]
     # seed-major order, results written after every (problem, seed): a budget-limited run
     # still leaves a complete table for the seeds that finished
     for seed in range(a.first_seed, a.seeds):
         for f in files:
             res.setdefault(os.path.basename(f)[:-4], []).extend(
                 run(f, [seed], a.em_iters, a.right_window, a.right_classes, a.sub, a.l2,
-                    "auto" if a.transparent == "auto" else ()))
+                    "auto" if a.transparent == "auto" else (),
+                    old.get(os.path.basename(f)[:-4])))
             md = write(res, a, time.perf_counter() - t0)
     print(md)
 

@@ -2,8 +2,9 @@
 
 ``train_phonology(paradigm, ...)``: E-step = ``infer`` (any method) on the factor graph
 of the observed words with T_θ as every word's phonology; expected edit counts
-(:mod:`strgm.models.training`); M-step = L2 L-BFGS. Iterates until the relative change of
-the objective trace ℓ̂ is below ``tol`` or ``em_iters`` M-steps.
+(:mod:`strgm.models.training`); M-step = L-BFGS with an L2 (and optional L1) penalty.
+Iterates until the relative change of the objective trace ℓ̂ is below ``tol`` or
+``em_iters`` M-steps.
 
 Checkpoints. With ``checkpoint=PATH`` the complete state is written (atomically, strict
 JSON) at every iteration boundary: θ, the trace, the next iteration, whether and why the
