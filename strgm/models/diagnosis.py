@@ -11,7 +11,9 @@ information or more search, everything else fixed:
 ``search``
     the trained θ predicts w correctly when the search is widened (pruned BP with
     ``wide_kbest`` strings per variable and ``wide_k`` UR strings per morpheme at
-    prediction): the k-best lists, not the model, lost it.
+    prediction): the k-best lists, not the model, lost it. When the wide search outgrows
+    the memory budget, the width is halved (down to 20 strings) until it fits; the width
+    used is recorded as the control ``wide_kbest``.
 ``data``
     a phonology fitted to *all* words (w included, θ_all) predicts w correctly from the
     morphemes' beliefs when w is observed, but not from the training words alone: the
@@ -43,6 +45,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from strgm.datasets.paradigm import Paradigm
+from strgm.errors import MessageTooLargeError
 from strgm.models.em import e_step, predict, split, train_phonology
 from strgm.models.restarts import perturbed
 from strgm.validate import check_int
@@ -132,6 +135,20 @@ def _predictions(model, paradigm: Paradigm, heldout: set, words: list, infer_opt
     return _one_best(predict(model.fst(), model.alphabet, res, pm, ok, k), model.alphabet)
 
 
+def _wide_predictions(model, paradigm, heldout, words, opts, kbest, k) -> tuple:
+    """(predictions, width used) of the wide search: ``kbest`` halved while a message
+    outgrows the memory budget (:class:`MessageTooLargeError`), down to 20; at 20 the
+    error is raised."""
+    while True:
+        try:
+            return _predictions(model, paradigm, heldout, words, dict(opts, kbest=kbest),
+                                k=k), kbest
+        except MessageTooLargeError:
+            if kbest <= 20:
+                raise
+            kbest = max(20, kbest // 2)
+
+
 def _unseen(entry, train: Paradigm) -> bool:
     """A morpheme or a segment of ``entry`` occurs in no training word."""
     seen_m = {m for e in train.observed for m in e.morphemes}
@@ -165,10 +182,10 @@ def diagnose_holdout(paradigm: Paradigm, heldout: set, *, em_iters: int = 3,
     unseen = {k for k in missed if _unseen(entries[k], train)}
     todo = [entries[k] for k in missed if k not in unseen]
     if todo:
-        wide = _predictions(r.model, paradigm, heldout, todo,
-                            dict(opts, kbest=wide_kbest), k=wide_k)
+        wide, used = _wide_predictions(r.model, paradigm, heldout, todo, opts, wide_kbest,
+                                       wide_k)
         for e in todo:
-            missed[e.key].controls["wide"] = wide.get(e.key, "")
+            missed[e.key].controls.update(wide=wide.get(e.key, ""), wide_kbest=used)
         todo = [e for e in todo if wide.get(e.key) != e.surface]
     if todo:
         for name, preds in _all_words_controls(paradigm, heldout, todo, r.model, fit,

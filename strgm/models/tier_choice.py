@@ -10,8 +10,8 @@ Which vowels are transparent is a fact about the language, so it is learned:
    ([−back −round]), and the high front unrounded vowels — the transparent sets of the
    harmony systems in textbooks — where present and not all the vowels;
 2. every candidate's model is trained by ``screen_iters`` EM iterations (from the same
-   copy-biased start) on at most ``screen_words`` training words (a seeded subset; the
-   held-out words are never used);
+   copy-biased start) on at most ``screen_words`` training words (a seeded subset of
+   30 by default; the held-out words are never used);
 3. the candidate with the highest penalised training objective
    ℓ(θ) = Σ_w log p_θ(s_w) − ½λ‖θ‖² wins; ties go to the earlier (smaller) set.
 
@@ -22,7 +22,7 @@ iterations on the subset.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -57,10 +57,10 @@ def with_transparent(model: PhonologyEditModel, transparent: tuple,
 
 
 def choose_transparent(paradigm: Paradigm, heldout: set, model: PhonologyEditModel, *,
-                       screen_words: int = 60, screen_iters: int = 1, seed: int = 0,
+                       screen_words: int = 30, screen_iters: int = 1, seed: int = 0,
                        method: str = "pruned", l2: float = 1.0,
-                       infer_opts: Optional[dict] = None, p_copy: float = 0.99
-                       ) -> tuple:
+                       infer_opts: Optional[dict] = None, p_copy: float = 0.99,
+                       progress: Optional[Callable[[str], None]] = None) -> tuple:
     """(the start model with the chosen transparent set, [(candidate, objective)]).
 
     Without a tier, or with one candidate only, ``model`` comes back unchanged with an
@@ -78,9 +78,12 @@ def choose_transparent(paradigm: Paradigm, heldout: set, model: PhonologyEditMod
         words = [words[i] for i in pick]
     subset = Paradigm(tuple(words), paradigm.source)
     scores = []
-    for c in cands:
+    for i, c in enumerate(cands):
+        tell = (lambda msg, i=i: progress(f"harmony tier, candidate {i + 1}/{len(cands)}"
+                                          f": {msg}")) if progress else None
         r = train_phonology(subset, model=with_transparent(model, c, p_copy), method=method,
-                            em_iters=screen_iters, l2=l2, infer_opts=dict(infer_opts or {}))
+                            em_iters=screen_iters, l2=l2, infer_opts=dict(infer_opts or {}),
+                            progress=tell)
         scores.append((c, float(r.trace[-1]["objective"])))
     best = max(range(len(cands)), key=lambda i: (scores[i][1], -i))
     return with_transparent(model, cands[best], p_copy), scores

@@ -92,8 +92,6 @@ def _tier_start(paradigm, held, model, transparent, method, seed, progress, em_o
         model = PhonologyEditModel(paradigm.alphabet()).initial(em_opts.get("p_copy", 0.99))
     if transparent != "auto":
         return with_transparent(model, tuple(transparent), em_opts.get("p_copy", 0.99)), []
-    if progress:
-        progress("choosing the vowels the harmony tier skips")
     return choose_transparent(paradigm, held, model, seed=seed, method=method,
                               l2=em_opts.get("l2", 1.0), infer_opts=em_opts.get("infer_opts"),
-                              p_copy=em_opts.get("p_copy", 0.99))
+                              p_copy=em_opts.get("p_copy", 0.99), progress=progress)

@@ -89,3 +89,27 @@ def test_a_real_run_records_causes_that_follow_from_its_controls():
 def test_options_are_checked():
     with pytest.raises(OptionError, match="restarts"):
         diagnose_holdout(_devoicing_paradigm(), {"R1"}, restarts=0)
+
+
+def test_the_wide_search_narrows_until_it_fits(monkeypatch):
+    """A wide search that outgrows the memory budget is halved (64 → 32) and the width
+    used recorded; at 20 the error stands."""
+    from strgm.errors import MessageTooLargeError
+    from strgm.models import diagnosis
+
+    tried = []
+
+    def fake(model, paradigm, heldout, words, opts, k=8):
+        tried.append(opts["kbest"])
+        if opts["kbest"] > limit[0]:
+            raise MessageTooLargeError("too large")
+        return {"w": "x"}
+
+    monkeypatch.setattr(diagnosis, "_predictions", fake)
+    limit = [40]
+    assert diagnosis._wide_predictions(None, None, set(), [], {}, 64, 32) == ({"w": "x"}, 32)
+    assert tried == [64, 32]
+    limit[0], tried[:] = 10, []
+    with pytest.raises(MessageTooLargeError):
+        diagnosis._wide_predictions(None, None, set(), [], {}, 64, 32)
+    assert tried == [64, 32, 20]
