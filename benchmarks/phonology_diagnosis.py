@@ -87,6 +87,9 @@ def write(res, a, elapsed) -> str:
     md = (f"# Textbook phonology: why held-out words are missed\n\n"
           f"What was run: `python benchmarks/phonology_diagnosis.py --seeds {len(seeds)} "
           f"--restarts {a.restarts}` (seeds {seeds}; split runs joined with `--merge`). "
+          f"Seeds per problem: "
+          + ", ".join(f"{p.rsplit('_', 1)[-1]} {[r['seed'] for r in rows]}"
+                      for p, rows in res.items()) + ". "
           "Trained model: pruned-BP EM, 3 iterations, L2 = 1, every vowel sets the harmony "
           "tier (the `strgm train` defaults before the tier's transparent vowels were "
           "learned). "
@@ -94,7 +97,8 @@ def write(res, a, elapsed) -> str:
           "by side on a shared 2-core machine).\n\n"
           "Counts of held-out words over all seeds, by cause of the miss "
           "(`strgm/models/diagnosis.py`): **unseen** a morpheme or segment in no training "
-          "word; **search** the same θ with a wider search (64-best BP, 32 URs per "
+          "word; **search** the same θ with a wider search (64-best BP, halved while a message "
+          "outgrows the memory budget — the width used is in the JSON —, 32 URs per "
           "morpheme) gets it; **data** only the held-out form shows the underlying form it "
           "needs (a phonology fitted to all words gets it with the word observed, not "
           "without); **learning** that all-words phonology gets it from the training "
@@ -128,7 +132,7 @@ def plot(res, path) -> None:
         ax.bar(x, share, 0.6, bottom=bottom, label=label)
         bottom += share
     ax.set_xticks(x)
-    ax.set_xticklabels([p.split("_", 1)[-1] for p in probs], rotation=30, ha="right",
+    ax.set_xticklabels([p.rsplit("_", 1)[-1] for p in probs], rotation=30, ha="right",
                        fontsize=8)
     ax.set_ylabel("held-out words (%)")
     ax.set_title("Held-out words: right, or the cause of the miss")
@@ -167,10 +171,11 @@ def main():
         sys.exit(f"no problems found in {DATA}")
     t0 = time.perf_counter()
     res = {}
-    for p in paths:
+    for p in paths:  # written after every seed: a run cut short keeps what finished
         name = os.path.splitext(os.path.basename(p))[0]
-        res[name] = run(p, range(a.first_seed, a.seeds), a.restarts)
-        write(res, a, time.perf_counter() - t0)
+        for seed in range(a.first_seed, a.seeds):
+            res.setdefault(name, []).extend(run(p, [seed], a.restarts))
+            write(res, a, time.perf_counter() - t0)
     print(write(res, a, time.perf_counter() - t0))
 
 
