@@ -135,6 +135,19 @@ def load_phonology(path: str):
     return m.alphabet, m.fst()
 
 
+def _check_run_options(args) -> None:
+    """Options that exclude each other, and the ``--resume`` checkpoint, refused before
+    the paradigm is read."""
+    if args.restarts > 1 and (args.checkpoint or args.resume):
+        raise OptionError("--restarts", args.restarts, "a checkpoint holds one run; use "
+                          "--restarts 1 with --checkpoint or --resume")
+    if args.resume and args.transparent != "auto":
+        raise OptionError("--transparent", args.transparent, "a resumed run keeps the tier "
+                          "of its checkpoint; drop --transparent with --resume")
+    if args.resume:
+        check_resume(args.resume)
+
+
 def check_resume(path: str) -> None:
     """Refuse a missing or damaged ``--resume`` checkpoint before any work starts, with
     the trainer's own loader (so no paradigm is read and no E-step run in vain)."""
@@ -179,14 +192,7 @@ def cmd_train(args) -> int:
     check_outputs([(args.json, "--json", False), (args.save, "--save", False)],
                   [args.file, args.resume])
     check_outputs([(args.checkpoint, "--checkpoint", False)], [args.file])  # may = --resume
-    if args.restarts > 1 and (args.checkpoint or args.resume):
-        raise OptionError("--restarts", args.restarts, "a checkpoint holds one run; use "
-                          "--restarts 1 with --checkpoint or --resume")
-    if args.resume and args.transparent != "auto":
-        raise OptionError("--transparent", args.transparent, "a resumed run keeps the tier "
-                          "of its checkpoint; drop --transparent with --resume")
-    if args.resume:
-        check_resume(args.resume)
+    _check_run_options(args)
     warnings.simplefilter("ignore")
     para = read_paradigm(args.file)
     prog = Progress(not args.quiet)  # lines every 10 s when stderr is not a terminal
