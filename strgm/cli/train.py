@@ -86,17 +86,15 @@ def initial_model(args, alphabet):
 def transparent_option(value: str, alphabet):
     """``--transparent`` as the workflow takes it: "auto", () for none, or a tuple of
     vowels of ``alphabet`` (anything else is an OptionError naming the value)."""
-    from strgm.models.ipa_features import feature_table
+    from strgm.models.ipa_features import vowels
 
     if value in ("auto", "none"):
         return value if value == "auto" else ()
     segs = tuple(s.strip() for s in value.split(",") if s.strip())
-    table = feature_table(alphabet.segment_symbols, warn=False)
-    vowels = [s for s in alphabet.segment_symbols if table[s]["type"] == "vowel"]
-    bad = [s for s in segs if s not in vowels]
-    if not segs or bad:
+    vs = vowels(alphabet.segment_symbols)
+    if not segs or any(s not in vs for s in segs):
         raise OptionError("--transparent", value, "expected auto, none or a comma-separated "
-                          f"list of vowels of the paradigm ({' '.join(vowels) or 'none'})")
+                          f"list of vowels of the paradigm ({' '.join(vs) or 'none'})")
     return segs
 
 

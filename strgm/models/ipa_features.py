@@ -163,6 +163,13 @@ def feature_distance(f: dict, g: dict) -> int:
     return sum(f.get(k) != g.get(k) for k in keys)
 
 
+def vowels(symbols: Sequence[str], table: Optional[Mapping[str, dict]] = None) -> list:
+    """The vowels among ``symbols``, in order (``table``: their bundles, by default
+    looked up without warnings)."""
+    table = table if table is not None else feature_table(list(symbols), warn=False)
+    return [s for s in symbols if table[s]["type"] == _V]
+
+
 SCHEMES = ("coarse", "major", "natural", "exact")
 
 
@@ -215,10 +222,11 @@ def symbol_info(symbols: Sequence[str], *, boundary: bool = False,
                 keys = CONSONANT_FEATURES if f["type"] == _C else VOWEL_FEATURES
                 diff = tuple(k for k in keys if f.get(k) != g.get(k))
                 change[i, j] = sig.setdefault((f["type"],) + diff, len(sig))
-    bad = [t for t in transparent if t not in table or table[t]["type"] != _V]
+    vs = vowels(symbols, table)
+    bad = [t for t in transparent if t not in vs]
     if bad:
         raise InputError(f"transparent segment {bad[0]!r} is not a vowel of the alphabet "
-                         f"(vowels: {' '.join(s for s in symbols if table[s]['type'] == _V)})")
+                         f"(vowels: {' '.join(vs)})")
     skip = set(transparent)
     trigger = (tier >= 0) & np.array([s not in skip for s in symbols], dtype=bool)
     return SymbolInfo(np.array(symbol_classes(symbols, context, table)),

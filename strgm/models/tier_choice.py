@@ -29,7 +29,7 @@ import numpy as np
 from strgm.datasets.paradigm import Paradigm
 from strgm.models.edit_model import PhonologyEditModel
 from strgm.models.em import split, train_phonology
-from strgm.models.ipa_features import feature_table
+from strgm.models.ipa_features import feature_table, vowels
 from strgm.validate import check_int
 
 __all__ = ["transparent_candidates", "choose_transparent", "with_transparent"]
@@ -39,12 +39,12 @@ def transparent_candidates(symbols) -> list:
     """The candidate transparent sets over ``symbols`` (module docstring), as tuples:
     always ``()`` first."""
     table = feature_table(list(symbols), warn=False)
-    vowels = [s for s in symbols if table[s]["type"] == "vowel"]
-    front = tuple(v for v in vowels if not table[v]["back"] and not table[v]["round"])
+    vs = vowels(symbols, table)
+    front = tuple(v for v in vs if not table[v]["back"] and not table[v]["round"])
     high = tuple(v for v in front if table[v]["high"])
     out = [()]
     for c in (front, high):
-        if c and c not in out and len(c) < len(vowels):
+        if c and c not in out and len(c) < len(vs):
             out.append(c)
     return out
 

@@ -153,10 +153,10 @@ def m_step(structure: EditStructure, counts: np.ndarray, theta0: np.ndarray,
             f, g = fun(uv[:n] - uv[n:])
             return f + l1 * float(uv.sum()), np.concatenate([g + l1, -g + l1])
 
-        q0 = -split_fun(np.concatenate([np.maximum(theta0, 0), np.maximum(-theta0, 0)]))[0]
-        res = minimize(split_fun, np.concatenate([np.maximum(theta0, 0),
-                                                  np.maximum(-theta0, 0)]),
-                       jac=True, method="L-BFGS-B", bounds=[(0, None)] * (2 * n),
+        uv0 = np.concatenate([np.maximum(theta0, 0), np.maximum(-theta0, 0)])
+        q0 = -split_fun(uv0)[0]
+        res = minimize(split_fun, uv0, jac=True, method="L-BFGS-B",
+                       bounds=[(0, None)] * (2 * n),
                        options={"maxiter": max_iter, "gtol": 1e-6})
         theta = res.x[:n] - res.x[n:]
     else:
