@@ -59,7 +59,8 @@ def score_setting(train: Paradigm, splits: int, setting: dict) -> dict:
         spec = ContextSpec(1, setting["right_window"], 1, True)
         classes = dict(PhonologyEditModel(train.alphabet()).classes,
                        right_context=setting["right_classes"],
-                       max_sub_distance=setting["sub"])
+                       max_sub_distance=setting["sub"],
+                       tier_features=bool(setting.get("tier_features", False)))
         model = PhonologyEditModel(train.alphabet(), spec, classes).initial()
         run = train_paradigm(train, "pruned", sorted(held), model=model, em_iters=3,
                              l2=setting["l2"], infer_opts={"max_iters": 3})
@@ -79,6 +80,8 @@ def main():
     ap.add_argument("--sub", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--right-classes", nargs="+", default=["coarse"])
     ap.add_argument("--right-window", type=int, nargs="+", default=[1])
+    ap.add_argument("--tier-features", type=int, nargs="+", default=[0], choices=[0, 1],
+                    help="harmony templates over single vowel features off (0) / on (1)")
     ap.add_argument("--problems", nargs="*")
     ap.add_argument("--tag", default="")
     ap.add_argument("--merge", nargs="+", metavar="TAG",
@@ -88,8 +91,9 @@ def main():
     paths = sorted(glob.glob(os.path.join(DATA, "*.tsv")))
     if a.problems:
         paths = [p for p in paths if any(q in p for q in a.problems)]
-    grid = [dict(l2=l2, sub=s, right_classes=rc, right_window=rw) for l2, s, rc, rw in
-            itertools.product(a.l2, a.sub, a.right_classes, a.right_window)]
+    grid = [dict(l2=l2, sub=s, right_classes=rc, right_window=rw, tier_features=bool(tf))
+            for l2, s, rc, rw, tf in itertools.product(a.l2, a.sub, a.right_classes,
+                                                        a.right_window, a.tier_features)]
     if a.merge:
         return merge(a, grid)
     t0 = time.perf_counter()
@@ -119,7 +123,8 @@ def merge(a, grid) -> None:
             saved = json.load(fh)
         wall += saved["settings"]["wall_seconds"]
         for p, rows in saved["problems"].items():
-            by = {json.dumps(r["setting"], sort_keys=True): r for r in rows}
+            by = {json.dumps(dict({"tier_features": False}, **r["setting"]), sort_keys=True): r
+                  for r in rows}
             want = [by.get(json.dumps(g, sort_keys=True)) for g in grid]
             if all(want):
                 res[p] = want
@@ -148,13 +153,14 @@ def write(res, grid, a, elapsed):
         cells = [f"{100 * res[p][i]['exact_match']:.0f}% / {res[p][i]['mean_neg_logp']:.2f}"
                  if len(res[p]) > i else "" for p in probs]
         label = (f"l2={s['l2']} sub≤{s['sub']} right={s['right_classes']}"
-                 f"/{s['right_window']}")
+                 f"/{s['right_window']}" + (" tier features" if s["tier_features"] else ""))
         mark = " **(chosen)**" if i == best else ""
         lines.append(f"| {label}{mark} | " + " | ".join(cells)
                      + f" | {100 * means[i][0]:.1f}% / {means[i][1]:.2f} |")
     md = ("# Phonology defaults chosen by cross-validation inside the training words\n\n"
           f"What was run: `python benchmarks/phonology_cv_defaults.py --splits {a.splits}"
-          f" --l2 {' '.join(map(str, a.l2))} --sub {' '.join(map(str, a.sub))}`"
+          f" --l2 {' '.join(map(str, a.l2))} --sub {' '.join(map(str, a.sub))}"
+          f" --tier-features {' '.join(map(str, a.tier_features))}`"
           + (f" (runs {', '.join(a.merge)} merged)" if a.merge else "")
           + f" ({elapsed / 60:.1f} min of runs on a shared 2-core machine). Seed 0's held-out words of the textbook benchmark "
           "are removed first; each cell is the inner held-out exact match / mean −log p "

@@ -22,16 +22,18 @@ from strgm.models.ipa_features import symbol_info
 from strgm.safe_io import json_float
 
 _CACHE: dict = {}
+#: The context classes of a new model (a saved model keeps its own; one saved before
+#: ``tier_features`` existed reads back without them).
+DEFAULT_CLASSES = {"context": "natural", "right_context": "coarse",
+                   "output_context": "coarse", "max_sub_distance": 1,
+                   "tier_features": False}
 
 
 @dataclass
 class PhonologyEditModel:
     alphabet: Alphabet
     spec: ContextSpec = ContextSpec()
-    classes: dict = field(default_factory=lambda: {"context": "natural",
-                                                  "right_context": "coarse",
-                                                  "output_context": "coarse",
-                                                  "max_sub_distance": 1})
+    classes: dict = field(default_factory=lambda: dict(DEFAULT_CLASSES))
     theta: Optional[np.ndarray] = None
 
     @property
@@ -48,11 +50,14 @@ class PhonologyEditModel:
 
     @classmethod
     def copy_biased(cls, alphabet: Alphabet, spec: ContextSpec = ContextSpec(),
-                    right_classes: str = "coarse", p_copy: float = 0.99
-                    ) -> "PhonologyEditModel":
-        """The untrained starting point (:meth:`initial`) with context windows ``spec``
-        and class scheme ``right_classes`` for the right context (other schemes default)."""
+                    right_classes: str = "coarse", p_copy: float = 0.99, *,
+                    tier_features: Optional[bool] = None) -> "PhonologyEditModel":
+        """The untrained starting point (:meth:`initial`) with context windows ``spec``,
+        class scheme ``right_classes`` for the right context and the harmony templates
+        over single vowel features on or off (None: :data:`DEFAULT_CLASSES`)."""
         classes = dict(cls(alphabet).classes, right_context=right_classes)
+        if tier_features is not None:
+            classes["tier_features"] = bool(tier_features)
         return cls(alphabet, spec, classes).initial(p_copy)
 
     def with_theta(self, theta: np.ndarray) -> "PhonologyEditModel":
@@ -172,7 +177,8 @@ def _classes(c: dict) -> dict:
     would otherwise fail deep inside the feature table)."""
     from strgm.models.ipa_features import SCHEMES
 
-    unknown = sorted(set(c) - set(_CLASS_KEYS) - {"max_sub_distance", "transparent"})
+    unknown = sorted(set(c) - set(_CLASS_KEYS) - {"max_sub_distance", "transparent",
+                                                  "tier_features"})
     if unknown:
         raise InputError(f"unknown class setting {unknown[0]!r}")
     for k in _CLASS_KEYS:
@@ -181,6 +187,8 @@ def _classes(c: dict) -> dict:
     dist = c.get("max_sub_distance", 2)
     if dist is not None and (isinstance(dist, bool) or not isinstance(dist, int) or dist < 0):
         raise InputError(f"max_sub_distance = {dist!r} is not a count ≥ 0")
+    if not isinstance(c.get("tier_features", False), bool):
+        raise InputError(f"tier_features = {c['tier_features']!r} is not true or false")
     out = dict(c)
     if "transparent" in c:
         t = c["transparent"]

@@ -191,7 +191,7 @@ def symbol_classes(symbols: Sequence[str], scheme: str,
 def symbol_info(symbols: Sequence[str], *, boundary: bool = False,
                 context: str = "natural", right_context: str = "coarse",
                 output_context: str = "coarse", max_sub_distance: int = 2,
-                transparent: Sequence[str] = (),
+                transparent: Sequence[str] = (), tier_features: bool = False,
                 overrides: Optional[Mapping[str, dict]] = None):
     """The integer maps :class:`strgm.transducers.contextual_edit.SymbolInfo` needs.
 
@@ -199,7 +199,9 @@ def symbol_info(symbols: Sequence[str], *, boundary: bool = False,
     are allowed between segments of the same type differing in at most
     ``max_sub_distance`` features (None: all). ``transparent``: vowels the harmony tier
     skips (they keep their own tier class but do not set the context); each must be a
-    vowel of ``symbols``, else :class:`InputError`."""
+    vowel of ``symbols``, else :class:`InputError`. ``tier_features``: add the harmony
+    templates over single vowel features (back, round, high) to the (back, round) class
+    ones (:class:`~strgm.transducers.contextual_edit.SymbolInfo`)."""
     import numpy as np
 
     from strgm.transducers.contextual_edit import SymbolInfo
@@ -229,7 +231,9 @@ def symbol_info(symbols: Sequence[str], *, boundary: bool = False,
                          f"(vowels: {' '.join(vs)})")
     skip = set(transparent)
     trigger = (tier >= 0) & np.array([s not in skip for s in symbols], dtype=bool)
+    height = np.array([int(bool(f["high"])) if f["type"] == _V else -1 for f in fs])
     return SymbolInfo(np.array(symbol_classes(symbols, context, table)),
                       np.array(symbol_classes(symbols, right_context, table)),
                       np.array(symbol_classes(symbols, output_context, table)),
-                      tier, voice, sub_ok, change, boundary, trigger)
+                      tier, voice, sub_ok, change, boundary, trigger, height,
+                      bool(tier_features))

@@ -105,6 +105,8 @@ class SymbolInfo:
     change: np.ndarray
     boundary: bool = False
     tier_trigger: Optional[np.ndarray] = None
+    height: Optional[np.ndarray] = None
+    tier_features: bool = False
 
     @property
     def n(self) -> int:
@@ -278,7 +280,8 @@ def build_structure(info: SymbolInfo, spec: ContextSpec = ContextSpec()) -> Edit
     }
     group = np.concatenate([ins["group"], ed["group"]])
     gstart = np.flatnonzero(np.concatenate([[True], group[1:] != group[:-1]]))
-    feats, names = indicator_features(attrs, info, lay.bnd, lay.nK1 if lay.pair else None)
+    feats, names = indicator_features(attrs, info, lay.bnd, lay.nK1 if lay.pair else None,
+                                      lay.nT)
     arcs = _arcs(lay, ins, ed)
     start, num_states = _add_start(lay, arcs)
     return EditStructure(spec, info, lay.dims, num_states, start, group, gstart, attrs,

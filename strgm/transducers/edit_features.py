@@ -42,12 +42,42 @@ def feature_templates() -> list:
     ]
 
 
-def indicator_features(attrs: dict, info, bnd, pair_base: Optional[int] = None):
+def harmony_feature_templates() -> list:
+    """Templates over single vowel features of the output and of the harmony tier
+    (``SymbolInfo.tier_features``): ``bky``/``rdy``/``hiy`` back/round/high of an output
+    vowel y, ``bkT``/``rdT`` back/round of the tier vowel. The class templates over
+    (ty, T) need every pair of (back, round) classes seen in training; these generalise
+    across them: back harmony learned after front unrounded stems also applies after
+    front rounded ones (Hungarian øː…-nek), and rounding harmony is restricted to high
+    suffix vowels by (rdy, rdT, hiy) (Turkish -In)."""
+    return [("out_bkT", (COPY, SUB), ("bky", "bkT")),
+            ("out_bkTx", (COPY, SUB), ("bky", "bkT", "x")),
+            ("out_rdT", (COPY, SUB), ("rdy", "rdT")),
+            ("out_rdTh", (COPY, SUB), ("rdy", "rdT", "hiy")),
+            ("ins_bkT", (INS,), ("bky", "bkT"))]
+
+
+def _harmony_attributes(info, y, T, ty, n_tier_ctx: int) -> dict:
+    """bky, rdy, hiy of output y and bkT, rdT of tier context T (−1 where undefined:
+    y not a vowel, T = NONE). Tier classes are 2·back + round
+    (:func:`strgm.models.ipa_features.tier_class`); T = ``n_tier_ctx`` − 1 is NONE."""
+    n = info.n
+    seg_y = (y >= 1) & (y <= n) & (ty >= 0)
+    height = info.height if info.height is not None else np.full(n, -1)
+    on_tier = (T < n_tier_ctx - 1) & (n_tier_ctx > 1)
+    return {"bky": np.where(seg_y, ty // 2, -1), "rdy": np.where(seg_y, ty % 2, -1),
+            "hiy": np.where(seg_y, height[np.clip(y, 1, n) - 1], -1),
+            "bkT": np.where(on_tier, T // 2, -1), "rdT": np.where(on_tier, T % 2, -1)}
+
+
+def indicator_features(attrs: dict, info, bnd, pair_base: Optional[int] = None,
+                       n_tier_ctx: int = 1):
     """Sparse indicator features: one column per (template, attribute values) that
     occurs in some event. Events of one-action groups (the boundary) get none. With a
     right window of 2 (``pair_base`` = number of one-symbol K ids), K is a pair id
     k1·pair_base + k2: templates over K use k1, and a copy named ``name + "2"`` uses
-    the pair."""
+    the pair. ``n_tier_ctx``: number of tier context ids T (the last is NONE); with
+    ``info.tier_features`` the :func:`harmony_feature_templates` are added."""
     n = info.n
     x, y, kind = attrs["x"], attrs["y"], attrs["kind"]
     seg_y = (y >= 1) & (y <= n)
@@ -57,6 +87,9 @@ def indicator_features(attrs: dict, info, bnd, pair_base: Optional[int] = None):
     chg = np.where(seg_x & seg_y, info.change[np.clip(x, 1, n) - 1, np.clip(y, 1, n) - 1], -1)
     derived = {**attrs, "vy": vy, "ty": ty, "chg": chg}
     templates = feature_templates()
+    if info.tier_features:
+        derived.update(_harmony_attributes(info, y, attrs["T"], ty, n_tier_ctx))
+        templates = templates + harmony_feature_templates()
     if pair_base is not None:
         derived["K2"] = attrs["K"]  # the pair
         derived["K"] = attrs["K"] // pair_base  # its first class

@@ -114,7 +114,8 @@ def test_em_iters_0_evaluates_the_initial_model_without_training(tmp_path, capsy
     trace = json.loads(out.read_text(encoding="utf-8"))["trace"]
     assert [e["iteration"] for e in trace] == [0] and "q" not in trace[0]
     args = type("A", (), {"left_window": 1, "right_window": 1, "output_window": 1,
-                          "no_tier": False, "right_classes": "coarse"})
+                          "no_tier": False, "right_classes": "coarse",
+                          "tier_features": None})
     theta0 = initial_model(args, read_paradigm(str(f)).alphabet()).theta
     assert np.array_equal(PhonologyEditModel.load(str(model)).theta, theta0)
 
