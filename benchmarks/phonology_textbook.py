@@ -88,9 +88,12 @@ def _run_seed(para, path, seed, ho, em_iters, l2, start, transparent):
     print(f"{os.path.basename(path)} seed {seed}: trained {tr['exact_match']:.2f} "
           f"none {nt['exact_match']:.2f} surface {sb['exact_match']:.2f} ({secs:.0f}s)",
           file=sys.stderr, flush=True)
+    urs = {lab: [[u, p] for u, p in r.result.belief(v).kbest(3)]
+           for lab, v in r.graph_model.morpheme_vars.items()}
     return {"seed": seed, "unpredictable": unpredictable, "trained": tr,
             "no_training": nt, "surface": sb, "seconds": secs, "trace": r.trace,
-            "transparent": list(r.model.classes.get("transparent", ()))}
+            "transparent": list(r.model.classes.get("transparent", ())),
+            "underlying_forms": urs}
 
 
 NOTES = {

@@ -5,6 +5,7 @@
     strgm graph FILE --dot OUT      the paradigm's factor graph in Graphviz dot
     strgm beliefs DIR [options]     query beliefs saved by ``infer --save-beliefs DIR``
     strgm train FILE [options]      learn the phonology by EM (see ``strgm train --help``)
+    strgm rules FILE [options]      learn ordered rewrite rules and URs (fast)
     strgm pcfg train|parse ...      Bayesian PCFGs (see ``strgm pcfg --help``)
 """
 
@@ -15,7 +16,7 @@ import os
 import sys
 from typing import Optional
 
-from strgm.cli import beliefs, paradigm, pcfg, train
+from strgm.cli import beliefs, paradigm, pcfg, rules, train
 from strgm.cli.errors import OneLineParser, bug_line, error_line
 from strgm.errors import StrgmError
 
@@ -34,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     beliefs.add_subparser(sub)
     pcfg.add_subparser(sub)
     train.add_subparser(sub)
+    rules.add_subparser(sub)
     return p
 
 

@@ -17,6 +17,12 @@ from strgm.errors import OptionError
 from strgm.validate import float_arg, int_arg
 
 
+#: The help's statement of ``DEFAULT_CLASSES["tier_features"]`` of
+#: :mod:`strgm.models.edit_model` (not imported here: it would load pynini for ``--help``;
+#: a test keeps the two equal).
+DEFAULT_TIER_FEATURES = False
+
+
 def add_subparser(sub) -> None:
     p = sub.add_parser("train", help="train the phonology by EM over factor-graph beliefs")
     p.add_argument("file", help="paradigm (TSV or wide CSV)")
@@ -49,10 +55,20 @@ def add_subparser(sub) -> None:
     p.add_argument("--restart-scale", type=float_arg(0), default=0.3, metavar="SIGMA",
                    help="standard deviation of the perturbation of θ for restarts "
                         "(default: %(default)s)")
+    p.add_argument("--family", default="auto", choices=["auto", "edit"],
+                   help="auto (default): also learn ordered rewrite rules (as `strgm rules`) "
+                        "and answer each held-out word with the rules when they reproduce "
+                        "every training word sharing a morpheme with it; edit: the trained "
+                        "edit phonology alone")
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--show-processes", type=int_arg(0), default=10, metavar="N",
                    help="print the N strongest learned processes, e.g. 'd → t / _ #' "
                         "(0: none; default: %(default)s)")
+    _add_context_options(p)
+    p.set_defaults(func=cmd_train)
+
+
+def _add_context_options(p) -> None:
     c = p.add_argument_group("phonology context (Cotterell, Peng & Eisner 2014 windows)")
     c.add_argument("--left-window", type=int, default=1, choices=[0, 1],
                    help="input symbols to the left (default: %(default)s)")
@@ -67,10 +83,13 @@ def add_subparser(sub) -> None:
                    help="vowels the harmony tier skips (neutral vowels): learned from the "
                         "training words (auto, the default), none, or a comma-separated "
                         "list of vowels")
+    c.add_argument("--tier-features", default=None, choices=["on", "off"],
+                   help="harmony also over single vowel features (back, round, high), so "
+                        "that it carries over between vowel classes (default: "
+                        f"{'on' if DEFAULT_TIER_FEATURES else 'off'})")
     c.add_argument("--right-classes", default="coarse",
                    choices=["coarse", "major", "natural", "exact"],
                    help="class scheme of the right context (default: %(default)s)")
-    p.set_defaults(func=cmd_train)
 
 
 def initial_model(args, alphabet):
@@ -80,7 +99,9 @@ def initial_model(args, alphabet):
 
     spec = ContextSpec(args.left_window, args.right_window, args.output_window,
                        not args.no_tier)
-    return PhonologyEditModel.copy_biased(alphabet, spec, args.right_classes)
+    tf = None if args.tier_features is None else args.tier_features == "on"
+    return PhonologyEditModel.copy_biased(alphabet, spec, args.right_classes,
+                                          tier_features=tf)
 
 
 def transparent_option(value: str, alphabet):
@@ -142,6 +163,9 @@ def _check_run_options(args) -> None:
     if args.resume and args.transparent != "auto":
         raise OptionError("--transparent", args.transparent, "a resumed run keeps the tier "
                           "of its checkpoint; drop --transparent with --resume")
+    if args.resume and args.tier_features is not None:
+        raise OptionError("--tier-features", args.tier_features, "a resumed run keeps the "
+                          "features of its checkpoint; drop --tier-features with --resume")
     if args.resume:
         check_resume(args.resume)
 
@@ -175,6 +199,28 @@ def _reporter(prog):
         print(f"{tag}EM {e['iteration']}: objective {e['objective']:.3f}{fell}",
               flush=True)
     return report
+
+
+def _family_report(run, prog) -> dict:
+    """Learn the rule family on the same training words, print it and, with held-out
+    words, the per-word choice between the families
+    (:mod:`strgm.workflows.family_choice`); the same for ``--json``."""
+    from strgm.cli.rules import grammar_text
+    from strgm.models.rule_phonology import grammar_to_dict
+    from strgm.workflows.family_choice import choose_family
+
+    choice = choose_family(run, progress=prog)
+    prog.done()
+    print(grammar_text(choice.rules.grammar))
+    out = {"rules": grammar_to_dict(choice.rules.grammar)}
+    if choice.per_word:
+        print(f"families chosen per held-out word: exact match {choice.exact_match:.1%}   "
+              f"mean -log p(true form): {choice.mean_neg_logp:.3f} nats")
+        for key, w in choice.per_word.items():
+            print(f"  {key}  {w['predicted']}  ({w['family']})  true {w['gold']}  "
+                  f"{'✓' if w['predicted'] == w['gold'] else '✗'}")
+        out["family_choice"] = choice.to_dict()
+    return out
 
 
 def cmd_train(args) -> int:
@@ -221,6 +267,8 @@ def cmd_train(args) -> int:
     if run.scores is not None:
         _print_scores(run.scores)
         out["holdout"] = run.scores.to_dict()
+    if args.family == "auto" and run.train.result is not None:
+        out.update(_family_report(run, prog))
     elif run.held_out:
         print("held-out words not scored: the checkpoint is already past --em-iters, so no "
               "E-step ran")

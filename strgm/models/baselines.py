@@ -23,13 +23,13 @@ from strgm.models.phonology import build_phonology_model
 from strgm.validate import check_int, check_probability
 
 
-def _untrained(paradigm, heldout, p_copy):
+def _untrained(paradigm, heldout, p_copy, progress=None):
     p_copy = check_probability("p_copy", p_copy)
     alphabet = paradigm.alphabet()
     train = split(paradigm, set(heldout))
     fst = ff.edit_transducer(alphabet.num_segments, ff.EditParams(p_copy))
     pm = build_phonology_model(train, alphabet=alphabet, phonology=fst)
-    return alphabet, fst, pm, infer(pm.graph, "pruned", max_iters=3)
+    return alphabet, fst, pm, infer(pm.graph, "pruned", max_iters=3, progress=progress)
 
 
 def no_training(paradigm, heldout, words, p_copy: float = 0.99, k: int = 8) -> dict:
@@ -47,9 +47,15 @@ def _edit(a, b) -> int:
     return int(d[-1])
 
 
-def surface_baseline(paradigm, heldout, words, p_copy: float = 0.99) -> dict:
-    alphabet, fst, pm, res = _untrained(paradigm, heldout, p_copy)
-    ur = {m: res.belief(v).kbest_labels(1)[0][0] for m, v in pm.morpheme_vars.items()}
+def surface_allomorphs(paradigm, heldout, p_copy: float = 0.99, progress=None):
+    """(alphabet, untrained edit transducer, morpheme → Counter of its surface pieces in
+    the training words, morpheme → the untrained model's 2-best URs): each training
+    surface is cut where the pieces best match the untrained 1-best URs by edit
+    distance (module docstring). ``progress``: passed to the inference."""
+    alphabet, fst, pm, res = _untrained(paradigm, heldout, p_copy, progress)
+    kbest = {m: [u for u, _ in res.belief(v).kbest_labels(2)]
+             for m, v in pm.morpheme_vars.items()}
+    ur = {m: ks[0] for m, ks in kbest.items()}
     allo: dict = {m: Counter() for m in ur}
     for e in split(paradigm, set(heldout)).observed:
         s = alphabet.encode(e.segments)
@@ -63,6 +69,12 @@ def surface_baseline(paradigm, heldout, words, p_copy: float = 0.99) -> dict:
         b = best[1]
         for i, m in enumerate(e.morphemes):
             allo[m][s[b[i]:b[i + 1]]] += 1
+    return alphabet, fst, allo, kbest
+
+
+def surface_baseline(paradigm, heldout, words, p_copy: float = 0.99) -> dict:
+    alphabet, fst, allo, kbest = surface_allomorphs(paradigm, heldout, p_copy)
+    ur = {m: ks[0] for m, ks in kbest.items()}
     out = {}
     for e in words:
         lists = []

@@ -1,0 +1,221 @@
+"""Segmental rewrite rules ``x → y / L _ R``: applied to many words at once (numpy), and
+compiled to the same function as an OpenFst transducer with ``pynini.cdrewrite``.
+
+A :class:`SegmentRule` maps each target segment to its replacement (0: deleted), or
+inserts one segment (``insert``); L and R are sets of labels the neighbour must be in
+(:data:`EDGE` is the word edge, ``#``), None for any neighbour. Application is
+*simultaneous* (``cdrewrite(..., direction="sim")``): both contexts are read on the
+rule's input, every matching position is rewritten, and a cascade applies the rules in
+order (each one's output is the next one's input).
+
+A *tier* rule (``tier``: the set of labels on the tier, e.g. the vowels) is a
+substitution whose left context is the nearest preceding tier segment (or the word edge
+when there is none), read on the rule's *output*: it applies left to right
+(``direction="ltr"``, left context ``L · (Σ − tier)*``), so that harmony spreads through
+a chain of suffixes, each vowel agreeing with the one it just produced. With
+``tier_side="right"`` it is the mirror image: the nearest *following* tier segment, read
+on the output, applied right to left (``direction="rtl"``, right context
+``(Σ − tier)* · R``), as in regressive height harmony (Kikuria /siik-er-a/ → seekera).
+
+Batch application (:func:`apply_rule`): the words are rows of an integer matrix
+``[EDGE, x_1 … x_n, EDGE, 0 …]`` (0 pads). Substitution and deletion are one vectorised
+look-up over all positions (then a stable compaction for deletions), insertion a scatter
+after a cumulative count of the insertion gaps: O(words × length) numpy work per rule,
+no Python loop over words or positions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import numpy as np
+import pynini
+
+EDGE = -1  # the word edge in a context set; a matrix uses label n + 1
+
+
+@dataclass(frozen=True)
+class SegmentRule:
+    """x → y / L _ R (module docstring). ``mapping``: ((x, y), ...) with y = 0 for a
+    deletion; ``insert``: the inserted label (then ``mapping`` is empty); ``left`` /
+    ``right``: frozensets of labels (may hold :data:`EDGE`) or None; ``text``: notation."""
+
+    mapping: tuple = ()
+    insert: int = 0
+    left: Optional[frozenset] = None
+    right: Optional[frozenset] = None
+    text: str = ""
+    tier: Optional[frozenset] = None
+    tier_side: str = "left"
+
+
+def pack(words: Sequence[Sequence[int]], n: int) -> np.ndarray:
+    """Rows ``[n+1, labels…, n+1, 0…]`` (n + 1 is the edge label, 0 pads)."""
+    width = max((len(w) for w in words), default=0) + 3
+    out = np.zeros((len(words), width), dtype=np.int64)
+    for i, w in enumerate(words):
+        out[i, :len(w) + 2] = [n + 1, *w, n + 1]
+    return out
+
+
+def unpack(mat: np.ndarray, n: int) -> list:
+    """The label tuples of :func:`pack`'s rows."""
+    return [tuple(int(a) for a in row if 0 < a <= n) for row in mat]
+
+
+def _context(ctx: Optional[frozenset], n: int) -> np.ndarray:
+    ok = np.zeros(n + 2, dtype=bool)
+    if ctx is None:
+        ok[1:] = True
+    else:
+        for a in ctx:
+            ok[n + 1 if a == EDGE else a] = True
+    return ok
+
+
+def apply_rule(rule: SegmentRule, mat: np.ndarray, n: int) -> np.ndarray:
+    """The rows of ``mat`` (:func:`pack`) after ``rule``, a new matrix."""
+    left, right = _context(rule.left, n), _context(rule.right, n)
+    if rule.tier is not None and rule.tier_side == "right":
+        return _tier_rtl(rule, left, right, mat, n)
+    if rule.tier is not None:
+        return _tier_ltr(rule, left, right, mat, n)
+    if rule.insert:
+        return _insert(rule.insert, left, right, mat)
+    table = np.full(n + 2, -1, dtype=np.int64)
+    for x, y in rule.mapping:
+        table[x] = y
+    mid = mat[:, 1:-1]
+    hit = (table[mid] >= 0) & left[mat[:, :-2]] & right[mat[:, 2:]] & (mid > 0)
+    if not hit.any():
+        return mat
+    out = mat.copy()
+    out[:, 1:-1] = np.where(hit, table[mid], mid)
+    if (table[mid][hit] == 0).any():  # deletions: move the holes to the end of the row
+        order = np.argsort(out == 0, axis=1, kind="stable")
+        out = np.take_along_axis(out, order, axis=1)
+    return out
+
+
+def _insert(label: int, left: np.ndarray, right: np.ndarray, mat: np.ndarray) -> np.ndarray:
+    gap = left[mat[:, :-1]] & right[mat[:, 1:]] & (mat[:, :-1] > 0) & (mat[:, 1:] > 0)
+    if not gap.any():
+        return mat
+    rows, width = mat.shape
+    before = np.concatenate([np.zeros((rows, 1), dtype=np.int64),
+                             np.cumsum(gap, axis=1)], axis=1)  # insertions left of col j
+    out = np.zeros((rows, width + int(gap.sum(axis=1).max())), dtype=np.int64)
+    r = np.repeat(np.arange(rows), width).reshape(rows, width)
+    cols = np.arange(width)[None, :] + before
+    out[r, cols] = mat
+    gr, gc = np.nonzero(gap)
+    out[gr, gc + before[gr, gc] + 1] = label
+    return out
+
+
+def _tier_ltr(rule, left, right, mat, n) -> np.ndarray:
+    """A tier rule, column by column (vectorised over the words): ``last`` holds each
+    word's nearest preceding output tier segment (n + 1, the edge, before the first)."""
+    table = np.full(n + 2, -1, dtype=np.int64)
+    for x, y in rule.mapping:
+        table[x] = y
+    on_tier = np.zeros(n + 2, dtype=bool)
+    on_tier[sorted(rule.tier)] = True
+    out = mat.copy()
+    last = np.full(len(mat), n + 1, dtype=np.int64)
+    for j in range(1, mat.shape[1] - 1):
+        cur = out[:, j]
+        hit = (table[cur] >= 0) & left[last] & right[mat[:, j + 1]] & (cur > 0)
+        out[:, j] = np.where(hit, table[cur], cur)
+        last = np.where(on_tier[out[:, j]], out[:, j], last)
+    return out
+
+
+def _tier_rtl(rule, left, right, mat, n) -> np.ndarray:
+    """A right-tier rule: :func:`_tier_ltr` mirrored (columns right to left, ``nxt`` the
+    nearest following output tier segment; the word's end edge before the last)."""
+    table = np.full(n + 2, -1, dtype=np.int64)
+    for x, y in rule.mapping:
+        table[x] = y
+    on_tier = np.zeros(n + 2, dtype=bool)
+    on_tier[sorted(rule.tier)] = True
+    out = mat.copy()
+    nxt = np.full(len(mat), n + 1, dtype=np.int64)
+    for j in range(mat.shape[1] - 2, 0, -1):
+        cur = out[:, j]
+        inside = cur > 0
+        hit = (table[cur] >= 0) & right[nxt] & left[mat[:, j - 1]] & inside & \
+            (cur != n + 1)
+        out[:, j] = np.where(hit, table[cur], cur)
+        nxt = np.where(on_tier[out[:, j]], out[:, j], np.where(cur == n + 1, n + 1, nxt))
+    return out
+
+
+def apply_rules(rules: Sequence[SegmentRule], mat: np.ndarray, n: int) -> np.ndarray:
+    for rule in rules:
+        mat = apply_rule(rule, mat, n)
+    return mat
+
+
+# ---------------------------------------------------------------- OpenFst compilation
+def _labels_fsa(labels) -> pynini.Fst:
+    f = pynini.Fst(arc_type="standard")
+    s, t = f.add_state(), f.add_state()
+    f.set_start(s)
+    f.set_final(t)
+    one = pynini.Weight.one("tropical")
+    for a in sorted(labels):
+        f.add_arc(s, pynini.Arc(int(a), int(a), one, t))
+    return f
+
+
+def _context_fsa(ctx: Optional[frozenset], start: bool, skip=None) -> pynini.Fst:
+    """The context acceptor; ``skip`` (labels off the tier) may come between a tier
+    context and the target (after a left one, before a right one)."""
+    if skip is not None:  # a tier rule always has its tier context
+        gap = _labels_fsa(skip).closure()
+        ctx_fsa = _context_fsa(ctx, start)
+        return (pynini.concat(ctx_fsa, gap) if start else pynini.concat(gap, ctx_fsa)
+                ).optimize()
+    if ctx is None:
+        return pynini.accep("")
+    segs = [a for a in ctx if a != EDGE]
+    parts = [_labels_fsa(segs)] if segs else []
+    if EDGE in ctx:
+        parts.append(pynini.accep("[BOS]" if start else "[EOS]"))
+    return pynini.union(*parts).optimize()
+
+
+def _tau(rule: SegmentRule) -> pynini.Fst:
+    f = pynini.Fst(arc_type="standard")
+    s, t = f.add_state(), f.add_state()
+    f.set_start(s)
+    f.set_final(t)
+    one = pynini.Weight.one("tropical")
+    if rule.insert:
+        f.add_arc(s, pynini.Arc(0, int(rule.insert), one, t))
+    for x, y in rule.mapping:
+        f.add_arc(s, pynini.Arc(int(x), int(y), one, t))
+    return f
+
+
+def rules_fst(rules: Sequence[SegmentRule], n: int) -> pynini.Fst:
+    """The cascade as one unweighted transducer over labels 1..n (tropical; compose
+    with a string acceptor and read the single output path)."""
+    sigma = pynini.Fst(arc_type="standard")
+    q = sigma.add_state()
+    sigma.set_start(q)
+    sigma.set_final(q)
+    for a in range(1, n + 1):
+        sigma.add_arc(q, pynini.Arc(a, a, pynini.Weight.one("tropical"), q))
+    out = sigma.copy()
+    for rule in rules:
+        skip = None if rule.tier is None else set(range(1, n + 1)) - set(rule.tier)
+        on_right = rule.tier_side == "right"
+        step = pynini.cdrewrite(
+            _tau(rule), _context_fsa(rule.left, True, None if on_right else skip),
+            _context_fsa(rule.right, False, skip if on_right else None), sigma,
+            direction="sim" if skip is None else ("rtl" if on_right else "ltr"))
+        out = pynini.compose(out, step).optimize()
+    return out

@@ -1,0 +1,111 @@
+"""Natural classes and feature changes over a paradigm's segments, for rewrite rules.
+
+A *natural class* is the set of segments of the alphabet that satisfy a conjunction of
+at most two feature predicates (``type=vowel``, ``voice=True``, ``place=cor``, …; the
+bundles of :mod:`strgm.models.ipa_features`). Classes are identified by their extension:
+two descriptions of the same set are one class, described by its shortest description.
+A *feature change* (x → y) is the set of features whose values differ between x and y;
+applied to another segment c it gives the segment whose bundle is c's with those values,
+if the alphabet has one.
+
+Costs (the description length, in feature units, of :mod:`strgm.models.rule_search`):
+a class costs its number of predicates, a single segment :data:`SEGMENT_COST`.
+Enumeration: O(P²·n) for P feature predicates and n segments.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Optional, Sequence
+
+from strgm.models.ipa_features import feature_table
+
+_FEATURES = ("type", "place", "manner", "voice", "sib", "ant", "high", "low", "back",
+             "round", "long", "nas", "pal", "asp")
+#: coronals behind the alveolar ridge: [−anterior] (the IPA table of
+#: :mod:`strgm.models.ipa_features` gives s and ʃ the same bundle otherwise)
+_POSTERIOR = set("ʃʒʧʤɕʑʨʥ")
+#: the description length of naming one segment (about three features)
+SEGMENT_COST = 3.0
+
+
+@dataclass(frozen=True)
+class NaturalClass:
+    """A set of segment labels (1-based, as in :class:`strgm.alphabet.Alphabet`) and the
+    shortest description found (``"[+voice C]"``; a single segment is its symbol)."""
+
+    members: frozenset
+    text: str
+    cost: float
+
+
+def _value(bundle: dict, f: str):
+    return bundle.get(f, False if f in ("long", "nas", "pal", "asp", "sib") else None)
+
+
+def _bundle(symbol: str, features: dict) -> dict:
+    b = {f: _value(features, f) for f in _FEATURES}
+    b["ant"] = (symbol[:1] not in _POSTERIOR) if b.get("place") == "cor" else None
+    return b
+
+
+def _predicate_text(f: str, v) -> str:
+    if f == "type":
+        return {"vowel": "V", "consonant": "C"}.get(v, str(v))
+    if isinstance(v, bool):
+        return ("+" if v else "−") + f
+    return str(v)
+
+
+class SegmentFeatures:
+    """The feature bundles of ``symbols`` (labels 1..n in that order), their natural
+    classes (:meth:`classes_of`) and feature changes (:meth:`change`)."""
+
+    def __init__(self, symbols: Sequence[str]):
+        self.symbols = list(symbols)
+        self.table = feature_table(self.symbols, warn=False)
+        self.bundles = [_bundle(s, self.table[s]) for s in self.symbols]
+        self._by_bundle = {tuple(sorted(b.items(), key=str)): i + 1
+                           for i, b in enumerate(self.bundles)}
+        self.classes = self._enumerate()
+
+    def _enumerate(self) -> list:
+        preds = sorted({(f, b[f]) for b in self.bundles for f in _FEATURES
+                        if b[f] is not None}, key=str)
+        best: dict = {}
+        for k in (1, 2):
+            for combo in combinations(preds, k):
+                if len({f for f, _ in combo}) < k:
+                    continue
+                members = frozenset(i + 1 for i, b in enumerate(self.bundles)
+                                    if all(b[f] == v for f, v in combo))
+                if len(members) < 2 or len(members) == len(self.symbols):
+                    continue
+                if members not in best or best[members].cost > k:
+                    text = "[" + " ".join(_predicate_text(f, v) for f, v in combo) + "]"
+                    best[members] = NaturalClass(members, text, float(k))
+        return sorted(best.values(), key=lambda c: (c.cost, c.text))
+
+    def segment_class(self, label: int) -> NaturalClass:
+        return NaturalClass(frozenset([label]), self.symbols[label - 1], SEGMENT_COST)
+
+    def classes_of(self, label: int) -> list:
+        """The single segment and every natural class containing ``label``."""
+        return [self.segment_class(label)] + [c for c in self.classes if label in c.members]
+
+    def change(self, x: int, y: int) -> tuple:
+        """The feature values that turn x into y: ((feature, value of y), ...)."""
+        bx, by = self.bundles[x - 1], self.bundles[y - 1]
+        return tuple((f, by[f]) for f in _FEATURES if bx[f] != by[f])
+
+    def apply_change(self, label: int, change: tuple) -> Optional[int]:
+        """The segment whose bundle is ``label``'s with ``change`` applied (None if the
+        alphabet has none, or if it is ``label`` itself)."""
+        b = dict(self.bundles[label - 1])
+        b.update(change)
+        out = self._by_bundle.get(tuple(sorted(b.items(), key=str)))
+        return None if out == label else out
+
+    def change_text(self, change: tuple) -> str:
+        return "[" + " ".join(_predicate_text(f, v) for f, v in change) + "]"

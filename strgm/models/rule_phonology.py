@@ -1,0 +1,151 @@
+"""The rule family on a paradigm: candidate underlying forms, the learned cascade
+(:mod:`strgm.models.rule_search`) and held-out predictions.
+
+Candidates for each morpheme, best first, at most ``k`` (:func:`rule_candidates`):
+the k-best URs of a trained edit phonology when given (``extra``), then the morpheme's
+surface allomorphs in the training words, most frequent first, then the untrained
+copy model's 2-best URs (:func:`strgm.models.baselines.surface_allomorphs`). A rule
+learner that may only choose among allomorphs is the classical "the UR is one of the
+surface alternants" restriction; the trained beliefs add abstract URs.
+
+Prediction (:meth:`RuleRun.predictions`) is deterministic: the held-out word's URs
+concatenated and rewritten by the cascade. Its probability is 1 for that string, so
+mean −log p is not defined for this family (the held-out scores report exact match).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+from strgm.errors import InputError
+from strgm.models.baselines import surface_allomorphs
+from strgm.models.em import split
+from strgm.models.rule_apply import EDGE, SegmentRule
+from strgm.models.rule_search import RuleGrammar, learn_rules
+from strgm.validate import check_float, check_int
+
+
+@dataclass
+class RuleRun:
+    """A learned :class:`RuleGrammar` with the words it was trained on and held out."""
+
+    grammar: RuleGrammar
+    held_out: list  # ParadigmEntry
+    candidates: dict
+    train: list  # ParadigmEntry
+
+    def vouchers(self) -> dict:
+        """Held-out key → the training words that share a morpheme with it, when the
+        cascade reproduces every one of them (a complete account of the evidence about
+        its morphemes), else None. The per-word family choice: the rules answer the
+        words with vouchers, the edit phonology the others."""
+        g = self.grammar
+        right = {e.key: g.predict(e.morphemes) == "".join(e.segments) for e in self.train}
+        out = {}
+        for e in self.held_out:
+            v = [t.key for t in self.train if set(t.morphemes) & set(e.morphemes)]
+            out[e.key] = v if v and all(right[k] for k in v) else None
+        return out
+
+    def predictions(self) -> dict:
+        """Held-out word key → predicted surface (None when a morpheme has no UR)."""
+        g = self.grammar
+        return {e.key: (g.predict(e.morphemes) if all(m in g.urs for m in e.morphemes)
+                        else None) for e in self.held_out}
+
+    def exact_match(self) -> float:
+        pred = self.predictions()
+        words = [e for e in self.held_out if pred[e.key] is not None]
+        if not words:
+            return float("nan")
+        return sum(pred[e.key] == "".join(e.segments) for e in words) / len(words)
+
+
+def rule_candidates(paradigm, heldout: Sequence[str], extra: Optional[dict] = None,
+                    k: int = 4, progress=None) -> tuple:
+    """(alphabet, morpheme → candidate URs as label tuples, best first; module
+    docstring). ``extra``: morpheme → URs as strings (e.g. trained k-best), tried first."""
+    tell = None if progress is None else \
+        (lambda msg: progress(f"rule search, UR candidates: {msg}"))
+    alphabet, _, allo, kbest = surface_allomorphs(paradigm, heldout, progress=tell)
+    out = {}
+    for m in allo:
+        cands: list = []
+        for u in (extra or {}).get(m, []):
+            cands.append(tuple(alphabet.encode(u)))
+        cands += [tuple(a) for a, _ in allo[m].most_common()]
+        cands += [tuple(u) for u in kbest.get(m, [])]
+        seen: list = []
+        for c in cands:
+            if c not in seen:
+                seen.append(c)
+        out[m] = seen[:k]
+    return alphabet, out
+
+
+def train_rule_phonology(paradigm, heldout: Sequence[str] = (), *,
+                         extra: Optional[dict] = None, word_cost: float = 4.0,
+                         max_rules: int = 12, progress=None) -> RuleRun:
+    """Learn URs and rules on the words left after ``heldout`` (word keys); a
+    non-positive or non-finite ``word_cost`` or a negative ``max_rules`` is an
+    :class:`OptionError`."""
+    word_cost = check_float("word_cost", word_cost, min=0, min_open=True)
+    max_rules = check_int("max_rules", max_rules, min=0)
+    held = set(heldout)
+    alphabet, cands = rule_candidates(paradigm, sorted(held), extra, progress=progress)
+    train = split(paradigm, held)
+    words = [(e.morphemes, tuple(alphabet.encode(e.segments))) for e in train.observed]
+    g = learn_rules(alphabet.segment_symbols, words, cands, word_cost=word_cost,
+                    max_rules=max_rules, progress=progress)
+    return RuleRun(g, [e for e in paradigm.entries if e.key in held and e.surface],
+                   cands, list(train.observed))
+
+
+FORMAT = "strgm-rules-v1"
+
+
+def grammar_to_dict(g: RuleGrammar) -> dict:
+    """The grammar as plain JSON: segments by symbol, ``#`` for the word edge."""
+    sym = lambda a: "#" if a == EDGE else g.symbols[a - 1]  # noqa: E731
+    ctx = lambda c: None if c is None else sorted(sym(a) for a in c)  # noqa: E731
+    return {"format": FORMAT, "symbols": g.symbols,
+            "underlying_forms": {m: [sym(a) for a in u] for m, u in g.urs.items()},
+            "rules": [{"text": r.text, "mapping": [[sym(x), sym(y) if y else ""]
+                                                   for x, y in r.mapping],
+                       "insert": sym(r.insert) if r.insert else "",
+                       "left": ctx(r.left), "right": ctx(r.right), "tier": ctx(r.tier),
+                       "tier_side": r.tier_side}
+                      for r in g.rules],
+            "train_correct": g.train_correct, "train_words": g.train_words,
+            "description_length": g.description_length, "history": g.history}
+
+
+def _side(v) -> str:
+    if v not in ("left", "right"):
+        raise ValueError(f"tier_side {v!r} is not 'left' or 'right'")
+    return v
+
+
+def grammar_from_dict(d: dict, path: str = "<dict>") -> RuleGrammar:
+    """Inverse of :func:`grammar_to_dict`; a malformed object or an unknown symbol is an
+    :class:`InputError` naming ``path``."""
+    if not isinstance(d, dict) or d.get("format") != FORMAT:
+        raise InputError(f"not a strgm rule grammar (format {FORMAT})", path=path)
+    try:
+        symbols = list(d["symbols"])
+        lab = {s: i + 1 for i, s in enumerate(symbols)}
+        lab["#"] = EDGE
+        ctx = lambda c: None if c is None else frozenset(lab[a] for a in c)  # noqa: E731
+        rules = [SegmentRule(tuple((lab[x], lab[y] if y else 0) for x, y in r["mapping"]),
+                             lab[r["insert"]] if r["insert"] else 0, ctx(r["left"]),
+                             ctx(r["right"]), str(r["text"]), ctx(r["tier"]),
+                             _side(r.get("tier_side", "left")))
+                 for r in d["rules"]]
+        urs = {str(m): tuple(lab[a] for a in u) for m, u in d["underlying_forms"].items()}
+        return RuleGrammar(symbols, urs, rules, int(d["train_correct"]),
+                           int(d["train_words"]), float(d["description_length"]),
+                           list(d.get("history", [])))
+    except (KeyError, TypeError, ValueError) as e:
+        raise InputError(f"rule grammar is damaged ({type(e).__name__}: {e})",
+                         path=path) from None
