@@ -14,9 +14,9 @@ Systems:
 * **rules**: :func:`strgm.models.rule_phonology.train_rule_phonology` on the training
   words; each held-out word is its URs rewritten by the cascade.
 * **chosen**: the family chosen per held-out word from the training words alone
-  (:mod:`strgm.workflows.family_choice`): the rules when the cascade reproduces every
-  training word that shares a morpheme with it, the trained edit phonology otherwise;
-  −log p of the true form as defined there.
+  (:mod:`strgm.workflows.family_choice`): the rules' form unless the cascade gets at
+  least half of the training words sharing a morpheme with it wrong, the trained edit
+  phonology's otherwise; −log p of the true form under the mixture defined there.
 Writes benchmarks/results/phonology_rules{tag}.{json,md,png}.
 """
 import argparse
@@ -47,8 +47,9 @@ def run_seed(para, seed: int, em_row: dict) -> dict:
     g = run.grammar
     choice = combine(run, em_row["trained"]["per_word"])
     words = {k: {"gold": w["gold"], "rules": w["rules"], "trained": w["edit"],
-                 "covered": w["family"] == "rules", "vouching_words": w["vouching_words"],
-                 "chosen": w["predicted"], "chosen_neg_logp": w["neg_logp"]}
+                 "family": w["family"], "related_words": w["related_words"],
+                 "rules_wrong_on": w["rules_wrong_on"], "chosen": w["predicted"],
+                 "chosen_neg_logp": w["neg_logp"]}
              for k, w in choice.per_word.items()}
     n = max(1, len(words))
     out = {"seed": seed, "seconds": secs, "rules": [r.text for r in g.rules],
@@ -127,9 +128,10 @@ def write(res, a, elapsed) -> None:
           "the trained / no training / surface columns are those of "
           "`phonology_textbook.json` (same seeds, same words). Cells: held-out exact match, "
           "mean over seeds. *rules*: the learned cascade alone; *chosen*: per held-out "
-          "word, the rules when they reproduce every training word sharing a morpheme "
-          "with it, else the trained edit phonology (the choice sees training words only). "
-          "−log p: see the script's docstring.\n\n" + "\n".join(lines) + "\n")
+          "word, the rules unless they get at least half of the training words sharing "
+          "a morpheme with it wrong, else the trained edit phonology (the choice sees "
+          "training words only). −log p: under the mixture of "
+          "strgm/workflows/family_choice.py.\n\n" + "\n".join(lines) + "\n")
     with open(os.path.join(OUT, name + ".md"), "w", encoding="utf-8") as fh:
         fh.write(md)
     plot(res, means, name)

@@ -57,9 +57,9 @@ def add_subparser(sub) -> None:
                         "(default: %(default)s)")
     p.add_argument("--family", default="auto", choices=["auto", "edit"],
                    help="auto (default): also learn ordered rewrite rules (as `strgm rules`) "
-                        "and answer each held-out word with the rules when they reproduce "
-                        "every training word sharing a morpheme with it; edit: the trained "
-                        "edit phonology alone")
+                        "and answer each held-out word with the rules unless they get at "
+                        "least half of the training words sharing a morpheme with it wrong; "
+                        "edit: the trained edit phonology alone")
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--show-processes", type=int_arg(0), default=10, metavar="N",
                    help="print the N strongest learned processes, e.g. 'd → t / _ #' "

@@ -32,6 +32,8 @@ from typing import Optional, Sequence
 import numpy as np
 import pynini
 
+from strgm.transducers.rewrite import sigma_star_std
+
 EDGE = -1  # the word edge in a context set; a matrix uses label n + 1
 
 
@@ -83,9 +85,7 @@ def apply_rule(rule: SegmentRule, mat: np.ndarray, n: int) -> np.ndarray:
         return _tier_ltr(rule, left, right, mat, n)
     if rule.insert:
         return _insert(rule.insert, left, right, mat)
-    table = np.full(n + 2, -1, dtype=np.int64)
-    for x, y in rule.mapping:
-        table[x] = y
+    table, _ = _tables(rule, n)
     mid = mat[:, 1:-1]
     hit = (table[mid] >= 0) & left[mat[:, :-2]] & right[mat[:, 2:]] & (mid > 0)
     if not hit.any():
@@ -114,14 +114,22 @@ def _insert(label: int, left: np.ndarray, right: np.ndarray, mat: np.ndarray) ->
     return out
 
 
-def _tier_ltr(rule, left, right, mat, n) -> np.ndarray:
-    """A tier rule, column by column (vectorised over the words): ``last`` holds each
-    word's nearest preceding output tier segment (n + 1, the edge, before the first)."""
+def _tables(rule, n: int) -> tuple:
+    """(replacement of each label, −1 if not a target; whether each label is on the
+    tier), indexed by label 0..n+1."""
     table = np.full(n + 2, -1, dtype=np.int64)
     for x, y in rule.mapping:
         table[x] = y
     on_tier = np.zeros(n + 2, dtype=bool)
-    on_tier[sorted(rule.tier)] = True
+    if rule.tier is not None:
+        on_tier[sorted(rule.tier)] = True
+    return table, on_tier
+
+
+def _tier_ltr(rule, left, right, mat, n) -> np.ndarray:
+    """A tier rule, column by column (vectorised over the words): ``last`` holds each
+    word's nearest preceding output tier segment (n + 1, the edge, before the first)."""
+    table, on_tier = _tables(rule, n)
     out = mat.copy()
     last = np.full(len(mat), n + 1, dtype=np.int64)
     for j in range(1, mat.shape[1] - 1):
@@ -135,11 +143,7 @@ def _tier_ltr(rule, left, right, mat, n) -> np.ndarray:
 def _tier_rtl(rule, left, right, mat, n) -> np.ndarray:
     """A right-tier rule: :func:`_tier_ltr` mirrored (columns right to left, ``nxt`` the
     nearest following output tier segment; the word's end edge before the last)."""
-    table = np.full(n + 2, -1, dtype=np.int64)
-    for x, y in rule.mapping:
-        table[x] = y
-    on_tier = np.zeros(n + 2, dtype=bool)
-    on_tier[sorted(rule.tier)] = True
+    table, on_tier = _tables(rule, n)
     out = mat.copy()
     nxt = np.full(len(mat), n + 1, dtype=np.int64)
     for j in range(mat.shape[1] - 2, 0, -1):
@@ -203,12 +207,7 @@ def _tau(rule: SegmentRule) -> pynini.Fst:
 def rules_fst(rules: Sequence[SegmentRule], n: int) -> pynini.Fst:
     """The cascade as one unweighted transducer over labels 1..n (tropical; compose
     with a string acceptor and read the single output path)."""
-    sigma = pynini.Fst(arc_type="standard")
-    q = sigma.add_state()
-    sigma.set_start(q)
-    sigma.set_final(q)
-    for a in range(1, n + 1):
-        sigma.add_arc(q, pynini.Arc(a, a, pynini.Weight.one("tropical"), q))
+    sigma = sigma_star_std(n)
     out = sigma.copy()
     for rule in rules:
         skip = None if rule.tier is None else set(range(1, n + 1)) - set(rule.tier)

@@ -18,10 +18,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
+import pynini
+
 from strgm.errors import InputError
 from strgm.models.baselines import surface_allomorphs
 from strgm.models.em import split
-from strgm.models.rule_apply import EDGE, SegmentRule
+from strgm.models.rule_apply import EDGE, SegmentRule, rules_fst
 from strgm.models.rule_search import RuleGrammar, learn_rules
 from strgm.validate import check_float, check_int
 
@@ -35,17 +37,16 @@ class RuleRun:
     candidates: dict
     train: list  # ParadigmEntry
 
-    def vouchers(self) -> dict:
-        """Held-out key → the training words that share a morpheme with it, when the
-        cascade reproduces every one of them (a complete account of the evidence about
-        its morphemes), else None. The per-word family choice: the rules answer the
-        words with vouchers, the edit phonology the others."""
+    def evidence(self) -> dict:
+        """Held-out key → (c, e): the c training words that share a morpheme with it and
+        the e of them that the cascade does not reproduce — the evidence for trusting
+        the rules on that word (:mod:`strgm.workflows.family_choice`)."""
         g = self.grammar
         right = {e.key: g.predict(e.morphemes) == "".join(e.segments) for e in self.train}
         out = {}
         for e in self.held_out:
-            v = [t.key for t in self.train if set(t.morphemes) & set(e.morphemes)]
-            out[e.key] = v if v and all(right[k] for k in v) else None
+            related = [t.key for t in self.train if set(t.morphemes) & set(e.morphemes)]
+            out[e.key] = (len(related), sum(not right[k] for k in related))
         return out
 
     def predictions(self) -> dict:
@@ -63,7 +64,7 @@ class RuleRun:
 
 
 def rule_candidates(paradigm, heldout: Sequence[str], extra: Optional[dict] = None,
-                    k: int = 4, progress=None) -> tuple:
+                    k: int = 3, progress=None) -> tuple:
     """(alphabet, morpheme → candidate URs as label tuples, best first; module
     docstring). ``extra``: morpheme → URs as strings (e.g. trained k-best), tried first."""
     tell = None if progress is None else \
@@ -100,6 +101,31 @@ def train_rule_phonology(paradigm, heldout: Sequence[str] = (), *,
                     max_rules=max_rules, progress=progress)
     return RuleRun(g, [e for e in paradigm.entries if e.key in held and e.surface],
                    cands, list(train.observed))
+
+
+def phonology_fst(g: RuleGrammar, alphabet) -> pynini.Fst:
+    """The cascade as the phonology factor of :func:`strgm.models.phonology.
+    build_phonology_model` over ``alphabet`` (whose segments must be the grammar's, in
+    order): a log64 transducer that deletes the morpheme boundary (if the alphabet has
+    one), then rewrites — a deterministic p(surface | UR), so the factor graph, inference
+    and prediction stay those of the edit phonology."""
+    if list(alphabet.segment_symbols) != list(g.symbols):
+        raise InputError("the rule grammar's segments are not the alphabet's "
+                         f"({' '.join(g.symbols)} vs {' '.join(alphabet.segment_symbols)})")
+    n = len(g.symbols)
+    cascade = rules_fst(g.rules, n)
+    b = alphabet.boundary_label
+    if b is not None:
+        strip = pynini.Fst(arc_type="standard")
+        q = strip.add_state()
+        strip.set_start(q)
+        strip.set_final(q)
+        one = pynini.Weight.one("tropical")
+        for a in range(1, n + 1):
+            strip.add_arc(q, pynini.Arc(a, a, one, q))
+        strip.add_arc(q, pynini.Arc(b, 0, one, q))
+        cascade = pynini.compose(strip, cascade).optimize()
+    return pynini.arcmap(cascade, map_type="to_log64").arcsort(sort_type="ilabel")
 
 
 FORMAT = "strgm-rules-v1"

@@ -104,8 +104,9 @@ def _align(a: tuple, b: tuple) -> list:
 
 
 class _Search:
-    """The training words, every word's rows (its UR under each combination of its
-    morphemes' candidates, at most ``_MAX_ROWS``), and the scores of rules on them."""
+    """The training words, the rows a rule is scored on (:meth:`set_urs`), and the
+    scores: words right (:meth:`correct`) and the estimate after a UR step
+    (:meth:`estimate`)."""
 
     def __init__(self, symbols, words, candidates, word_cost):
         self.sf = SegmentFeatures(symbols)
@@ -128,14 +129,18 @@ class _Search:
         of its morphemes' URs replaced by another candidate (``row_morph``, ``row_cand``;
         −1 for the rows under ``urs``)."""
         word, morph, cand, mats = [], [], [], []
+        def row(i, m, k, labels):
+            word.append(i)
+            morph.append(m)
+            cand.append(k)
+            mats.append(labels)
         for i, (ms, _) in enumerate(self.words):
-            word.append(i), morph.append(-1), cand.append(-1)
-            mats.append([a for m in ms for a in urs[m]])
+            row(i, -1, -1, [a for m in ms for a in urs[m]])
             for m in set(ms):
                 for k, c in enumerate(self.cands[m]):
                     if c != urs[m]:
-                        word.append(i), morph.append(self.morphs.index(m)), cand.append(k)
-                        mats.append([a for t in ms for a in (c if t == m else urs[t])])
+                        row(i, self.morphs.index(m), k,
+                            [a for t in ms for a in (c if t == m else urs[t])])
         self.row_word = np.array(word, dtype=np.int64)
         self.row_morph = np.array(morph, dtype=np.int64)
         self.row_cand = np.array(cand, dtype=np.int64)

@@ -45,7 +45,8 @@ class Rule:
     name: str = ""
 
 
-def _sigma_star_std(num_labels: int) -> pynini.Fst:
+def sigma_star_std(num_labels: int) -> pynini.Fst:
+    """Σ* over labels 1..num_labels as one tropical state (an identity transducer)."""
     f = pynini.Fst(arc_type="standard")
     s = f.add_state()
     f.set_start(s)
@@ -57,7 +58,7 @@ def _sigma_star_std(num_labels: int) -> pynini.Fst:
 
 def rule_cascade(rules: Sequence[Rule], num_labels: int) -> pynini.Fst:
     """Compose the rules' cdrewrite transducers in order; a log64 transducer (weights 1)."""
-    sigma = _sigma_star_std(num_labels)
+    sigma = sigma_star_std(num_labels)
     out = sigma
     for r in rules:
         for s in r.target + (r.replacement,):

@@ -1,13 +1,19 @@
 """The automatic choice between the two phonology families, per held-out word, made on
 the training words alone (docs/architecture.md §5).
 
-The rule family (:mod:`strgm.models.rule_phonology`) answers a held-out word when its
-cascade reproduces *every* training word that shares a morpheme with it — a complete
-account of all the evidence about that word's morphemes; the trained edit phonology
-answers the others. Probabilities: the edit phonology's own for its words; for a word
-the rules answer, p(y) = (1 − ε)·[y = rules' form] + ε·p_edit(y), with ε = 1/(c + 2)
-for the c training words that vouch for it (Laplace's rule of succession for "the
-account fails on the next word").
+A held-out word's surface is modelled as a mixture of the two families: the rules'
+form (:mod:`strgm.models.rule_phonology`) with probability 1 − ε, the trained edit
+phonology's distribution with probability ε,
+
+    p(y) = (1 − ε)·[y = rules' form] + ε·p_edit(y),   ε = (e + 1) / (c + 2),
+
+where c is the number of training words that share a morpheme with the word and e the
+number of those the cascade does not reproduce: ε is Laplace's rule of succession for
+"the rules fail on the next word about these morphemes", estimated on training words
+only. The prediction is the mixture's best form: the rules' form whenever ε < ½
+(1 − ε > ε ≥ ε·p_edit of any other form), i.e. when the rules reproduce more than half
+of the related training words (2e < c); else the edit phonology's 1-best (a lower
+bound on the mixture's choice, which would need p_edit of the rules' form).
 
     choice = choose_family(train_run)        # after strgm.workflows.training
     choice.exact_match, choice.per_word["R1 PAST"]["family"]
@@ -46,24 +52,22 @@ class FamilyChoice:
 
 
 def combine(rules: RuleRun, edit_words: dict) -> FamilyChoice:
-    """The per-word choice (module docstring) from a rule run and the edit phonology's
-    held-out records (key → {"gold", "predicted", "p_gold"}, as
-    :class:`strgm.models.scoring.HoldoutScores` ``per_word``)."""
+    """The per-word mixture and choice (module docstring) from a rule run and the edit
+    phonology's held-out records (key → {"gold", "predicted", "p_gold"}, as
+    :class:`strgm.models.scoring.HoldoutScores` ``per_word``). A word whose morphemes
+    the rules have no UR for is the edit phonology's alone (ε = 1)."""
     pred = rules.predictions()
-    vouch = rules.vouchers()
+    evidence = rules.evidence()
     out = {}
     for key, w in edit_words.items():
-        v = vouch.get(key)
-        p_edit = float(w.get("p_gold") or 0.0)
-        if v:
-            eps = 1.0 / (len(v) + 2)
-            p = (1 - eps) * (pred[key] == w["gold"]) + eps * p_edit
-        else:
-            p = p_edit
-        out[key] = {"gold": w["gold"], "family": "rules" if v else "edit",
-                    "predicted": pred[key] if v else w["predicted"],
+        c, e = evidence.get(key, (0, 0))
+        eps = (e + 1) / (c + 2) if pred.get(key) is not None else 1.0
+        p = (1 - eps) * (pred.get(key) == w["gold"]) + eps * float(w.get("p_gold") or 0.0)
+        use_rules = eps < 0.5
+        out[key] = {"gold": w["gold"], "family": "rules" if use_rules else "edit",
+                    "predicted": pred[key] if use_rules else w["predicted"],
                     "rules": pred.get(key), "edit": w["predicted"],
-                    "vouching_words": len(v or []),
+                    "related_words": c, "rules_wrong_on": e, "epsilon": eps,
                     "neg_logp": float(-np.log(p)) if p > 0 else float("inf")}
     return FamilyChoice(rules, out)
 

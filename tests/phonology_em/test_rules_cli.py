@@ -3,7 +3,10 @@ and read back with the same predictions; the family choice reaches ``--json``.""
 
 import json
 
+import pytest
+
 from strgm.cli import main
+from strgm.errors import InconsistentEvidenceError
 from strgm.models.rule_phonology import grammar_from_dict
 
 DEVOICING = "".join(
@@ -53,3 +56,70 @@ def test_train_family_auto_reports_rules_and_the_choice(tmp_path, capsys):
                  "--family", "edit", "--json", str(js_edit), "--quiet",
                  "--show-processes", "0"]) == 0
     assert "rules" not in json.loads(js_edit.read_text(encoding="utf-8"))
+
+
+def test_the_cascade_is_a_phonology_factor_with_the_same_predictions(tmp_path):
+    """The learned cascade as the factor graph's phonology: pruned BP on the training
+    words and the usual prediction from morpheme beliefs give the grammar's own forms;
+    a cascade without its rules (negative control) cannot even explain the training
+    words (a deterministic phonology makes them inconsistent)."""
+    from dataclasses import replace
+
+    from strgm.datasets.paradigm import read_paradigm
+    from strgm.inference import infer
+    from strgm.models.em import predict
+    from strgm.models.phonology import build_phonology_model
+    from strgm.models.rule_phonology import phonology_fst, train_rule_phonology
+
+    para = read_paradigm(str(_file(tmp_path)))
+    held = ["R9 GEN", "R10 GEN", "R2 GEN"]
+    run = train_rule_phonology(para, held)
+    g = run.grammar
+    assert all(g.predict(e.morphemes) == "".join(e.segments) for e in run.held_out)
+    alphabet = para.alphabet()
+    def graph_predictions(grammar):
+        fst = phonology_fst(grammar, alphabet)
+        pm = build_phonology_model(para, alphabet=alphabet, phonology=fst, hidden=held)
+        res = infer(pm.graph, "pruned", max_iters=3)
+        beliefs = predict(fst, alphabet, res, pm, run.held_out)
+        return {k: b.kbest(1)[0][0] for k, b in beliefs.items()}
+    assert graph_predictions(g) == {e.key: "".join(e.segments) for e in run.held_out}
+    with pytest.raises(InconsistentEvidenceError):
+        graph_predictions(replace(g, rules=[]))
+
+
+def test_the_family_choice_is_the_laplace_mixture_of_the_two_families(tmp_path):
+    """R5 is irregular in the training words (PL tuu, GEN kii): its held-out bare form
+    has c = 2 related training words, both wrong for the rules, so ε = 3/4 and the edit
+    phonology answers; a regular word answers with the rules (ε < ½). Every record is
+    checked against c, e recomputed by brute force from the grammar's own forms."""
+    import math
+
+    from strgm.datasets.paradigm import read_paradigm
+    from strgm.models.rule_phonology import train_rule_phonology
+    from strgm.workflows.family_choice import combine
+
+    f = tmp_path / "irr.tsv"
+    f.write_text(DEVOICING.replace("R5 PL\tnoki", "R5 PL\ttuu").replace("R5 GEN\tnoka",
+                                                                        "R5 GEN\tkii"),
+                 encoding="utf-8")
+    para = read_paradigm(str(f))
+    held = ["R9 PL", "R5", "R3 GEN"]
+    run = train_rule_phonology(para, held)
+    g = run.grammar
+    gold = {"R9 PL": "dobi", "R5": "nok", "R3 GEN": "baza"}
+    edit = {k: {"gold": v, "predicted": "x", "p_gold": 0.25} for k, v in gold.items()}
+    choice = combine(run, edit)
+    train = [e for e in para.observed if e.key not in held]
+    for key, w in choice.per_word.items():
+        ms = set(next(e for e in para.entries if e.key == key).morphemes)
+        related = [e for e in train if ms & set(e.morphemes)]
+        wrong = sum(g.predict(e.morphemes) != "".join(e.segments) for e in related)
+        eps = (wrong + 1) / (len(related) + 2)
+        assert (w["related_words"], w["rules_wrong_on"]) == (len(related), wrong)
+        assert w["family"] == ("rules" if eps < 0.5 else "edit")
+        p = (1 - eps) * (w["rules"] == gold[key]) + eps * 0.25
+        assert math.isclose(w["neg_logp"], -math.log(p))
+    assert choice.per_word["R5"]["family"] == "edit"
+    assert choice.per_word["R5"]["epsilon"] == 0.75
+    assert choice.per_word["R9 PL"]["family"] == "rules"
