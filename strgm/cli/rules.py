@@ -12,7 +12,11 @@ from __future__ import annotations
 import warnings
 
 from strgm.cli.common import check_outputs
+from strgm.errors import OptionError
 from strgm.validate import float_arg, int_arg
+
+#: the defaults of :func:`strgm.models.rule_phonology.train_rule_phonology`
+WORD_COST, MAX_RULES = 4.0, 12
 
 
 def add_subparser(sub) -> None:
@@ -23,13 +27,12 @@ def add_subparser(sub) -> None:
                    default=None, metavar="FRAC",
                    help="hold out this fraction (0 < FRAC < 1) of the observed words")
     p.add_argument("--seed", type=int_arg(0), default=0, help="holdout seed")
-    p.add_argument("--word-cost", type=float_arg(0, min_open=True), default=4.0,
+    p.add_argument("--word-cost", type=float_arg(0, min_open=True), default=None,
                    metavar="λ", help="description length of one training word the rules "
                                      "get wrong, in feature units; a rule must fix about "
-                                     "cost/λ more words than it breaks (default: "
-                                     "%(default)s)")
-    p.add_argument("--max-rules", type=int_arg(0), default=12, metavar="N",
-                   help="longest cascade (default: %(default)s)")
+                                     f"cost/λ more words than it breaks (default: {WORD_COST})")
+    p.add_argument("--max-rules", type=int_arg(0), default=None, metavar="N",
+                   help=f"longest cascade (default: {MAX_RULES})")
     p.add_argument("--grammar", metavar="SAVED", help="predict with a grammar saved by "
                                                       "--save instead of learning one")
     p.add_argument("--json", metavar="OUT", help="write rules, URs and held-out scores")
@@ -72,14 +75,20 @@ def cmd_rules(args) -> int:
 
     check_outputs([(args.json, "--json", False), (args.save, "--save", False)],
                   [args.file, args.grammar])
+    for opt, value in (("--word-cost", args.word_cost), ("--max-rules", args.max_rules)):
+        if args.grammar and value is not None:
+            raise OptionError(opt, value, "sets the search, and --grammar skips it; drop "
+                                          f"{opt} or --grammar")
     saved = _load(args.grammar) if args.grammar else None
     warnings.simplefilter("ignore")
     para = read_paradigm(args.file)
     held = sorted(held_out_entries(para, args.holdout, args.seed))
     prog = progress(args)
     if saved is None:
-        run = train_rule_phonology(para, held, word_cost=args.word_cost,
-                                   max_rules=args.max_rules, progress=prog)
+        run = train_rule_phonology(
+            para, held, progress=prog,
+            word_cost=WORD_COST if args.word_cost is None else args.word_cost,
+            max_rules=MAX_RULES if args.max_rules is None else args.max_rules)
     else:
         run = RuleRun(saved, [e for e in para.entries if e.key in set(held) and e.surface],
                       {}, [])

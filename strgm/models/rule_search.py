@@ -14,17 +14,19 @@ for an insertion, 1 for a deletion) and each context (0 when unrestricted, 1 for
 word edge ``#``, a class's predicates). λ = ``word_cost``: a rule must fix about
 cost/λ more words than it breaks.
 
-Search, alternating until neither step changes anything (at most ``rounds`` times):
+Search (:func:`learn_rules`), greedy, from two starts (the first candidates, and the
+URs that fit the most words with no rule), keeping the lower DL:
 
-* **UR step**: for each morpheme, the candidate with the most training words right under
-  the current rules (ties: the earlier candidate).
+* **UR step**: each morpheme takes the candidate with the most training words right
+  under the current rules, the others fixed (ties: keep the current one).
 * **Rule step**: from every wrong word's alignment (current output vs truth), the edits
   x→y, x→∅, ∅→y with their neighbours propose rules: the target is x alone or a natural
   class containing x with the same feature change; contexts are classes containing the
   neighbours, or for a vowel the nearest vowel before or after it (a tier rule). Each
-  candidate is screened by an estimate, the best are scored exactly, placed first or
-  last in the cascade; the rule with the largest DL decrease is added; repeat while DL
-  decreases (:func:`learn_rules`).
+  candidate is screened by an estimate of the words right after it and a UR step; the
+  best ``exact_checks`` are scored exactly — placed first or last in the cascade, then
+  up to ``rounds`` UR steps — and the one with the largest DL decrease is added. Rule
+  steps repeat while DL decreases.
 
 Every candidate is scored by :func:`strgm.models.rule_apply.apply_rule` on the
 current outputs of all training words at once (numpy). Cost per rule step:

@@ -53,3 +53,23 @@ def test_bad_family_is_refused(tmp_path):
     o = run_cli(["train", str(tmp_path / "absent.tsv"), "--family", "rulez", "--quiet"],
                 watch=tmp_path)
     assert_clean_error(o, "--family", "rulez")
+
+
+@pytest.mark.parametrize("option", ["--word-cost=2", "--max-rules=3"])
+def test_search_options_with_a_saved_grammar_are_refused(tmp_path, option):
+    g = tmp_path / "g.json"
+    g.write_text("{}", encoding="utf-8")
+    o = run_cli(["rules", str(tmp_path / "absent.tsv"), "--grammar", str(g), option],
+                watch=tmp_path)
+    assert_clean_error(o, option.split("=")[0], "--grammar")
+
+
+def test_cli_defaults_are_the_librarys():
+    import inspect
+
+    from strgm.cli.rules import MAX_RULES, WORD_COST
+    from strgm.models.rule_phonology import train_rule_phonology
+
+    params = inspect.signature(train_rule_phonology).parameters
+    assert (params["word_cost"].default, params["max_rules"].default) == (WORD_COST,
+                                                                          MAX_RULES)
