@@ -267,11 +267,11 @@ def cmd_train(args) -> int:
     if run.scores is not None:
         _print_scores(run.scores)
         out["holdout"] = run.scores.to_dict()
-    if args.family == "auto" and run.train.result is not None:
-        out.update(_family_report(run, prog))
     elif run.held_out:
         print("held-out words not scored: the checkpoint is already past --em-iters, so no "
               "E-step ran")
+    if args.family == "auto" and run.train.result is not None:
+        out.update(_family_report(run, prog))
     if args.save:
         run.train.model.save(args.save, {"method": args.method, "l2": args.l2,
                                          "l1": args.l1})

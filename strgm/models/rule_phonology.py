@@ -1,16 +1,19 @@
 """The rule family on a paradigm: candidate underlying forms, the learned cascade
 (:mod:`strgm.models.rule_search`) and held-out predictions.
 
-Candidates for each morpheme, best first, at most ``k`` (:func:`rule_candidates`):
-the k-best URs of a trained edit phonology when given (``extra``), then the morpheme's
-surface allomorphs in the training words, most frequent first, then the untrained
-copy model's 2-best URs (:func:`strgm.models.baselines.surface_allomorphs`). A rule
-learner that may only choose among allomorphs is the classical "the UR is one of the
-surface alternants" restriction; the trained beliefs add abstract URs.
+Candidates for each morpheme, best first, at most ``k`` (:func:`rule_candidates`): the
+URs given in ``extra`` (none by default; e.g. a trained edit phonology's k-best), then
+the morpheme's surface allomorphs in the training words, most frequent first, then the
+untrained copy model's 2-best URs (:func:`strgm.models.baselines.surface_allomorphs`).
+Choosing among allomorphs is the classical "the UR is one of the surface alternants"
+restriction; an allomorph cut from a suffixed form (/rob/ from [robi]) is what lets the
+search move a UR off the surface of the bare form ([rop]).
 
 Prediction (:meth:`RuleRun.predictions`) is deterministic: the held-out word's URs
-concatenated and rewritten by the cascade. Its probability is 1 for that string, so
-mean −log p is not defined for this family (the held-out scores report exact match).
+concatenated and rewritten by the cascade. Its probability is 1 for that string; a
+−log p of the true form is defined by the mixture with the edit phonology
+(:mod:`strgm.workflows.family_choice`). :func:`phonology_fst` makes the cascade the
+factor graph's phonology.
 """
 
 from __future__ import annotations

@@ -155,12 +155,13 @@ class _Search:
         return apply_rules(rules, mat, self.n)
 
     def correct(self, mat, rows=None, gold=None):
+        """Which rows of ``mat`` equal their gold rows: the same length and the same
+        labels over the narrower width (both are zero-padded after the word)."""
         if gold is None:
             gold = self.gold if rows is None else self.gold[list(rows)]
-        w = max(mat.shape[1], gold.shape[1])
-        a = np.pad(mat, ((0, 0), (0, w - mat.shape[1])))
-        b = np.pad(gold, ((0, 0), (0, w - gold.shape[1])))
-        return (a == b).all(axis=1)
+        w = min(mat.shape[1], gold.shape[1])
+        same = (mat[:, :w] == gold[:, :w]).all(axis=1)
+        return same & ((mat > 0).sum(axis=1) == (gold > 0).sum(axis=1))
 
     def estimate(self, rows_out) -> float:
         """Training words right after a rule and a UR step, estimated from the rows of
@@ -330,7 +331,10 @@ def _greedy(s: "_Search", urs: dict, max_rules: int, rounds: int, exact_checks: 
             break
         s.set_urs(urs)
         best = None
-        for _, cost, rule in s.screen(rules, np.flatnonzero(~ok), base)[:exact_checks]:
+        screened = s.screen(rules, np.flatnonzero(~ok), base)[:exact_checks]
+        for i, (_, cost, rule) in enumerate(screened):
+            if progress is not None:
+                progress(f"{len(rules)} rule(s); scoring candidate {i + 1}/{len(screened)}")
             for cascade in ([rule] + rules, rules + [rule]) if rules else ([rule],):
                 trial = dict(urs)
                 for _ in range(rounds):

@@ -56,6 +56,8 @@ def test_train_family_auto_reports_rules_and_the_choice(tmp_path, capsys):
                  "--family", "edit", "--json", str(js_edit), "--quiet",
                  "--show-processes", "0"]) == 0
     assert "rules" not in json.loads(js_edit.read_text(encoding="utf-8"))
+    edit_out = capsys.readouterr().out
+    assert "exact match" in edit_out and "not scored" not in edit_out
 
 
 def test_the_cascade_is_a_phonology_factor_with_the_same_predictions(tmp_path):
