@@ -94,20 +94,21 @@ def cmd_rules(args) -> int:
                       {}, [])
     prog.done()
     print(grammar_text(run.grammar))
-    out = grammar_to_dict(run.grammar)
+    grammar = grammar_to_dict(run.grammar)
+    out = dict(grammar)
     if run.held_out:
         pred = run.predictions()
         rows = [(e.key, pred[e.key], "".join(e.segments)) for e in run.held_out]
-        scored = [r for r in rows if r[1] is not None]
-        acc = sum(p == t for _, p, t in scored) / len(scored) if scored else float("nan")
-        print(f"held-out words: {len(scored)}   exact match: {acc:.1%}")
+        acc = run.exact_match()
+        print(f"held-out words: {sum(p is not None for _, p, _ in rows)}   "
+              f"exact match: {acc:.1%}")
         for key, p, t in rows:
             print(f"  {key}  {p if p is not None else '(morpheme without UR)'}  "
                   f"true {t}  {'✓' if p == t else '✗'}")
         out["holdout"] = {"exact_match": acc, "words": [
             {"key": k, "predicted": p, "truth": t} for k, p, t in rows]}
     if args.save:
-        atomic_write_json(args.save, grammar_to_dict(run.grammar))
+        atomic_write_json(args.save, grammar)
         print(f"wrote {args.save}")
     if args.json:
         atomic_write_json(args.json, out)

@@ -72,13 +72,6 @@ class RuleGrammar:
         out = unpack(apply_rules(self.rules, pack([ur], n), n), n)[0]
         return "".join(self.symbols[a - 1] for a in out)
 
-    def to_dict(self) -> dict:
-        return {"rules": [r.text for r in self.rules],
-                "underlying_forms": {m: "".join(self.symbols[a - 1] for a in u)
-                                     for m, u in self.urs.items()},
-                "train_exact": self.train_exact,
-                "description_length": self.description_length}
-
 
 def _align(a: tuple, b: tuple) -> list:
     """Levenshtein alignment of a to b as ops ("sub", i, b_j) / ("del", i) / ("ins", i, b_j)
