@@ -15,8 +15,9 @@ from strgm.cli.common import check_outputs
 from strgm.errors import OptionError
 from strgm.validate import float_arg, int_arg
 
-#: the defaults of :func:`strgm.models.rule_phonology.train_rule_phonology`
-WORD_COST, MAX_RULES = 4.0, 12
+#: the defaults of :func:`strgm.models.rule_phonology.train_rule_phonology` (a test
+#: keeps them equal)
+WORD_COST, UR_COST, MAX_RULES, WINDOW, BEAM_WORDS = 4.0, 1.0, 12, 2, 200
 
 
 def add_subparser(sub) -> None:
@@ -31,8 +32,17 @@ def add_subparser(sub) -> None:
                    metavar="λ", help="description length of one training word the rules "
                                      "get wrong, in feature units; a rule must fix about "
                                      f"cost/λ more words than it breaks (default: {WORD_COST})")
+    p.add_argument("--ur-cost", type=float_arg(0), default=None, metavar="μ",
+                   help="description length of one underlying-form segment, in feature "
+                        f"units (default: {UR_COST})")
     p.add_argument("--max-rules", type=int_arg(0), default=None, metavar="N",
                    help=f"longest cascade (default: {MAX_RULES})")
+    p.add_argument("--beam", type=int_arg(1), default=None, metavar="B",
+                   help="grammars kept per step of the search; 1 is greedy (default: 2 "
+                        f"up to {BEAM_WORDS} training words, 1 above)")
+    p.add_argument("--window", type=int_arg(1, 2), default=None, metavar="W",
+                   help="how far a rule's context reaches on each side: 1 (the "
+                        f"neighbour) or 2 (also the segment beyond; default: {WINDOW})")
     p.add_argument("--grammar", metavar="SAVED", help="predict with a grammar saved by "
                                                       "--save instead of learning one")
     p.add_argument("--json", metavar="OUT", help="write rules, URs and held-out scores")
@@ -75,7 +85,9 @@ def cmd_rules(args) -> int:
 
     check_outputs([(args.json, "--json", False), (args.save, "--save", False)],
                   [args.file, args.grammar])
-    for opt, value in (("--word-cost", args.word_cost), ("--max-rules", args.max_rules)):
+    for opt, value in (("--word-cost", args.word_cost), ("--ur-cost", args.ur_cost),
+                       ("--max-rules", args.max_rules),
+                       ("--beam", args.beam), ("--window", args.window)):
         if args.grammar and value is not None:
             raise OptionError(opt, value, "sets the search, and --grammar skips it; drop "
                                           f"{opt} or --grammar")
@@ -88,7 +100,9 @@ def cmd_rules(args) -> int:
         run = train_rule_phonology(
             para, held, progress=prog,
             word_cost=WORD_COST if args.word_cost is None else args.word_cost,
-            max_rules=MAX_RULES if args.max_rules is None else args.max_rules)
+            ur_cost=UR_COST if args.ur_cost is None else args.ur_cost,
+            max_rules=MAX_RULES if args.max_rules is None else args.max_rules,
+            beam=args.beam, window=WINDOW if args.window is None else args.window)
     else:
         run = RuleRun(saved, [e for e in para.entries if e.key in set(held) and e.surface],
                       {}, [])

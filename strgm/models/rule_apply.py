@@ -8,6 +8,10 @@ inserts one segment (``insert``); L and R are sets of labels the neighbour must 
 rule's input, every matching position is rewritten, and a cascade applies the rules in
 order (each one's output is the next one's input).
 
+A substitution or deletion may also name the segment beyond each neighbour (``left2``,
+``right2``: a window of 2 on that side, e.g. Polish raising o → u / _[+voice −nasal]#);
+the neighbour on that side is then not the word edge.
+
 A *tier* rule (``tier``: the set of labels on the tier, e.g. the vowels) is a
 substitution whose left context is the nearest preceding tier segment (or the word edge
 when there is none), read on the rule's *output*: it applies left to right
@@ -39,9 +43,11 @@ EDGE = -1  # the word edge in a context set; a matrix uses label n + 1
 
 @dataclass(frozen=True)
 class SegmentRule:
-    """x → y / L _ R (module docstring). ``mapping``: ((x, y), ...) with y = 0 for a
-    deletion; ``insert``: the inserted label (then ``mapping`` is empty); ``left`` /
-    ``right``: frozensets of labels (may hold :data:`EDGE`) or None; ``text``: notation."""
+    """x → y / L2 L _ R R2 (module docstring). ``mapping``: ((x, y), ...) with y = 0
+    for a deletion; ``insert``: the inserted label (then ``mapping`` is empty); ``left``
+    / ``right``: frozensets of labels (may hold :data:`EDGE`) or None; ``left2`` /
+    ``right2``: the same for the segment beyond (substitutions and deletions only, and
+    only beside a ``left`` / ``right`` without the edge); ``text``: notation."""
 
     mapping: tuple = ()
     insert: int = 0
@@ -50,6 +56,16 @@ class SegmentRule:
     text: str = ""
     tier: Optional[frozenset] = None
     tier_side: str = "left"
+    left2: Optional[frozenset] = None
+    right2: Optional[frozenset] = None
+
+    def __post_init__(self):
+        for far, near in ((self.left2, self.left), (self.right2, self.right)):
+            if far is not None and (self.insert or self.tier is not None or near is None
+                                    or EDGE in near):
+                raise ValueError(f"rule {self.text!r}: a context of width 2 needs a "
+                                 "substitution or deletion and a neighbour class that "
+                                 "is not the word edge")
 
 
 def pack(words: Sequence[Sequence[int]], n: int) -> np.ndarray:
@@ -67,6 +83,7 @@ def unpack(mat: np.ndarray, n: int) -> list:
 
 
 def _context(ctx: Optional[frozenset], n: int) -> np.ndarray:
+    """Which labels 0..n+1 satisfy the context (0, padding, never does)."""
     ok = np.zeros(n + 2, dtype=bool)
     if ctx is None:
         ok[1:] = True
@@ -88,6 +105,8 @@ def apply_rule(rule: SegmentRule, mat: np.ndarray, n: int) -> np.ndarray:
     table, _ = _tables(rule, n)
     mid = mat[:, 1:-1]
     hit = (table[mid] >= 0) & left[mat[:, :-2]] & right[mat[:, 2:]] & (mid > 0)
+    if rule.left2 is not None or rule.right2 is not None:
+        hit &= _beyond(rule, mat, n)
     if not hit.any():
         return mat
     out = mat.copy()
@@ -96,6 +115,18 @@ def apply_rule(rule: SegmentRule, mat: np.ndarray, n: int) -> np.ndarray:
         order = np.argsort(out == 0, axis=1, kind="stable")
         out = np.take_along_axis(out, order, axis=1)
     return out
+
+
+def _beyond(rule: SegmentRule, mat: np.ndarray, n: int) -> np.ndarray:
+    """Whether the segments two to the left and two to the right of each inner column
+    are in ``left2`` / ``right2`` (padding outside the row matches nothing)."""
+    wide = np.pad(mat, ((0, 0), (1, 1)))  # wide[:, k] = mat[:, k - 1]
+    ok = np.ones((len(mat), mat.shape[1] - 2), dtype=bool)
+    if rule.left2 is not None:
+        ok &= _context(rule.left2, n)[wide[:, :-4]]
+    if rule.right2 is not None:
+        ok &= _context(rule.right2, n)[wide[:, 4:]]
+    return ok
 
 
 def _insert(label: int, left: np.ndarray, right: np.ndarray, mat: np.ndarray) -> np.ndarray:
@@ -212,9 +243,14 @@ def rules_fst(rules: Sequence[SegmentRule], n: int) -> pynini.Fst:
     for rule in rules:
         skip = None if rule.tier is None else set(range(1, n + 1)) - set(rule.tier)
         on_right = rule.tier_side == "right"
+        left = _context_fsa(rule.left, True, None if on_right else skip)
+        right = _context_fsa(rule.right, False, skip if on_right else None)
+        if rule.left2 is not None:
+            left = pynini.concat(_context_fsa(rule.left2, True), left).optimize()
+        if rule.right2 is not None:
+            right = pynini.concat(right, _context_fsa(rule.right2, False)).optimize()
         step = pynini.cdrewrite(
-            _tau(rule), _context_fsa(rule.left, True, None if on_right else skip),
-            _context_fsa(rule.right, False, skip if on_right else None), sigma,
+            _tau(rule), left, right, sigma,
             direction="sim" if skip is None else ("rtl" if on_right else "ltr"))
         out = pynini.compose(out, step).optimize()
     return out

@@ -21,8 +21,10 @@ from typing import Optional, Sequence
 
 from strgm.models.ipa_features import feature_table
 
-_FEATURES = ("type", "place", "manner", "voice", "sib", "ant", "high", "low", "back",
-             "round", "long", "nas", "pal", "asp")
+_FEATURES = ("type", "place", "manner", "voice", "sib", "ant", "son", "cont", "nasal",
+             "high", "low", "back", "round", "long", "nas", "pal", "asp")
+_SONORANT = {"nasal", "lat", "rhot", "glide"}
+_CONTINUANT = {"fric", "lat", "rhot", "glide"}
 #: coronals behind the alveolar ridge: [−anterior] (the IPA table of
 #: :mod:`strgm.models.ipa_features` gives s and ʃ the same bundle otherwise)
 _POSTERIOR = set("ʃʒʧʤɕʑʨʥ")
@@ -47,6 +49,13 @@ def _value(bundle: dict, f: str):
 def _bundle(symbol: str, features: dict) -> dict:
     b = {f: _value(features, f) for f in _FEATURES}
     b["ant"] = (symbol[:1] not in _POSTERIOR) if b.get("place") == "cor" else None
+    # the binary manner features of textbook classes ([−son], [+cont], [−nasal]),
+    # derived from the manner so that a class can exclude one manner
+    vowel, manner = features.get("type") == "vowel", features.get("manner")
+    known = vowel or manner is not None
+    b["son"] = (vowel or manner in _SONORANT) if known else None
+    b["cont"] = (vowel or manner in _CONTINUANT) if known else None
+    b["nasal"] = (manner == "nasal") if known else None
     return b
 
 
@@ -108,4 +117,7 @@ class SegmentFeatures:
         return None if out == label else out
 
     def change_text(self, change: tuple) -> str:
-        return "[" + " ".join(_predicate_text(f, v) for f, v in change) + "]"
+        """The changed values that are written (a feature that stops applying, such as
+        [ant] off the coronals, is implied by the others)."""
+        return "[" + " ".join(_predicate_text(f, v) for f, v in change
+                              if v is not None) + "]"

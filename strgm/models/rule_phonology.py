@@ -90,18 +90,25 @@ def rule_candidates(paradigm, heldout: Sequence[str], extra: Optional[dict] = No
 
 def train_rule_phonology(paradigm, heldout: Sequence[str] = (), *,
                          extra: Optional[dict] = None, word_cost: float = 4.0,
-                         max_rules: int = 12, progress=None) -> RuleRun:
-    """Learn URs and rules on the words left after ``heldout`` (word keys); a
-    non-positive or non-finite ``word_cost`` or a negative ``max_rules`` is an
+                         ur_cost: float = 1.0, max_rules: int = 12, beam: Optional[int] = None,
+                         window: int = 2, progress=None) -> RuleRun:
+    """Learn URs and rules on the words left after ``heldout`` (word keys) with
+    :func:`strgm.models.rule_search.learn_rules` (``beam`` None: its default for the
+    number of training words). A non-positive or non-finite ``word_cost``, a negative or
+    non-finite ``ur_cost``, a negative
+    ``max_rules``, a ``beam`` below 1 or a ``window`` other than 1 or 2 is an
     :class:`OptionError`."""
     word_cost = check_float("word_cost", word_cost, min=0, min_open=True)
+    ur_cost = check_float("ur_cost", ur_cost, min=0)
     max_rules = check_int("max_rules", max_rules, min=0)
+    beam = None if beam is None else check_int("beam", beam, min=1)
+    window = check_int("window", window, min=1, max=2)
     held = set(heldout)
     alphabet, cands = rule_candidates(paradigm, sorted(held), extra, progress=progress)
     train = split(paradigm, held)
     words = [(e.morphemes, tuple(alphabet.encode(e.segments))) for e in train.observed]
     g = learn_rules(alphabet.segment_symbols, words, cands, word_cost=word_cost,
-                    max_rules=max_rules, progress=progress)
+                    ur_cost=ur_cost, max_rules=max_rules, beam=beam, window=window, progress=progress)
     return RuleRun(g, [e for e in paradigm.entries if e.key in held and e.surface],
                    cands, list(train.observed))
 
@@ -144,7 +151,8 @@ def grammar_to_dict(g: RuleGrammar) -> dict:
                                                    for x, y in r.mapping],
                        "insert": sym(r.insert) if r.insert else "",
                        "left": ctx(r.left), "right": ctx(r.right), "tier": ctx(r.tier),
-                       "tier_side": r.tier_side}
+                       "tier_side": r.tier_side, "left2": ctx(r.left2),
+                       "right2": ctx(r.right2)}
                       for r in g.rules],
             "train_correct": g.train_correct, "train_words": g.train_words,
             "description_length": g.description_length, "history": g.history}
@@ -169,7 +177,8 @@ def grammar_from_dict(d: dict, path: str = "<dict>") -> RuleGrammar:
         rules = [SegmentRule(tuple((lab[x], lab[y] if y else 0) for x, y in r["mapping"]),
                              lab[r["insert"]] if r["insert"] else 0, ctx(r["left"]),
                              ctx(r["right"]), str(r["text"]), ctx(r["tier"]),
-                             _side(r.get("tier_side", "left")))
+                             _side(r.get("tier_side", "left")), ctx(r.get("left2")),
+                             ctx(r.get("right2")))
                  for r in d["rules"]]
         urs = {str(m): tuple(lab[a] for a in u) for m, u in d["underlying_forms"].items()}
         return RuleGrammar(symbols, urs, rules, int(d["train_correct"]),

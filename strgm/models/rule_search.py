@@ -6,47 +6,52 @@ Given, for every morpheme, a short list of candidate underlying forms (best firs
 the k-best list of a trained edit phonology's beliefs) and the training words, find URs u
 and rules R (:mod:`strgm.models.rule_apply`) that minimise
 
-    DL(R, u) = Σ_{r ∈ R} cost(r) + λ · #{training words w : R(u_w) ≠ w},
+    DL(R, u) = Σ_{r ∈ R} cost(r) + μ · Σ_m |u_m| + λ · #{training words w : R(u_w) ≠ w},
 
-u_w being the concatenation of the URs of w's morphemes. cost(r) counts feature units
+u_w being the concatenation of the URs of w's morphemes, μ = ``ur_cost`` the price of
+one UR segment (the lexicon's part of the description length: an analysis that
+lengthens URs to spare a rule pays for it). cost(r) counts feature units
 (:mod:`strgm.models.rule_classes`): the target class, the changed features (a segment
 for an insertion, 1 for a deletion) and each context (0 when unrestricted, 1 for the
-word edge ``#``, a class's predicates). λ = ``word_cost``: a rule must fix about
+word edge ``#``, a class's predicates; 1 more for a tier, and for each context of
+width 2). λ = ``word_cost``: a rule must fix about
 cost/λ more words than it breaks.
 
-Search (:func:`learn_rules`), greedy, from two starts (the first candidates, and the
-URs that fit the most words with no rule), keeping the lower DL:
+Search (:func:`learn_rules`), a beam search from two starts (the first candidates, and
+the URs that fit the most words with no rule), keeping the lowest DL seen:
 
 * **UR step**: each morpheme takes the candidate with the most training words right
   under the current rules, the others fixed (ties: keep the current one).
-* **Rule step**: from every wrong word's alignment (current output vs truth), the edits
-  x→y, x→∅, ∅→y with their neighbours propose rules: the target is x alone or a natural
-  class containing x with the same feature change; contexts are classes containing the
-  neighbours, or for a vowel the nearest vowel before or after it (a tier rule). Each
-  candidate is screened by an estimate of the words right after it and a UR step; the
-  best ``exact_checks`` are scored exactly — placed first or last in the cascade, then
-  up to ``rounds`` UR steps — and the one with the largest DL decrease is added. Rule
-  steps repeat while DL decreases.
+* **Rule step**: candidate rules are read off the errors of the current cascade and
+  screened (:mod:`strgm.models.rule_proposals`: natural-class targets, contexts of
+  width 1 or 2 on each side, vowel tiers); the best ``exact_checks`` are scored
+  exactly — placed first or last in the cascade, then up to ``rounds`` UR steps.
+* **Beam**: every grammar in the beam takes each checked rule that lowers its DL; of
+  the successors, one per set of training words got right (rivals that fix the same
+  words are one analysis), the ``beam`` of lowest DL are kept. With ``beam`` = 1 this
+  is greedy: the rule of largest DL decrease is added while DL decreases. A beam keeps
+  an analysis whose first rule gains less than a rival's but enables more (Zoque
+  nasal prefixes: post-nasal voicing first, then place assimilation, rather than a
+  cheaper rule that fits two words by moving their URs).
 
-Every candidate is scored by :func:`strgm.models.rule_apply.apply_rule` on the
-current outputs of all training words at once (numpy). Cost per rule step:
-O(candidates × words × length).
+Every candidate is scored by :func:`strgm.models.rule_apply.apply_rule` on the rows
+of the training words it can change, all at once (numpy). Cost per rule step and beam
+entry: O(candidates × words × length).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
 from strgm.models.rule_apply import (EDGE, SegmentRule, apply_rule, apply_rules, pack,
                                      unpack)
-from strgm.models.rule_classes import SEGMENT_COST, NaturalClass, SegmentFeatures
+from strgm.models.rule_classes import SegmentFeatures
+from strgm.models.rule_proposals import extent, screen
 
 _MAX_CANDIDATES = 3  # URs tried per morpheme
-_ANY = NaturalClass(frozenset(), "", 0.0)  # marker: unrestricted context
-_EDGE = NaturalClass(frozenset([EDGE]), "#", 1.0)
 
 
 @dataclass
@@ -73,37 +78,12 @@ class RuleGrammar:
         return "".join(self.symbols[a - 1] for a in out)
 
 
-def _align(a: tuple, b: tuple) -> list:
-    """Levenshtein alignment of a to b as ops ("sub", i, b_j) / ("del", i) / ("ins", i, b_j)
-    (insertion before a[i]); substitutions of a segment by itself are left out."""
-    n, m = len(a), len(b)
-    d = np.zeros((n + 1, m + 1))
-    d[:, 0], d[0, :] = np.arange(n + 1), np.arange(m + 1)
-    for i in range(1, n + 1):
-        for j in range(1, m + 1):
-            d[i, j] = min(d[i - 1, j] + 1, d[i, j - 1] + 1,
-                          d[i - 1, j - 1] + (a[i - 1] != b[j - 1]))
-    ops, i, j = [], n, m
-    while i or j:
-        if i and j and d[i, j] == d[i - 1, j - 1] + (a[i - 1] != b[j - 1]):
-            if a[i - 1] != b[j - 1]:
-                ops.append(("sub", i - 1, b[j - 1]))
-            i, j = i - 1, j - 1
-        elif i and d[i, j] == d[i - 1, j] + 1:
-            ops.append(("del", i - 1))
-            i -= 1
-        else:
-            ops.append(("ins", i, b[j - 1]))
-            j -= 1
-    return ops[::-1]
-
-
 class _Search:
     """The training words, the rows a rule is scored on (:meth:`set_urs`), and the
     scores: words right (:meth:`correct`) and the estimate after a UR step
     (:meth:`estimate`)."""
 
-    def __init__(self, symbols, words, candidates, word_cost):
+    def __init__(self, symbols, words, candidates, word_cost, ur_cost=0.0, window=2):
         self.sf = SegmentFeatures(symbols)
         self.n = len(symbols)
         self.words = words  # [(morphemes, surface labels)]
@@ -113,9 +93,11 @@ class _Search:
         self.vowels = frozenset(i + 1 for i, b in enumerate(self.sf.bundles)
                                 if b["type"] == "vowel")
         self.word_cost = word_cost
+        self.ur_cost = ur_cost
+        self.window = window  # context reach on each side (rule_proposals)
         self.gold = pack([s for _, s in words], self.n)
         pairs = [(i, self.morphs.index(m)) for i, (ms, _) in enumerate(words)
-                 for m in set(ms)]
+                 for m in sorted(set(ms))]
         self.pair_word = np.array([p[0] for p in pairs], dtype=np.int64)
         self.pair_morph = np.array([p[1] for p in pairs], dtype=np.int64)
 
@@ -131,7 +113,7 @@ class _Search:
             mats.append(labels)
         for i, (ms, _) in enumerate(self.words):
             row(i, -1, -1, [a for m in ms for a in urs[m]])
-            for m in set(ms):
+            for m in sorted(set(ms)):
                 for k, c in enumerate(self.cands[m]):
                     if c != urs[m]:
                         row(i, self.morphs.index(m), k,
@@ -141,6 +123,18 @@ class _Search:
         self.row_cand = np.array(cand, dtype=np.int64)
         self.rows = pack(mats, self.n)
         self.row_gold = self.gold[self.row_word]
+
+    def residual(self, mat: np.ndarray) -> int:
+        """Segments where the rows of ``mat`` (the training words' outputs) and their
+        gold rows differ, position by position (a tie-breaker, not an edit distance)."""
+        w = max(mat.shape[1], self.gold.shape[1])
+        a = np.pad(mat, ((0, 0), (0, w - mat.shape[1])))
+        b = np.pad(self.gold, ((0, 0), (0, w - self.gold.shape[1])))
+        return int((a != b).sum())
+
+    def lexicon(self, urs: dict) -> float:
+        """The URs' description length: ``ur_cost`` per segment."""
+        return self.ur_cost * sum(len(u) for u in urs.values())
 
     def outputs(self, urs, rules, rows=None):
         rows = range(len(self.words)) if rows is None else rows
@@ -156,150 +150,60 @@ class _Search:
         same = (mat[:, :w] == gold[:, :w]).all(axis=1)
         return same & ((mat > 0).sum(axis=1) == (gold > 0).sum(axis=1))
 
-    def estimate(self, rows_out) -> float:
-        """Training words right after a rule and a UR step, estimated from the rows of
-        :meth:`set_urs`: the words right under the current URs, plus for each morpheme
-        the gain of its best other candidate with the rest fixed (gains of morphemes
-        sharing a word may overlap, so this can overestimate)."""
-        ok = self.correct(rows_out, gold=self.row_gold)
+    def estimate(self, ok: np.ndarray) -> float:
+        """Training words right after a rule and a UR step, estimated from which rows of
+        :meth:`set_urs` are right (``ok``): the words right under the current URs, plus
+        for each morpheme the gain of its best other candidate with the rest fixed
+        (gains of morphemes sharing a word may overlap, so this can overestimate)."""
         base = ok[self.row_morph < 0]
-        cur = np.zeros(len(self.morphs))
-        np.add.at(cur, self.pair_morph, base[self.pair_word])
-        alt = np.zeros((len(self.morphs), _MAX_CANDIDATES))
+        k = len(self.morphs)
+        cur = np.bincount(self.pair_morph, weights=base[self.pair_word], minlength=k)
         v = self.row_morph >= 0
-        np.add.at(alt, (self.row_morph[v], self.row_cand[v]), ok[v])
-        return float(base.sum() + np.maximum(alt.max(axis=1) - cur, 0).sum())
+        alt = np.bincount(self.row_morph[v] * _MAX_CANDIDATES + self.row_cand[v],
+                          weights=ok[v], minlength=k * _MAX_CANDIDATES)
+        gain = alt.reshape(k, _MAX_CANDIDATES).max(axis=1) - cur
+        return float(base.sum() + np.maximum(gain, 0).sum())
 
-    # ---------------------------------------------------------------- candidates
-    def proposals(self, rows_out: np.ndarray, wrong_words: np.ndarray) -> dict:
-        """(mapping, insert, text, cost) -> the neighbours seen ("left", "right", both
-        as "pairs", and the nearest preceding and following vowels of a vowel's change:
-        "tier", "tier_right"), from
-        the wrong rows of the words that share a morpheme with a word of
-        ``wrong_words`` (a rule may be needed by another UR of a word that is right)."""
-        props: dict = {}
-        shared = {m for i in wrong_words for m in self.words[int(i)][0]}
-        near = [i for i, (ms, _) in enumerate(self.words) if shared & set(ms)]
-        pick = np.flatnonzero(np.isin(self.row_word, near)
-                              & ~self.correct(rows_out, gold=self.row_gold))
-        for r, o in zip(pick, unpack(rows_out[pick], self.n)):
-            gold = self.words[int(self.row_word[r])][1]
-            for op in _align(o, tuple(gold)):
-                i = op[1]
-                left = o[i - 1] if i > 0 else EDGE
-                if op[0] == "ins":
-                    right = o[i] if i < len(o) else EDGE
-                    keys = [self._insertion(op[2])]
-                else:
-                    right = o[i + 1] if i + 1 < len(o) else EDGE
-                    keys = self._changes(o[i], op[2] if op[0] == "sub" else 0)
-                tiers = self._tier_neighbours(o, i) if op[0] == "sub" else None
-                for k in keys:
-                    seen = props.setdefault(k, {"left": set(), "right": set(), "tier": set(),
-                                                "tier_right": set(), "pairs": set()})
-                    seen["left"].add(left)
-                    seen["right"].add(right)
-                    seen["pairs"].add((left, right))
-                    if tiers is not None:
-                        seen["tier"].add(tiers[0])
-                        seen["tier_right"].add(tiers[1])
-        return props
-
-    def _tier_neighbours(self, o: tuple, i: int):
-        """The nearest vowels before and after position i (EDGE if none); None if o[i]
-        is no vowel."""
-        if o[i] not in self.vowels:
-            return None
-        return (next((o[j] for j in range(i - 1, -1, -1) if o[j] in self.vowels), EDGE),
-                next((o[j] for j in range(i + 1, len(o)) if o[j] in self.vowels), EDGE))
-
-    def _insertion(self, y):
-        return ((), y, f"∅ → {self.sf.symbols[y - 1]}", SEGMENT_COST)
-
-    def _changes(self, x, y) -> list:
-        sym = self.sf.symbols
-        if y == 0:
-            return [(tuple((c, 0) for c in sorted(cl.members)), 0,
-                     f"{cl.text} → ∅", cl.cost + 1.0) for cl in self.sf.classes_of(x)]
-        ch = self.sf.change(x, y)
-        out = [(((x, y),), 0, f"{sym[x - 1]} → {sym[y - 1]}", 2 * SEGMENT_COST)]
-        for cl in self.sf.classes_of(x)[1:]:
-            mp = tuple((c, self.sf.apply_change(c, ch)) for c in sorted(cl.members))
-            mp = tuple((c, d) for c, d in mp if d is not None)
-            out.append((mp, 0, f"{cl.text} → {self.sf.change_text(ch)}", cl.cost + len(ch)))
+    def rows_ok_after(self, rule: SegmentRule, mat: np.ndarray, has: np.ndarray,
+                      ok: np.ndarray, then: Sequence = ()) -> np.ndarray:
+        """Which rows of :meth:`set_urs` are right when ``rule`` and then the cascade
+        ``then`` rewrite ``mat`` (whose rows' right-ness is ``ok``): only the rows that
+        hold a target and both contexts (``has``: rows × labels, :func:`strgm.models.rule_proposals.presence`) can
+        change, so only those are rewritten and checked."""
+        need = has[:, [x for x, _ in rule.mapping]].any(axis=1) if rule.mapping else \
+            np.ones(len(mat), dtype=bool)
+        for ctx in (rule.left, rule.right) if rule.tier is None else ():
+            if ctx is not None and EDGE not in ctx:
+                need &= has[:, sorted(ctx)].any(axis=1)
+        idx = np.flatnonzero(need)
+        out = ok.copy()
+        if len(idx):
+            sub = apply_rules(then, apply_rule(rule, mat[idx], self.n), self.n)
+            out[idx] = self.correct(sub, gold=self.row_gold[idx])
         return out
 
-    def _contexts(self, labels: set) -> list:
-        opts = {_ANY.members: _ANY}
-        for a in labels:
-            for c in ([_EDGE] if a == EDGE else self.sf.classes_of(a)):
-                if c.members not in opts or opts[c.members].cost > c.cost:
-                    opts[c.members] = c
-        return list(opts.values())
-
     def screen(self, rules: list, wrong_words: np.ndarray, base: int) -> list:
-        """Candidate rules with their estimated DL decrease (:meth:`estimate`), placed
-        first or last in the cascade ``rules``, best first: each (target, change) with
-        every left context alone, every right context alone, every tier context (the
-        nearest vowel before or after), and
-        pairs — the best five of each side combined, and for an insertion every pair of
-        classes of the neighbours seen around one site."""
-        rows_out = apply_rules(rules, self.rows, self.n)
-        scored: dict = {}
-        for (mp, ins, text, cost), seen in self.proposals(rows_out, wrong_words).items():
-            def score(lc, rc, tier=""):
-                if ins and lc is _ANY and rc is _ANY:
-                    return -np.inf
-                rule = SegmentRule(mp, ins, lc.members or None, rc.members or None,
-                                   _rule_text(text, lc, rc, tier),
-                                   self.vowels if tier else None, tier or "left")
-                if rule not in scored:
-                    rcost = cost + lc.cost + rc.cost + float(bool(tier))
-                    last = self.estimate(apply_rule(rule, rows_out, self.n))
-                    first = self.estimate(apply_rules(rules, apply_rule(
-                        rule, self.rows, self.n), self.n)) if rules else last
-                    scored[rule] = (self.word_cost * (max(first, last) - base) - rcost,
-                                    rcost)
-                return scored[rule][0]
-            for tc in self._contexts(seen["tier"])[1:]:  # tier contexts (not unrestricted)
-                score(tc, _ANY, tier="left")
-            for tc in self._contexts(seen["tier_right"])[1:]:
-                score(_ANY, tc, tier="right")
-            lcs, rcs = self._contexts(seen["left"]), self._contexts(seen["right"])
-            top_l = sorted(lcs, key=lambda c: -score(c, _ANY))[:5]
-            top_r = sorted(rcs, key=lambda c: -score(_ANY, c))[:5]
-            pairs = {(lc, rc) for lc in top_l for rc in top_r}
-            if ins:
-                for l, r in seen["pairs"]:
-                    pairs |= {(lc, rc) for lc in self._contexts({l})[1:]
-                              for rc in self._contexts({r})[1:]}
-            for lc, rc in pairs:
-                score(lc, rc)
-        return sorted(((g, c, r) for r, (g, c) in scored.items()), key=lambda t: -t[0])
-
-
-def _rule_text(change: str, lc: NaturalClass, rc: NaturalClass, tier: str = "") -> str:
-    """``x → y / L _ R``; a tier context is written ``L …_`` or ``_… R`` (any
-    consonants between)."""
-    if not lc.text and not rc.text:
-        return change
-    gap_l = " …" if tier == "left" else ""
-    gap_r = "… " if tier == "right" else ""
-    return f"{change} / {lc.text}{gap_l}_{gap_r}{rc.text}"
+        """Candidate rules, best first (:func:`strgm.models.rule_proposals.screen`)."""
+        return screen(self, rules, wrong_words, base)
 
 
 def learn_rules(symbols: Sequence[str], words: Sequence, candidates: dict, *,
-                word_cost: float = 4.0, max_rules: int = 12, rounds: int = 4,
-                exact_checks: int = 20, progress=None) -> RuleGrammar:
+                word_cost: float = 4.0, ur_cost: float = 1.0, max_rules: int = 12,
+                rounds: int = 4, exact_checks: int = 20, beam: Optional[int] = None,
+                window: int = 2, progress=None) -> RuleGrammar:
     """URs and a rule cascade for ``words`` ([(morphemes, surface labels)]) from
-    ``candidates`` (morpheme → [UR labels, ...], best first): module docstring. Each
-    rule step screens candidates by an estimate (:meth:`_Search.estimate`) and scores
-    the best ``exact_checks`` exactly (UR steps after adding the rule). Two starts —
-    the first candidates, and the URs that fit the most words with no rule — and the
-    grammar of lower DL is kept (greedy search from the surface-true URs alone misses
-    analyses whose rules only pay once the URs move together). ``progress``: called
-    with a message as each rule is found."""
-    s = _Search(list(symbols), list(words), candidates, word_cost)
+    ``candidates`` (morpheme → [UR labels, ...], best first) minimising the DL of the
+    module docstring (λ = ``word_cost``, μ = ``ur_cost``). Each rule step screens
+    candidates by an estimate (:meth:`_Search.estimate`) and scores the best
+    ``exact_checks`` exactly (up to ``rounds`` UR steps after adding the rule). Two
+    starts — the first candidates, and the URs that fit the most words with no rule
+    (greedy search from the surface-true URs alone misses analyses whose rules only pay
+    once the URs move together) — are each searched with a beam of ``beam`` grammars
+    (1: greedy; None: :func:`default_beam`), and the grammar of lowest DL is kept.
+    ``window``: how far a context reaches on each side (1: the neighbour; 2: also the
+    segment beyond it). ``progress``: called with a message as the search goes."""
+    s = _Search(list(symbols), list(words), candidates, word_cost, ur_cost, window)
+    beam = default_beam(len(s.words)) if beam is None else beam
     runs = []
     for start, fit_first in enumerate((True, False)):
         urs = {m: c[0] for m, c in s.cands.items()}
@@ -307,45 +211,106 @@ def learn_rules(symbols: Sequence[str], words: Sequence, candidates: dict, *,
             _ur_step(s, urs, [])
         tell = None if progress is None else \
             (lambda msg, i=start: progress(f"rule search, start {i + 1}/2: {msg}"))
-        runs.append(_greedy(s, urs, max_rules, rounds, exact_checks, tell))
+        runs.append(_beam_search(s, urs, max_rules, rounds, exact_checks, beam, tell))
     return min(runs, key=lambda g: g.description_length)
 
 
-def _greedy(s: "_Search", urs: dict, max_rules: int, rounds: int, exact_checks: int,
-            progress=None) -> RuleGrammar:
-    """Add the best rule, first or last in the cascade (with its UR steps), while DL
-    decreases."""
-    rules: list = []
-    history: list = []
-    while len(rules) < max_rules:
-        ok = s.correct(s.outputs(urs, rules))
-        base = int(ok.sum())
-        if base == len(s.words):
+#: the largest training set searched with a beam of 2 by default
+BEAM_WORDS = 200
+
+
+def default_beam(n_words: int) -> int:
+    """2 up to :data:`BEAM_WORDS` training words, 1 (greedy) above: a beam of 2 costs
+    about twice the greedy search, which a 300-word paradigm cannot afford within the
+    5-minute training budget of docs/architecture.md §5."""
+    return 2 if n_words <= BEAM_WORDS else 1
+
+
+@dataclass
+class _State:
+    """A grammar in the beam: URs, cascade, the rules' history and its DL."""
+
+    urs: dict
+    rules: list
+    history: list
+    dl: float
+    seen: bytes = b""  # which training words it gets right (one analysis per value)
+    residual: int = 0  # segments of the training words' outputs that differ from gold
+    n: int = 0  # alphabet size (for extent)
+
+    def order(self) -> tuple:
+        """Lower DL first; ties: the outputs closer to the training words (a rule that
+        does part of the job, such as voicing every stop after a nasal before place
+        assimilation is found, beats a rival that fixes the same words and leaves
+        the rest further off), then the narrower rules (:func:`strgm.models.
+        rule_proposals.extent`), then the notation (never hash order)."""
+        return (self.dl, self.residual, sum(extent(r, self.n) for r in self.rules),
+                [repr(r) for r in self.rules])
+
+
+def _beam_search(s: "_Search", urs: dict, max_rules: int, rounds: int,
+                 exact_checks: int, beam: int, progress=None) -> RuleGrammar:
+    """Rule steps from ``urs`` with no rule, keeping the ``beam`` grammars of lowest DL
+    among the successors of the current ones (each successor: one rule added first or
+    last, then its UR steps; only successors that lower their parent's DL), until no
+    grammar in the beam can be improved or ``max_rules`` is reached. Cost: ``beam`` ×
+    one greedy rule step per step."""
+    right = int(s.correct(s.outputs(urs, [])).sum())
+    best = _State(dict(urs), [], [], s.word_cost * (len(s.words) - right)
+                  + s.lexicon(urs), n=s.n)
+    states = [best]
+    for step in range(max_rules):
+        children: dict = {}
+        for j, st in enumerate(states):
+            tell = None if progress is None else \
+                (lambda msg, j=j: progress(f"{msg} (beam {j + 1}/{len(states)})"))
+            for child in _successors(s, st, rounds, exact_checks, beam, tell):
+                if child.seen not in children or \
+                        children[child.seen].order() > child.order():
+                    children[child.seen] = child
+        if not children:
             break
-        s.set_urs(urs)
-        best = None
-        screened = s.screen(rules, np.flatnonzero(~ok), base)[:exact_checks]
-        for i, (_, cost, rule) in enumerate(screened):
-            if progress is not None:
-                progress(f"{len(rules)} rule(s); scoring candidate {i + 1}/{len(screened)}")
-            for cascade in ([rule] + rules, rules + [rule]) if rules else ([rule],):
-                trial = dict(urs)
-                for _ in range(rounds):
-                    if not _ur_step(s, trial, cascade):
-                        break
-                right = int(s.correct(s.outputs(trial, cascade)).sum())
-                gain = s.word_cost * (right - base) - cost
-                if best is None or gain > best[0]:
-                    best = (gain, cost, rule, trial, cascade)
-        if best is None or best[0] <= 0:
-            break
-        gain, cost, rule, urs, rules = best
-        history.append({"rule": rule.text, "dl_decrease": float(gain), "cost": float(cost)})
+        states = sorted(children.values(), key=lambda c: c.order())[:beam]
+        if states[0].dl < best.dl:
+            best = states[0]
         if progress is not None:
-            progress(f"{len(rules)} rule(s), latest {rule.text}")
-    right = int(s.correct(s.outputs(urs, rules)).sum())
-    dl = sum(h["cost"] for h in history) + s.word_cost * (len(s.words) - right)
-    return RuleGrammar(s.sf.symbols, urs, rules, right, len(s.words), float(dl), history)
+            progress(f"{step + 1} rule(s), best {states[0].history[-1]['rule']}")
+    ok = int(s.correct(s.outputs(best.urs, best.rules)).sum())
+    return RuleGrammar(s.sf.symbols, best.urs, best.rules, ok, len(s.words),
+                       float(best.dl), best.history)
+
+
+def _successors(s: "_Search", st: _State, rounds: int, exact_checks: int, keep: int,
+                progress=None) -> list:
+    """The ``keep`` best grammars one rule larger than ``st`` that lower its DL (the
+    screened candidates of :meth:`_Search.screen`, scored exactly in both places)."""
+    urs, rules = st.urs, st.rules
+    ok = s.correct(s.outputs(urs, rules))
+    base = int(ok.sum())
+    if base == len(s.words):
+        return []
+    s.set_urs(urs)
+    out: dict = {}  # words right -> the best grammar getting exactly those right
+    screened = s.screen(rules, np.flatnonzero(~ok), base)[:exact_checks]
+    for i, (_, cost, rule) in enumerate(screened):
+        if progress is not None:
+            progress(f"{len(rules)} rule(s); scoring candidate {i + 1}/{len(screened)}")
+        for cascade in ([rule] + rules, rules + [rule]) if rules else ([rule],):
+            trial = dict(urs)
+            for _ in range(rounds):
+                if not _ur_step(s, trial, cascade):
+                    break
+            mat = s.outputs(trial, cascade)
+            now = s.correct(mat)
+            gain = s.word_cost * (int(now.sum()) - base) - cost - \
+                (s.lexicon(trial) - s.lexicon(urs))
+            key = np.packbits(now).tobytes()
+            hist = st.history + [{"rule": rule.text, "dl_decrease": float(gain),
+                                  "cost": float(cost)}]
+            child = _State(trial, cascade, hist, st.dl - gain, key, s.residual(mat), s.n)
+            if gain > 0 and (key not in out or out[key].order() > child.order()):
+                out[key] = child
+    return sorted(out.values(), key=lambda c: c.order())[:keep]
 
 
 def _ur_step(s: _Search, urs: dict, rules: list) -> bool:
@@ -358,7 +323,8 @@ def _ur_step(s: _Search, urs: dict, rules: list) -> bool:
         rows = [i for i, (ms, _) in enumerate(s.words) if m in ms]
         if not rows:
             continue
-        scores = [int(s.correct(s.outputs({**urs, m: c}, rules, rows), rows).sum())
+        scores = [s.word_cost * int(s.correct(s.outputs({**urs, m: c}, rules, rows),
+                                              rows).sum()) - s.ur_cost * len(c)
                   for c in cands]
         best = cands[int(np.argmax(scores))]
         if best != urs[m] and max(scores) > scores[cands.index(urs[m])]:

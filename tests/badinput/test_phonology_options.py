@@ -29,7 +29,10 @@ def test_tier_features_with_resume_is_refused_before_reading(tmp_path):
 @pytest.mark.parametrize("option,value", [("--word-cost", "0"), ("--word-cost", "-1"),
                                           ("--word-cost", "nan"), ("--word-cost", "x"),
                                           ("--max-rules", "-1"), ("--max-rules", "1.5"),
-                                          ("--holdout", "1"), ("--seed", "-2")])
+                                          ("--holdout", "1"), ("--seed", "-2"),
+                                          ("--beam", "0"), ("--beam", "2.5"),
+                                          ("--ur-cost", "-1"), ("--ur-cost", "nan"),
+                                          ("--window", "3"), ("--window", "0")])
 def test_bad_rules_options_are_refused_before_reading(tmp_path, option, value):
     o = run_cli(["rules", str(tmp_path / "absent.tsv"), f"{option}={value}", "--save",
                  str(tmp_path / "g.json"), "--quiet"], watch=tmp_path)
@@ -55,7 +58,8 @@ def test_bad_family_is_refused(tmp_path):
     assert_clean_error(o, "--family", "rulez")
 
 
-@pytest.mark.parametrize("option", ["--word-cost=2", "--max-rules=3"])
+@pytest.mark.parametrize("option", ["--word-cost=2", "--max-rules=3", "--beam=1",
+                                    "--window=1", "--ur-cost=0"])
 def test_search_options_with_a_saved_grammar_are_refused(tmp_path, option):
     g = tmp_path / "g.json"
     g.write_text("{}", encoding="utf-8")
@@ -67,9 +71,24 @@ def test_search_options_with_a_saved_grammar_are_refused(tmp_path, option):
 def test_cli_defaults_are_the_librarys():
     import inspect
 
-    from strgm.cli.rules import MAX_RULES, WORD_COST
+    from strgm.cli.rules import BEAM_WORDS, MAX_RULES, UR_COST, WINDOW, WORD_COST
+    from strgm.models import rule_search
     from strgm.models.rule_phonology import train_rule_phonology
 
     params = inspect.signature(train_rule_phonology).parameters
-    assert (params["word_cost"].default, params["max_rules"].default) == (WORD_COST,
-                                                                          MAX_RULES)
+    assert (params["word_cost"].default, params["max_rules"].default,
+            params["window"].default, params["ur_cost"].default) == (WORD_COST, MAX_RULES,
+                                                                   WINDOW, UR_COST)
+    assert BEAM_WORDS == rule_search.BEAM_WORDS
+
+
+@pytest.mark.parametrize("kw", [{"beam": 0}, {"beam": 1.5}, {"window": 3},
+                                {"window": 0}, {"ur_cost": -1.0}, {"ur_cost": float("inf")}])
+def test_bad_search_settings_in_the_library_are_option_errors(kw):
+    from strgm.datasets.paradigm import Paradigm
+    from strgm.errors import OptionError
+    from strgm.models.rule_phonology import train_rule_phonology
+
+    para = Paradigm.from_pairs([(["R1"], "rob"), (["R1", "PL"], "robi")])
+    with pytest.raises(OptionError, match=next(iter(kw))):
+        train_rule_phonology(para, **kw)

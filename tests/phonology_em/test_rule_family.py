@@ -38,11 +38,18 @@ def _fst_outputs(rules, word):
     return out
 
 
-def _random_rule(rng):
+def _random_rule(rng, kinds=("sub", "del", "ins", "tier", "tier_right", "wide")):
     def ctx():
         return rng.choice([None, frozenset([EDGE]), frozenset(rng.sample(range(1, N + 1), 2)),
                            frozenset([EDGE, rng.randint(1, N)])])
-    kind = rng.choice(["sub", "del", "ins", "tier", "tier_right"])
+    kind = rng.choice(kinds)
+    if kind == "wide":  # a window of 2 on one side or both
+        near = lambda: frozenset(rng.sample(range(1, N + 1), 3))  # noqa: E731
+        mapping = rng.choice([((1, 2), (3, 4)), ((rng.randint(1, N), 0),)])
+        left, right = rng.choice([(near(), None), (None, near()), (near(), near())])
+        return SegmentRule(mapping, left=left, right=right,
+                           left2=None if left is None else ctx(),
+                           right2=None if right is None else ctx())
     if kind == "ins":
         return SegmentRule(insert=rng.randint(1, N), left=ctx() or frozenset([1]),
                            right=ctx())
@@ -59,11 +66,11 @@ def _random_rule(rng):
     return SegmentRule(mapping=((1, 2), (3, 4)), left=ctx(), right=ctx())
 
 
-def _disagreements(trials=150, seed=0):
+def _disagreements(trials=150, seed=0, **kinds):
     rng = random.Random(seed)
     bad = 0
     for _ in range(trials):
-        rule = _random_rule(rng)
+        rule = _random_rule(rng, **kinds)
         words = [tuple(rng.randint(1, N) for _ in range(rng.randint(0, 6)))
                  for _ in range(4)]
         got = unpack(apply_rule(rule, pack(words, N), N), N)
@@ -76,6 +83,34 @@ def test_batch_application_is_cdrewrite():
     or right to left for a right tier) on random words: the numpy applier and the
     compiled transducer agree exactly."""
     assert _disagreements(300) == 0
+
+
+def test_contexts_of_width_two_are_cdrewrites():
+    """x → y / L2 L _ R R2 (the segment beyond each neighbour, or the edge beyond it)
+    on random words: numpy and the compiled transducer agree; reading the neighbour
+    again instead of the segment beyond (an off-by-one) is caught."""
+    assert _disagreements(300, seed=1, kinds=("wide",)) == 0
+
+
+def test_a_width_two_context_read_one_segment_short_is_caught(monkeypatch):
+    def short(rule, mat, n):
+        ok = np.ones((len(mat), mat.shape[1] - 2), dtype=bool)
+        if rule.left2 is not None:
+            ok &= rule_apply._context(rule.left2, n)[mat[:, :-2]]
+        if rule.right2 is not None:
+            ok &= rule_apply._context(rule.right2, n)[mat[:, 2:]]
+        return ok
+    monkeypatch.setattr(rule_apply, "_beyond", short)
+    assert _disagreements(150, seed=1, kinds=("wide",)) > 0
+
+
+def test_a_width_two_context_needs_a_neighbour_class_that_is_not_the_edge():
+    import pytest
+    for bad in (dict(right=frozenset([EDGE]), right2=frozenset([1])),
+                dict(right2=frozenset([1])),
+                dict(insert=2, left=frozenset([1]), left2=frozenset([2]))):
+        with pytest.raises(ValueError, match="width 2"):
+            SegmentRule(**({"mapping": ((1, 2),)} if "insert" not in bad else {}), **bad)
 
 
 def test_a_tier_rule_read_on_the_input_is_caught(monkeypatch):

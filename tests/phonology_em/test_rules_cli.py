@@ -125,3 +125,22 @@ def test_the_family_choice_is_the_laplace_mixture_of_the_two_families(tmp_path):
     assert choice.per_word["R5"]["family"] == "edit"
     assert choice.per_word["R5"]["epsilon"] == 0.75
     assert choice.per_word["R9 PL"]["family"] == "rules"
+
+
+def test_rules_search_options_reach_the_search(tmp_path, capsys):
+    """--window 1 --beam 1 --ur-cost 0: the description length printed is the rules'
+    cost plus λ per wrong word only (no lexicon term), and a saved grammar with a
+    context of width 2 (the default window) round-trips through --grammar."""
+    f = _file(tmp_path)
+    assert main(["rules", str(f), "--window", "1", "--beam", "1", "--ur-cost", "0",
+                 "--quiet"]) == 0
+    plain = capsys.readouterr().out
+    g = tmp_path / "g.json"
+    assert main(["rules", str(f), "--save", str(g), "--quiet"]) == 0
+    with_lexicon = capsys.readouterr().out
+    dl = [float(t.split("description length ")[1].split(";")[0])
+          for t in (plain, with_lexicon)]
+    saved = json.loads(g.read_text(encoding="utf-8"))
+    lexicon = sum(len(u) for u in saved["underlying_forms"].values())
+    assert dl[1] == pytest.approx(dl[0] + lexicon)  # same rules, μ = 1 per UR segment
+    assert all("left2" in r and "right2" in r for r in saved["rules"])
