@@ -90,14 +90,14 @@ def rule_candidates(paradigm, heldout: Sequence[str], extra: Optional[dict] = No
 
 def train_rule_phonology(paradigm, heldout: Sequence[str] = (), *,
                          extra: Optional[dict] = None, word_cost: float = 4.0,
-                         ur_cost: float = 1.0, max_rules: int = 12, beam: Optional[int] = None,
-                         window: int = 2, progress=None) -> RuleRun:
+                         ur_cost: float = 1.0, max_rules: int = 12,
+                         beam: Optional[int] = None, window: int = 2,
+                         progress=None) -> RuleRun:
     """Learn URs and rules on the words left after ``heldout`` (word keys) with
     :func:`strgm.models.rule_search.learn_rules` (``beam`` None: its default for the
-    number of training words). A non-positive or non-finite ``word_cost``, a negative or
-    non-finite ``ur_cost``, a negative
-    ``max_rules``, a ``beam`` below 1 or a ``window`` other than 1 or 2 is an
-    :class:`OptionError`."""
+    number of training words). A non-positive or non-finite ``word_cost``, a negative
+    or non-finite ``ur_cost``, a negative ``max_rules``, a ``beam`` below 1 or a
+    ``window`` other than 1 or 2 is an :class:`OptionError`."""
     word_cost = check_float("word_cost", word_cost, min=0, min_open=True)
     ur_cost = check_float("ur_cost", ur_cost, min=0)
     max_rules = check_int("max_rules", max_rules, min=0)
@@ -108,7 +108,8 @@ def train_rule_phonology(paradigm, heldout: Sequence[str] = (), *,
     train = split(paradigm, held)
     words = [(e.morphemes, tuple(alphabet.encode(e.segments))) for e in train.observed]
     g = learn_rules(alphabet.segment_symbols, words, cands, word_cost=word_cost,
-                    ur_cost=ur_cost, max_rules=max_rules, beam=beam, window=window, progress=progress)
+                    ur_cost=ur_cost, max_rules=max_rules, beam=beam, window=window,
+                    progress=progress)
     return RuleRun(g, [e for e in paradigm.entries if e.key in held and e.surface],
                    cands, list(train.observed))
 

@@ -168,8 +168,9 @@ class _Search:
                       ok: np.ndarray, then: Sequence = ()) -> np.ndarray:
         """Which rows of :meth:`set_urs` are right when ``rule`` and then the cascade
         ``then`` rewrite ``mat`` (whose rows' right-ness is ``ok``): only the rows that
-        hold a target and both contexts (``has``: rows × labels, :func:`strgm.models.rule_proposals.presence`) can
-        change, so only those are rewritten and checked."""
+        hold a target and both contexts (``has``: rows × labels,
+        :func:`strgm.models.rule_proposals.presence`) can change, so only those are
+        rewritten and checked."""
         need = has[:, [x for x, _ in rule.mapping]].any(axis=1) if rule.mapping else \
             np.ones(len(mat), dtype=bool)
         for ctx in (rule.left, rule.right) if rule.tier is None else ():
