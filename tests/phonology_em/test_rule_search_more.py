@@ -33,8 +33,8 @@ def _polish_like():
 
 def test_raising_before_a_final_voiced_nonnasal_needs_a_window_of_two():
     """The bare forms of /ton/, /mod/, /ʒol/ are held out (their plurals are seen).
-    With contexts of width 2 the raising rule sees 'voiced non-nasal, then the edge'
-    and leaves [ton] alone; with width 1 (negative control) the best the search finds
+    With contexts of width 2 the raising rule sees 'a non-nasal, then the edge'
+    (the search learns [−nasal]#) and leaves [ton] alone; with width 1 (negative control) the best the search finds
     raises every last round vowel and predicts *[tun]."""
     para, held = _polish_like(), ["R08", "R22", "R23"]
     wide = train_rule_phonology(para, held, window=2)
