@@ -79,27 +79,36 @@ def test_description_length_is_rules_plus_lexicon_plus_wrong_words(ur_cost):
 
 
 # ------------------------------------------------------------ determinism
+_ENGLISH = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "data",
+                        "phonology", "Odden_1.12_English.tsv")
 _SCRIPT = """
-import json, sys, warnings
+import json, warnings
 warnings.simplefilter("ignore")
-sys.path.insert(0, {here!r})
-from test_rule_search_more import _polish_like
+from strgm.datasets.paradigm import read_paradigm
+from strgm.models.phonology import holdout_split
 from strgm.models.rule_phonology import train_rule_phonology
-g = train_rule_phonology(_polish_like(), ["R08"], beam=2).grammar
+p = read_paradigm({path!r})
+g = train_rule_phonology(p, holdout_split(p, 0.1, 3)).grammar
 print(json.dumps([[r.text for r in g.rules], g.description_length,
                   sorted((m, list(u)) for m, u in g.urs.items())]))
 """
 
 
+@pytest.mark.skipif(not os.path.isfile(_ENGLISH), reason="../shared/data is absent")
 def test_the_search_does_not_depend_on_the_hash_seed():
     """Two processes with different PYTHONHASHSEED learn the same grammar (ties between
-    equally good rules are broken by notation, never by set or dict order)."""
-    code = _SCRIPT.format(here=os.path.dirname(__file__))
+    equally good rules are broken by closeness, narrowness and notation, never by set
+    or dict order). On this split the search broke ties by set order before, and the
+    two processes learned different epenthesis contexts (checked by reverting the
+    tie-breaks: [+sib]_[+sib] vs [+sib]_[fric])."""
+    code = _SCRIPT.format(path=_ENGLISH)
+    procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True,
+                              env=dict(os.environ, PYTHONHASHSEED=seed))
+             for seed in ("1", "2")]
     outs = []
-    for seed in ("1", "2"):
-        env = dict(os.environ, PYTHONHASHSEED=seed)
-        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                           env=env, timeout=300)
-        assert p.returncode == 0, p.stderr[-2000:]
-        outs.append(json.loads(p.stdout.strip().splitlines()[-1]))
+    for p in procs:
+        out, err = p.communicate(timeout=600)
+        assert p.returncode == 0, err[-2000:]
+        outs.append(json.loads(out.strip().splitlines()[-1]))
     assert outs[0] == outs[1]
