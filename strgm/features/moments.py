@@ -40,6 +40,7 @@ import scipy.linalg as sla
 import scipy.sparse.linalg as spla
 
 from strgm.errors import DivergenceError, InconsistentEvidenceError
+from strgm.features.product import counting_product
 from strgm.features.symbols import eos
 from strgm.features.theta import FeatureSet, Theta
 from strgm.wfsa.construct import string_acceptor
@@ -309,6 +310,19 @@ class CompositionCache:
 
 
 def _compose_counting(p: pynini.Fst, cover: FeatureSet, what: str) -> Composition:
+    """C = p·EOS ∘ T by the compiled product (:mod:`strgm.features.product`)."""
+    dfa = cover.dfa
+    t = counting_product(arc_table(p), dfa.goto, dfa.start, cover.num_labels, what)
+    if t is None:
+        raise InconsistentEvidenceError(f"{what} accepts no string")
+    levels = topological_levels(t) if is_acyclic(p) else None
+    return Composition(p, cover, t, levels)
+
+
+def compose_counting_reference(p: pynini.Fst, cover: FeatureSet,
+                               what: str = "automaton") -> Composition:
+    """C by OpenFst (concatenation with EOS, composition with the counting transducer,
+    connection): the reference the compiled product is tested against."""
     n = cover.num_labels
     comp = compose(_with_eos(p, n), cover.dfa.counting_transducer(None))
     if comp.num_states() == 0 or comp.start() < 0:

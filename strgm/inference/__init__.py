@@ -29,7 +29,7 @@ from strgm.wfsa import guard
 
 
 def infer(graph: FactorGraph, method: str = "pruned", *, max_iters: int = 10,
-          tol: float = 1e-4, kbest: int = 20, max_states: int = 200_000,
+          tol: Optional[float] = None, max_seconds: Optional[float] = None, kbest: int = 20, max_states: int = 200_000,
           max_memory: Optional[int | str] = None,
           progress: Optional[Callable[[str], None]] = None, **options) -> InferenceResult:
     """Run inference and return beliefs for every latent variable.
@@ -42,7 +42,14 @@ def infer(graph: FactorGraph, method: str = "pruned", *, max_iters: int = 10,
     Memory, for every method (:mod:`strgm.wfsa.guard`): ``max_states`` bounds the states
     of every message and belief; ``max_memory`` (bytes, or a size such as ``"4G"``;
     default: current RSS plus half of the available memory) caps the process's resident
-    memory. Each composition, ε-removal and n-best search is bounded *before* it runs
+    memory.
+
+    Stopping: the run stops when no tracked belief moved more than ``tol`` in an
+    iteration (default: the method's ``default_tol``, a top-5 probability change of 1e-4
+    for BP and pruned BP, a symmetric KL divergence of 1e-3 nats for EP/PEP), after
+    ``max_iters`` iterations, or — anytime — at the end of the first iteration that
+    ends after ``max_seconds``. ``result.extra["stop_reason"]`` says which, and
+    ``result.deltas`` how far the beliefs moved in each iteration. Each composition, ε-removal and n-best search is bounded *before* it runs
     (160 bytes per state and 48 per arc of a pynini VectorFst while being built, times 2
     for the copy that follows) and refused with :class:`MessageTooLargeError` — naming
     the variable or factor — when it might not fit; OpenFst itself would abort the process
@@ -51,18 +58,22 @@ def infer(graph: FactorGraph, method: str = "pruned", *, max_iters: int = 10,
     """
     method_named(method)
     max_iters = check_int("max_iters", max_iters, min=1)
+    if tol is None:
+        tol = method_named(method).default_tol
     tol = check_float("tol", tol, min=0)
+    if max_seconds is not None:
+        max_seconds = check_float("max_seconds", max_seconds, min=0)
     kbest = check_int("kbest", kbest, min=1)
     max_states = check_int("max_states", max_states, min=1)
     if max_memory is not None:
         max_memory = check_size("max_memory", max_memory)
     with guard.limits(max_states, max_memory, method=method) as lim:
-        return _infer(graph, method, max_iters, tol, kbest, max_states, lim, progress,
-                      options)
+        return _infer(graph, method, max_iters, tol, max_seconds, kbest, max_states, lim,
+                      progress, options)
 
 
-def _infer(graph, method, max_iters, tol, kbest, max_states, lim, progress, options
-           ) -> InferenceResult:
+def _infer(graph, method, max_iters, tol, max_seconds, kbest, max_states, lim, progress,
+           options) -> InferenceResult:
     t0 = time.perf_counter()
     side = method_named(method).make_side(graph, kbest=kbest, max_states=max_states,
                                           options=options)
@@ -71,13 +82,17 @@ def _infer(graph, method, max_iters, tol, kbest, max_states, lim, progress, opti
     with limit:
         stats = run_sweeps(graph, side, max_iters=max_iters, tol=tol,
                            max_states=max_states, progress=progress,
-                           min_iters=side.min_iters)
-    if not stats.converged and not graph.is_acyclic():
-        warnings.warn(f"{method} stopped after {stats.iterations} iterations without "
-                      f"converging (last belief change {stats.deltas[-1]:.2e} > tol={tol})",
-                      ConvergenceWarning, stacklevel=3)
-    settings = {"max_iters": max_iters, "tol": tol, **side.settings}
+                           min_iters=side.min_iters, max_seconds=max_seconds)
+    timed_out = stats.stop_reason == "max_seconds"
+    if not stats.converged and (timed_out or not graph.is_acyclic()):
+        why = "its time limit" if timed_out else "max_iters"
+        warnings.warn(f"{method} stopped at {why} after {stats.iterations} iterations "
+                      f"without converging (last belief change {stats.deltas[-1]:.2e} > "
+                      f"tol={tol})", ConvergenceWarning, stacklevel=3)
+    settings = {"max_iters": max_iters, "tol": tol, "max_seconds": max_seconds,
+                **side.settings}
     return InferenceResult(method, settings, time.perf_counter() - t0, stats.iterations,
                            stats.converged, stats.deltas, side=side, graph=graph,
                            extra={"max_message_states": stats.max_message_states,
+                                  "stop_reason": stats.stop_reason,
                                   **side.diagnostics()})

@@ -269,6 +269,35 @@ class EPSide(VariableSide):
         return Belief(var, th.features.dfa.encode(th.values), self.graph.alphabet,
                       log_z=logz)
 
+    # --- convergence ------------------------------------------------------------------
+    def convergence_state(self, var: str):
+        """θ_V for a variable that carries θ (else the exact side's top-5 signature)."""
+        if not self.has_theta(var):
+            return super().convergence_state(var)
+        self._visit(var)  # pending messages first, as for a belief
+        return self.theta(var)
+
+    def convergence_change(self, old, new) -> float:
+        """The symmetric KL divergence (nats) between successive beliefs q_θ and q_θ':
+
+            KL(q‖q') + KL(q'‖q) = (θ − θ')·(E_q[f] − E_q'[f])
+
+        on the union of their features (the log Z terms cancel). Unlike the top-5 test it
+        sees every string's probability, and it is what one more iteration could still
+        change: a projected message moves θ, not single strings. ∞ when either belief
+        is not normalisable yet. Cost: two q-moment solves per tracked variable."""
+        if not isinstance(new, Theta):
+            return super().convergence_change(old, new)
+        if old is None:
+            return float("inf")
+        fs = old.features.union(new.features)
+        a, b = old.align(fs, strict=False), new.align(fs, strict=False)
+        try:
+            ea, eb = q_moments(a).expectations, q_moments(b).expectations
+        except DivergenceError:
+            return float("inf")
+        return max(0.0, float(np.dot(a.values - b.values, ea - eb)))
+
     # --- θ bookkeeping ----------------------------------------------------------------
     def theta(self, var: str) -> Theta:
         """θ_V (eq. 4)."""

@@ -23,12 +23,14 @@ from strgm.inference.side import VariableSide
 
 @dataclass(frozen=True)
 class Method:
-    """A registered inference method: ``name``, a one-line ``summary`` and its side
-    factory."""
+    """A registered inference method: ``name``, a one-line ``summary``, its side
+    factory and the default ``tol`` of its convergence test, in the units of its side's
+    :meth:`~strgm.inference.side.VariableSide.convergence_change`."""
 
     name: str
     summary: str
     make_side: Callable[..., VariableSide]
+    default_tol: float = 1e-4
 
 
 METHODS: dict[str, Method] = {}
@@ -46,6 +48,11 @@ def method_named(name: str) -> Method:
     if name not in METHODS:
         raise OptionError("method", name, "must be one of " + ", ".join(METHODS))
     return METHODS[name]
+
+
+#: EP/PEP's default ``tol``: the symmetric KL divergence (nats) between a belief and its
+#: value one iteration earlier (:meth:`strgm.inference.ep.EPSide.convergence_change`).
+EP_TOL = 1e-3
 
 
 def _no_options(name: str, options: dict) -> None:
@@ -74,6 +81,6 @@ register(Method("bp", "loopy BP with exact WFSA messages (exact on acyclic graph
 register(Method("pruned", "pruned BP: domains are the union of the k-best strings of the "
                 "incoming messages (Cotterell, Peng & Eisner 2015)", _pruned))
 register(Method("ep", "expectation propagation onto a complete n-gram family (PEP §4)",
-                _ep("ep")))
+                _ep("ep"), default_tol=EP_TOL))
 register(Method("pep", "penalized EP: variable-order n-grams chosen by a sparsity "
-                "penalty (PEP §6)", _ep("pep")))
+                "penalty (PEP §6)", _ep("pep"), default_tol=EP_TOL))

@@ -9,8 +9,9 @@ alternately forwards and backwards. In a forward sweep a factor updates its mess
 backward sweep is exact on a tree (each message is computed after all the messages it
 depends on). An *iteration* is one forward and one backward sweep.
 
-Convergence: after each iteration, the largest change in the top-5 probabilities of any
-tracked belief must be ≤ ``tol``. Tracked are the latent variables where messages are
+Convergence: after each iteration, the largest change of any tracked belief must be
+≤ ``tol``, in the side's measure (the top-5 probabilities for BP and pruned BP, the
+symmetric KL divergence in nats for EP/PEP). Tracked are the latent variables where messages are
 multiplied, i.e. of degree ≥ 3 (all latent variables if there are none): a degree-1 or
 degree-2 variable only relays what its neighbours send (e.g. a word's underlying form
 between its concatenation and phonology factors, or a word to predict), so it settles
@@ -36,6 +37,7 @@ class SweepStats:
     converged: bool = False
     deltas: list = field(default_factory=list)
     seconds: float = 0.0
+    stop_reason: str = "max_iters"  # "converged" | "max_iters" | "max_seconds"
     max_message_states: int = 0
 
 
@@ -84,24 +86,18 @@ class Progress:
             self._open = False
 
 
-def belief_signature(belief, k: int = 5) -> dict:
-    """Top-k strings with probabilities, used to test convergence between iterations."""
-    return dict(belief.kbest_labels(k))
-
-
-def signature_change(old: Optional[dict], new: dict) -> float:
-    """Max absolute probability change over the union of two top-k lists."""
-    if old is None:
-        return float("inf")
-    keys = set(old) | set(new)
-    return max((abs(old.get(s, 0.0) - new.get(s, 0.0)) for s in keys), default=0.0)
-
-
 def run_sweeps(graph: FactorGraph, side: VariableSide, max_iters: int = 10,
                tol: float = 1e-4, max_states: int = 200_000,
                progress: Optional[Callable[[str], None]] = None,
-               min_iters: int = 1) -> SweepStats:
-    """Alternate forward/backward sweeps until beliefs stop changing (≤ ``tol``).
+               min_iters: int = 1, max_seconds: Optional[float] = None) -> SweepStats:
+    """Alternate forward/backward sweeps until beliefs stop changing (≤ ``tol``), for at
+    most ``max_iters`` iterations or, anytime, until ``max_seconds`` have passed at the
+    end of an iteration (the run then stops where it stands: ``stop_reason`` says why it
+    stopped and ``deltas`` how far the beliefs still moved).
+
+    How far a belief moved is the side's measure
+    (:meth:`~strgm.inference.side.VariableSide.convergence_change`): the largest change
+    of a top-5 probability by default, the symmetric KL divergence for EP/PEP.
 
     ``max_states`` bounds every factor-to-variable message; a larger one raises
     :class:`MessageTooLargeError` naming the message and suggesting what to do (the
@@ -128,7 +124,11 @@ def run_sweeps(graph: FactorGraph, side: VariableSide, max_iters: int = 10,
         if progress is not None:
             progress(f"iteration {it + 1}: max belief change {delta:.2e}")
         if it + 1 >= min_iters and delta <= tol:
-            stats.converged = True
+            stats.converged, stats.stop_reason = True, "converged"
+            break
+        if max_seconds is not None and time.perf_counter() - t0 >= max_seconds \
+                and it + 1 < max_iters:
+            stats.stop_reason = "max_seconds"
             break
     sweeper.send_to_leaves()
     stats.seconds = time.perf_counter() - t0
@@ -202,7 +202,7 @@ class _Sweeper:
                 and (self.pos[("var", v)] - fpos) * direction > 0]
 
     def belief_change(self) -> float:
-        """The largest change of a tracked belief's top-5 probabilities since the last
+        """The largest change of a tracked belief (the side's measure) since the last
         call (beliefs whose incoming messages did not change are skipped)."""
         delta = 0.0
         for v in self.latent:
@@ -211,8 +211,8 @@ class _Sweeper:
                 if v in self.previous and self.seen_version.get(v) == ver:
                     continue  # no incoming message changed: the belief is the same
                 self.seen_version[v] = ver
-            sig = belief_signature(self.side.belief(v))
-            delta = max(delta, signature_change(self.previous.get(v), sig))
+            sig = self.side.convergence_state(v)
+            delta = max(delta, self.side.convergence_change(self.previous.get(v), sig))
             self.previous[v] = sig
         return delta
 

@@ -18,6 +18,10 @@ interface only (docs/architecture.md §2):
                                            scheduler then skips unchanged messages)
 ``queries_only(var)``                      True when V's belief is only queried: its last
                                            message may keep ε-arcs
+``convergence_state(var)`` /               what the convergence test keeps of V's belief
+``convergence_change(old, new)``           after an iteration, and how far it moved
+                                           (default: top-5 probabilities; EP: θ_V and
+                                           the symmetric KL divergence in nats)
 ``settings`` / ``diagnostics()``           what the result records
 =========================================  ====================================================
 
@@ -28,13 +32,26 @@ into a side.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Mapping, Optional
+from typing import Any, Mapping, Optional
 
 import pynini
 
 from strgm.factors import Factor
 from strgm.graph import FactorGraph
 from strgm.wfsa.construct import string_acceptor
+
+
+def belief_signature(belief, k: int = 5) -> dict:
+    """Top-k strings with probabilities, used to test convergence between iterations."""
+    return dict(belief.kbest_labels(k))
+
+
+def signature_change(old: Optional[dict], new: dict) -> float:
+    """Max absolute probability change over the union of two top-k lists."""
+    if old is None:
+        return float("inf")
+    keys = set(old) | set(new)
+    return max((abs(old.get(s, 0.0) - new.get(s, 0.0)) for s in keys), default=0.0)
 
 
 def observation_message(graph: FactorGraph, var: str) -> pynini.Fst:
@@ -95,6 +112,17 @@ class VariableSide(ABC):
     def queries_only(self, var: str) -> bool:
         """True when ``var``'s belief may be any WFSA (ε-arcs included)."""
         return False
+
+    def convergence_state(self, var: str) -> Any:
+        """What the convergence test keeps of ``var``'s belief after an iteration
+        (default: its top-5 strings with their probabilities)."""
+        return belief_signature(self.belief(var))
+
+    def convergence_change(self, old: Any, new: Any) -> float:
+        """How far a belief moved between two iterations (``old`` None: the first);
+        the run converges when no tracked belief moved more than ``tol``. Default: the
+        largest change of a top-5 probability."""
+        return signature_change(old, new)
 
     def diagnostics(self) -> dict:
         """Counters of the run, merged into :attr:`InferenceResult.extra`."""
