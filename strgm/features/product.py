@@ -32,11 +32,7 @@ import numpy as np
 from strgm.errors import MessageTooLargeError
 from strgm.wfsa.core import ArcTable
 
-try:  # compiled kernels (numba); the same loops run as plain Python without it
-    from numba import njit
-except ImportError:  # pragma: no cover - numba is a dependency; kept for odd platforms
-    def njit(*_args, **_kwargs):
-        return lambda f: f
+from strgm.wfsa.compiled import njit
 
 #: Largest |Q_p|·|C_DFA| for the dense pair index (8 bytes per cell): 2·10⁷ cells are
 #: 160 MB; a larger product is refused with :class:`MessageTooLargeError` before any

@@ -14,6 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from strgm.errors import DivergenceError
+from strgm.wfsa.compiled import njit
 from strgm.wfsa.components import radius_lower_bound
 
 
@@ -86,7 +87,88 @@ def _fixed_point(m: sp.csr_matrix, b: np.ndarray, max_iter: int, watch: bool = F
                 ) -> Optional[np.ndarray]:
     """y ← m y + b from y = b to an exact float64 fixed point; None past ``max_iter``
     steps or, with ``watch``, as soon as the projected step count exceeds it. With
-    ``watch`` the divergence proof of :func:`iterative_solves` runs every 16 steps."""
+    ``watch`` the divergence proof of :func:`iterative_solves` runs every 16 steps.
+
+    The steps run in a compiled loop (:func:`_steps`, the same products in the same
+    order as scipy's CSR product, so the same numbers), which returns to Python only at
+    the checkpoints; :func:`_fixed_point_reference` is the plain scipy loop the tests
+    compare it with."""
+    m = m.tocsr()
+    indptr = np.ascontiguousarray(m.indptr, dtype=np.int64)
+    indices = np.ascontiguousarray(m.indices, dtype=np.int64)
+    data = np.ascontiguousarray(m.data, dtype=np.float64)
+    b = np.ascontiguousarray(b, dtype=np.float64)
+    y, k, last = b.copy(), 1, None
+    while k <= max_iter:
+        y, yn, k, status = _steps(indptr, indices, data, b, y, k, max_iter, watch)
+        if status == _FIXED:
+            return y
+        if status == _OUT_OF_STEPS:
+            return None
+        if status == _NOT_FINITE:
+            raise DivergenceError("automaton has infinite total weight (its path "
+                                  "sums exceed float64's range)")
+        last = _checkpoint(m, y, yn, k, max_iter, last)  # status _CHECKPOINT
+        if last is None:
+            return None
+        y, k = yn, k + 1
+    return None
+
+
+_FIXED, _NOT_FINITE, _CHECKPOINT, _OUT_OF_STEPS = 0, 1, 2, 3
+
+
+def _checkpoint(m, y: np.ndarray, yn: np.ndarray, k: int, max_iter: int,
+                last: Optional[float]) -> Optional[float]:
+    """Every 16 steps of a watched iteration: raise when the increment proves ρ ≥ 1;
+    None when the iteration cannot finish in time (:func:`_too_slow`); else the largest
+    increment, to compare with at the next checkpoint (``last``: None at the first)."""
+    u = yn - y
+    c = radius_lower_bound(m, u)
+    if c > 1.0:
+        raise DivergenceError("automaton has infinite total weight (spectral "
+                              f"radius >= {c:.6g})", radius_at_least=c)
+    g = float(u.max())
+    if last is not None and not np.isnan(last) and k >= 32 and \
+            _too_slow(g / last, g, yn, k, max_iter):
+        return None
+    return g
+
+
+@njit(cache=True)
+def _steps(indptr, indices, data, b, y, k, max_iter, watch):  # pragma: no cover
+    """Steps k, k+1, … of y ← m y + b until a fixed point (status 0), a non-finite
+    iterate under ``watch`` (1), a checkpoint under ``watch`` (2: every 16th step and
+    the last) or step ``max_iter`` is passed (3). Returns (y, y_next, k, status)."""
+    n = b.shape[0]
+    yn = np.empty(n)
+    while k <= max_iter:
+        for i in range(n):
+            s = 0.0
+            for jj in range(indptr[i], indptr[i + 1]):
+                s += data[jj] * y[indices[jj]]
+            yn[i] = s + b[i]
+        same = True
+        for i in range(n):
+            if yn[i] != y[i]:
+                same = False
+                break
+        if same:
+            return y, yn, k, 0
+        if watch:
+            for i in range(n):
+                if not np.isfinite(yn[i]):
+                    return y, yn, k, 1
+            if k % 16 == 0 or k == max_iter:
+                return y, yn, k, 2
+        y, yn = yn, y
+        k += 1
+    return y, yn, k, 3
+
+
+def _fixed_point_reference(m: sp.csr_matrix, b: np.ndarray, max_iter: int,
+                           watch: bool = False) -> Optional[np.ndarray]:
+    """:func:`_fixed_point` as a plain scipy loop (the reference of the tests)."""
     y = b.copy()
     last = None
     for k in range(1, max_iter + 1):
@@ -98,14 +180,8 @@ def _fixed_point(m: sp.csr_matrix, b: np.ndarray, max_iter: int, watch: bool = F
             raise DivergenceError("automaton has infinite total weight (its path "
                                   "sums exceed float64's range)")
         if watch and (k % 16 == 0 or k == max_iter):
-            u = yn - y
-            c = radius_lower_bound(m, u)
-            if c > 1.0:
-                raise DivergenceError("automaton has infinite total weight (spectral "
-                                      f"radius >= {c:.6g})", radius_at_least=c)
-            g = float(u.max())
-            if last is not None and k >= 32 and _too_slow(g / last, g, yn, k, max_iter):
+            last = _checkpoint(m, y, yn, k, max_iter, last)
+            if last is None:
                 return None
-            last = g
         y = yn
     return None
