@@ -1,6 +1,7 @@
-"""`strgm infer <problem> --method pep --json` on every shared textbook problem.
+"""`strgm infer <problem> --method M --json` on every shared textbook problem, for
+M = pruned and pep side by side (each problem's PEP CPU time over its pruned-BP time).
 
-    python benchmarks/pep_textbook.py run [--out DIR] [--timeout S]
+    python benchmarks/pep_textbook.py run [--out DIR] [--timeout S] [--methods pruned pep]
     python benchmarks/pep_textbook.py collect DIR     # summarise an earlier run's outputs
 
 ``run`` starts one ``strgm infer`` process per problem (exactly the user's command) and
@@ -31,9 +32,10 @@ RESULTS = os.path.join(HERE, "results")
 TIME_LINE = re.compile(r"^(\S+) ([\d.]+) s wall ([\d.]+) s user (\d+) KB exit (-?\d+)")
 
 
-def summarise(problem: str, out_json: str, wall: float, cpu: float, kb: int, code: int):
-    rec = {"problem": problem, "exit": code, "wall_seconds": wall, "cpu_seconds": cpu,
-           "max_rss_mb": kb / 1024}
+def summarise(name: str, out_json: str, wall: float, cpu: float, kb: int, code: int):
+    problem, _, method = name.partition("__")
+    rec = {"problem": problem, "method": method or "pep", "exit": code,
+           "wall_seconds": wall, "cpu_seconds": cpu, "max_rss_mb": kb / 1024}
     if code == 0 and os.path.exists(out_json):
         with open(out_json, encoding="utf-8") as fh:
             d = json.load(fh)
@@ -53,30 +55,38 @@ def summarise(problem: str, out_json: str, wall: float, cpu: float, kb: int, cod
 
 def run(args) -> list:
     os.makedirs(args.out, exist_ok=True)
+    times = os.path.join(args.out, "times.txt")
+    if os.path.exists(times):  # a new run replaces the old one's table
+        os.remove(times)
     rows = []
     for path in sorted(glob.glob(os.path.join(DATA, "*.tsv"))):
-        p = os.path.basename(path)[:-4]
-        out = os.path.join(args.out, p + ".json")
-        t0 = time.perf_counter()
-        # os.wait4 gives this child's own rusage (RUSAGE_CHILDREN's peak memory would be
-        # the maximum over every problem run so far)
-        proc = subprocess.Popen(["strgm", "infer", path, "--method", "pep", "--json", out,
-                                 "--quiet"], stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
-        timer = threading.Timer(args.timeout, proc.kill)
-        timer.start()
-        _, status, usage = os.wait4(proc.pid, 0)
-        timed_out = not timer.is_alive()
-        timer.cancel()
-        code = 124 if timed_out else os.waitstatus_to_exitcode(status)
-        wall = time.perf_counter() - t0
-        cpu = usage.ru_utime + usage.ru_stime
-        with open(os.path.join(args.out, "times.txt"), "a") as fh:
-            fh.write(f"{p} {wall:.2f} s wall {cpu:.2f} s user {usage.ru_maxrss} KB exit "
-                     f"{code}\n")
-        rows.append(summarise(p, out, wall, cpu, usage.ru_maxrss, code))
-        print(json.dumps(rows[-1]), flush=True)
+        for method in args.methods:
+            rows.append(run_one(args, path, method))
+            print(json.dumps(rows[-1]), flush=True)
     return rows
+
+
+def run_one(args, path: str, method: str) -> dict:
+    p = os.path.basename(path)[:-4] + "__" + method
+    out = os.path.join(args.out, p + ".json")
+    t0 = time.perf_counter()
+    # os.wait4 gives this child's own rusage (RUSAGE_CHILDREN's peak memory would be
+    # the maximum over every problem run so far)
+    proc = subprocess.Popen(["strgm", "infer", path, "--method", method, "--json", out,
+                             "--quiet"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    timer = threading.Timer(args.timeout, proc.kill)
+    timer.start()
+    _, status, usage = os.wait4(proc.pid, 0)
+    timed_out = not timer.is_alive()
+    timer.cancel()
+    code = 124 if timed_out else os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - t0
+    cpu = usage.ru_utime + usage.ru_stime
+    with open(os.path.join(args.out, "times.txt"), "a") as fh:
+        fh.write(f"{p} {wall:.2f} s wall {cpu:.2f} s user {usage.ru_maxrss} KB exit "
+                 f"{code}\n")
+    return summarise(p, out, wall, cpu, usage.ru_maxrss, code)
 
 
 def collect(directory: str) -> list:
@@ -95,16 +105,25 @@ def write(rows: list, how: str) -> None:
     os.makedirs(RESULTS, exist_ok=True)
     with open(os.path.join(RESULTS, "pep_textbook.json"), "w") as fh:
         json.dump(rows, fh, indent=1)
-    lines = ["# `strgm infer <problem> --method pep --json` on the shared problems", "",
-             how, "",
-             "| problem | exit | wall s | CPU s | peak MB | iterations | converged | "
-             "morphemes with a bare form whose 1-best UR is that form |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["# `strgm infer <problem> --method pruned|pep --json` on the shared problems",
+             "", how, "",
+             "| problem | method | exit | wall s | CPU s | × pruned CPU | peak MB | "
+             "iterations | converged | morphemes with a bare form whose 1-best UR is that "
+             "form |", "|---|---|---|---|---|---|---|---|---|---|"]
+    pruned = {r["problem"]: r["cpu_seconds"] for r in rows if r["method"] == "pruned"}
     for r in rows:
-        lines.append(f"| {r['problem']} | {r['exit']} | {r['wall_seconds']:.0f} | "
-                     f"{r['cpu_seconds']:.0f} | {r['max_rss_mb']:.0f} | "
-                     f"{r.get('iterations', '')} | {r.get('converged', '')} | "
+        ratio = f"{r['cpu_seconds'] / pruned[r['problem']]:.2f}" \
+            if r["problem"] in pruned else ""
+        lines.append(f"| {r['problem']} | {r['method']} | {r['exit']} | "
+                     f"{r['wall_seconds']:.0f} | {r['cpu_seconds']:.1f} | {ratio} | "
+                     f"{r['max_rss_mb']:.0f} | {r.get('iterations', '')} | "
+                     f"{r.get('converged', '')} | "
                      f"{r.get('ur_is_bare_form', '')}/{r.get('bare_roots', '')} |")
+    faster = [r["problem"] for r in rows if r["method"] == "pep" and r["problem"] in pruned
+              and r["cpu_seconds"] < pruned[r["problem"]]]
+    if pruned:
+        lines += ["", f"PEP took less CPU time than pruned BP on {len(faster)} of "
+                  f"{len(pruned)} problems."]
     with open(os.path.join(RESULTS, "pep_textbook.md"), "w") as fh:
         fh.write("\n".join(lines) + "\n")
     print("\n".join(lines))
@@ -116,13 +135,16 @@ def main() -> None:
     r = sub.add_parser("run")
     r.add_argument("--out", default=os.path.join(RESULTS, "pep_textbook_runs"))
     r.add_argument("--timeout", type=float, default=1800)
+    r.add_argument("--methods", nargs="+", default=["pruned", "pep"],
+                   choices=["pruned", "pep", "ep", "bp"])
     c = sub.add_parser("collect")
     c.add_argument("dir")
     c.add_argument("--how", default="")
     a = ap.parse_args()
     if a.cmd == "run":
-        write(run(a), "What was run: `python benchmarks/pep_textbook.py run` "
-                      "(one process per problem, default PEP settings).")
+        write(run(a), "What was run: `python benchmarks/pep_textbook.py run` (one "
+                      "process per problem and method, default settings; CPU seconds "
+                      "from the child's rusage, other jobs may have shared the machine).")
     else:
         write(collect(a.dir), a.how or f"Collected from `{a.dir}`.")
 

@@ -56,12 +56,17 @@ def _add_engine_options(p: argparse.ArgumentParser) -> None:
                    help="pep: prox (default) or grow; ep: gradient (default; one step "
                         "per visit, as in PEP §7) or closed (exact fit per visit; "
                         "exact on trees, degrades on loopy graphs)")
-    g.add_argument("--lambda", dest="lam", type=float_arg(0), default=0.01,
-                   help="PEP penalty λ (default: %(default)s)")
+    g.add_argument("--lambda", dest="lam", type=float_arg(0), default=None,
+                   help="PEP penalty λ (default: 0.03 for prox, 0.01 for grow)")
     g.add_argument("--anneal", action="store_true", help="PEP: decay λ over iterations")
     g.add_argument("--max-iters", type=int_arg(1), default=10, help="default: %(default)s")
-    g.add_argument("--tol", type=float_arg(0), default=1e-4,
-                   help="convergence: max change of top-5 belief probabilities")
+    g.add_argument("--tol", type=float_arg(0), default=None,
+                   help="convergence: max change of top-5 belief probabilities (bp, "
+                        "pruned; default 1e-4) or symmetric KL divergence between "
+                        "successive beliefs in nats (ep, pep; default 0.01)")
+    g.add_argument("--max-seconds", type=float_arg(0), default=None, metavar="S",
+                   help="anytime stop: end at the first iteration that finishes after S "
+                        "seconds, and report where the run stood")
     add_limit_options(g, "inference")
 
 
@@ -104,7 +109,10 @@ def add_inference_options(p: argparse.ArgumentParser) -> None:
 
 def engine_options(args) -> dict:
     """The keywords of :func:`strgm.inference.infer` that ``args`` sets for its method."""
-    opts = {"max_iters": args.max_iters, "tol": args.tol, "max_states": args.max_states}
+    opts = {"max_iters": args.max_iters, "max_states": args.max_states}
+    for key in ("tol", "max_seconds"):  # None: the method's default, no limit
+        if getattr(args, key, None) is not None:
+            opts[key] = getattr(args, key)
     if args.method == "pruned":
         opts["kbest"] = args.kbest
     if getattr(args, "max_memory", None) is not None:
@@ -112,7 +120,9 @@ def engine_options(args) -> dict:
     if args.method == "ep":
         opts.update(order=args.order, projection=args.projection)
     elif args.method == "pep":
-        opts.update(projection=args.projection, lam=args.lam, anneal=args.anneal)
+        opts.update(projection=args.projection, anneal=args.anneal)
+        if args.lam is not None:
+            opts["lam"] = args.lam
     return opts
 
 

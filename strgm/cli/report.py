@@ -70,7 +70,9 @@ def result_json(result, model: PhonologyModel, k: int, scores: Optional[HoldoutS
         "method": result.method,
         "settings": {**result.settings, **model.settings, "kbest_reported": k},
         "timing": {"inference_seconds": result.seconds, "iterations": result.iterations,
-                   "converged": result.converged},
+                   "converged": result.converged,
+                   "stop_reason": result.extra.get("stop_reason"),
+                   "last_change": result.deltas[-1] if result.deltas else None},
         "alphabet": model.alphabet.to_dict(),
         "morphemes": {lab: [[s, p] for s, p in result.belief(v).kbest(k)]
                       for lab, v in model.morpheme_vars.items()},
@@ -89,7 +91,11 @@ def run_text(run, k: int) -> str:
     underlying forms, the predicted surfaces (marked against the held-out truth) and the
     held-out scores."""
     result, model = run.result, run.model
-    status = "converged" if result.converged else "stopped at the iteration cap"
+    why = result.extra.get("stop_reason")
+    status = "converged" if result.converged else \
+        "stopped at the time limit" if why == "max_seconds" else "stopped at the iteration cap"
+    if result.deltas and not result.converged:
+        status += f", last change {result.deltas[-1]:.2g} > tol {result.settings['tol']:.2g}"
     parts = [f"inference: {result.seconds:.1f}s, {result.iterations} iterations ({status})\n",
              "Underlying forms", morpheme_table(result, model, k)]
     if model.unobserved_words:

@@ -40,7 +40,7 @@ import scipy.linalg as sla
 import scipy.sparse.linalg as spla
 
 from strgm.errors import DivergenceError, InconsistentEvidenceError
-from strgm.features.product import counting_product
+from strgm.features.product import counting_product, product_topology
 from strgm.features.symbols import eos
 from strgm.features.theta import FeatureSet, Theta
 from strgm.wfsa.construct import string_acceptor
@@ -250,11 +250,14 @@ class Composition:
     cover: FeatureSet
     table: ArcTable
     levels: Optional[np.ndarray]
+    product: bool = False  # built by the compiled product (its trimming is cheaper)
 
     @cached_property
     def topology(self) -> Optional[TrimmedTopology]:
         """The trimming of C (cyclic only; it survives every re-weighting)."""
-        return None if self.levels is not None else trimmed_topology(self.table)
+        if self.levels is not None:
+            return None
+        return product_topology(self.table) if self.product else trimmed_topology(self.table)
 
     def serves(self, p: pynini.Fst, features: FeatureSet) -> bool:
         return self.p is p and self.cover.dfa.contains_contexts_of(features)
@@ -310,13 +313,14 @@ class CompositionCache:
 
 
 def _compose_counting(p: pynini.Fst, cover: FeatureSet, what: str) -> Composition:
-    """C = p·EOS ∘ T by the compiled product (:mod:`strgm.features.product`)."""
+    """C = p·EOS ∘ T by the compiled product (:mod:`strgm.features.product`), or by
+    OpenFst when the product's pair index would be too large."""
     dfa = cover.dfa
     t = counting_product(arc_table(p), dfa.goto, dfa.start, cover.num_labels, what)
     if t is None:
-        raise InconsistentEvidenceError(f"{what} accepts no string")
+        return compose_counting_reference(p, cover, what)
     levels = topological_levels(t) if is_acyclic(p) else None
-    return Composition(p, cover, t, levels)
+    return Composition(p, cover, t, levels, product=True)
 
 
 def compose_counting_reference(p: pynini.Fst, cover: FeatureSet,

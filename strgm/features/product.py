@@ -29,15 +29,16 @@ from typing import Optional
 
 import numpy as np
 
-from strgm.errors import MessageTooLargeError
+from strgm.errors import InconsistentEvidenceError
 from strgm.wfsa.core import ArcTable
+from strgm.wfsa.measure import TrimmedTopology, trimmed_topology
 
 from strgm.wfsa.compiled import njit
 
-#: Largest |Q_p|·|C_DFA| for the dense pair index (8 bytes per cell): 2·10⁷ cells are
-#: 160 MB; a larger product is refused with :class:`MessageTooLargeError` before any
-#: allocation.
-MAX_PAIRS = 20_000_000
+#: Largest |Q_p|·|C_DFA| for the dense pair index and queue (24 bytes per cell: 96 MB);
+#: a larger product returns None before any allocation, and the caller takes OpenFst's
+#: composition, which the size guard bounds (docs/architecture.md §6).
+MAX_PAIRS = 4_000_000
 
 
 @njit(cache=True)
@@ -124,18 +125,17 @@ def _fill_arcs(indptr, dst, lab, w, final, goto, n, index, pq, ph):  # pragma: n
 
 def counting_product(p: ArcTable, goto: np.ndarray, dfa_start: int, num_labels: int,
                      what: str = "automaton") -> Optional[ArcTable]:
-    """C = p·EOS ∘ T as an arc table (module docstring); ``None`` when p has no start.
+    """C = p·EOS ∘ T as an arc table (module docstring); ``None`` when the pair index
+    would exceed :data:`MAX_PAIRS`. Raises :class:`InconsistentEvidenceError` when p has
+    no start state.
 
     ``p``: the message's arc table (labels 0..N, 0 = ε); ``goto``: the DFA's |C| × N
-    transition table, ``dfa_start`` its start state. Cost O(|C|) time, O(|Q_p|·|DFA|) for the pair index
-    (refused above :data:`MAX_PAIRS`)."""
+    transition table, ``dfa_start`` its start state. Cost O(|C|) time, O(|Q_p|·|DFA|)
+    for the pair index."""
     if p.start < 0 or p.num_states == 0:
+        raise InconsistentEvidenceError(f"{what} accepts no string")
+    if p.num_states * goto.shape[0] > MAX_PAIRS:
         return None
-    nh = goto.shape[0]
-    if p.num_states * nh > MAX_PAIRS:
-        raise MessageTooLargeError(
-            f"{what}: its product with the feature DFA would index {p.num_states} × {nh} "
-            f"state pairs (more than {MAX_PAIRS})")
     indptr = np.zeros(p.num_states + 1, dtype=np.int64)
     np.cumsum(np.bincount(p.src, minlength=p.num_states), out=indptr[1:])
     if p.num_arcs and np.any(p.src[1:] < p.src[:-1]):
@@ -156,3 +156,45 @@ def counting_product(p: ArcTable, goto: np.ndarray, dfa_start: int, num_labels: 
     fin = np.full(ns, np.inf)
     fin[-1] = 0.0
     return ArcTable(ns, 0, src, dsts, il, ol, wt, fin)
+
+
+@njit(cache=True)
+def _all_coaccessible(src, dst, n, sink):  # pragma: no cover - compiled
+    """True when every state reaches ``sink`` (reverse breadth-first search)."""
+    m = src.shape[0]
+    head = np.full(n, -1, np.int64)  # reverse adjacency as linked lists
+    nxt = np.empty(m, np.int64)
+    for e in range(m):
+        nxt[e] = head[dst[e]]
+        head[dst[e]] = e
+    seen = np.zeros(n, np.bool_)
+    queue = np.empty(n, np.int64)
+    seen[sink] = True
+    queue[0] = sink
+    count, i = 1, 0
+    while i < count:
+        e = head[queue[i]]
+        i += 1
+        while e >= 0:
+            s = src[e]
+            if not seen[s]:
+                seen[s] = True
+                queue[count] = s
+                count += 1
+            e = nxt[e]
+    return count == n
+
+
+def product_topology(t: ArcTable) -> Optional[TrimmedTopology]:
+    """The trimming of a product built by :func:`counting_product` (its one final state,
+    the sink, is last; states are accessible by construction and arcs sorted by source):
+    every state kept when every state reaches the sink — the usual case, since every
+    DFA state has an EOS arc, so (q, h) is co-accessible whenever q is in p — checked in
+    one compiled reverse search; otherwise :func:`strgm.wfsa.measure.trimmed_topology`."""
+    n = t.num_states
+    if not _all_coaccessible(t.src, t.dst, n, n - 1):
+        return trimmed_topology(t)
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(t.src, minlength=n), out=indptr[1:])
+    every = np.arange(n)
+    return TrimmedTopology(every, every, np.arange(t.num_arcs), indptr, t.dst, int(t.start))

@@ -348,16 +348,21 @@ class EPSide(VariableSide):
         self.pending[var] = {}
         t0 = time.perf_counter()
         passes = 1 if (self.projection.exact and len(pend) == 1) else self.K
-        cache: dict[str, object] = {}
-        for _ in range(passes):
-            for f in pend:
-                try:
-                    self._update(var, f, cache if len(pend) == 1 else None)
-                except NUMERIC as err:
-                    if self.s["on_divergence"] == "damp":
-                        self._damped_update(var, f, getattr(err, "radius_at_least", None))
-                    else:
-                        self.skipped += 1
+        if self.s["block"]:  # block Gauss–Seidel: all passes on one message, then the next;
+            # its cavity θ_V − θ_{F→V} stays fixed meanwhile, so p̂'s moments are reused
+            caches = {f: {} for f in pend}
+            order = [(f, caches[f]) for f in pend for _ in range(passes)]
+        else:  # round robin: each pass visits every pending message
+            shared = {} if len(pend) == 1 else None
+            order = [(f, shared) for _ in range(passes) for f in pend]
+        for f, cache in order:
+            try:
+                self._update(var, f, cache)
+            except NUMERIC as err:
+                if self.s["on_divergence"] == "damp":
+                    self._damped_update(var, f, getattr(err, "radius_at_least", None))
+                else:
+                    self.skipped += 1
         self.project_seconds += time.perf_counter() - t0
 
     def _update(self, var: str, factor: str, cache: Optional[dict]) -> None:

@@ -6,19 +6,40 @@ option             default   meaning
 ``order``          2 (EP)    n of the complete n-gram family (EP only)
 ``projection``     gradient  EP: ``gradient`` | ``closed``; PEP: ``prox`` | ``grow``
                    / prox    (:data:`strgm.projection.interface.PROJECTIONS`)
-``lam``            0.01      λ of the penalty (PEP eq. 3)
+``lam``            0.03 /    λ of the penalty (PEP eq. 3): 0.03 for PEP-prox, 0.01 for
+                   0.01      PEP-grow (eq. 8 counts prefixes; not re-tuned) and EP
 ``anneal``         False     anytime PEP: λ_i = λ·``decay``^i on iteration i (PEP §8)
 ``decay``          0.5
-``eta``            0.05      step size η (PEP §7)
+``eta``            0.1 /     step size η (PEP §7: 0.05); PEP / EP
+                   0.05
 ``steps``          1         gradient steps per pass
 ``K_early``        20        passes per visit on the first ``early_iters`` iterations,
-``early_iters``    3         then 1
+``early_iters``    2 / 3     then 1 (PEP / EP)
+``block``          False     block Gauss–Seidel: a visit takes all K passes on one pending
+                             message before the next (its p̂ moments are reused across
+                             them); else round robin, one pass over all per pass
 ``unigram_first``  True      unigram features only on the first iteration (PEP §7)
 ``max_len``        None      longest PEP feature (unbounded)
 ``relay``          True      exact WFSA relay at latent variables of degree ≤ 2
 ``reproject``      False     re-project every stored μ_{F→V} once per iteration
 ``on_divergence``  damp      ``damp``: a divergent update is damped; ``skip``: skipped
 =================  ========  ============================================================
+
+PEP's schedule was chosen by measurement (``benchmarks/results/pep_schedule.md``), not
+taken from the paper's λ = 0.01, η = 0.05, K = 20 on 3 iterations:
+* λ sets the cost. λ = 0.05 keeps ~50 features per belief against ~200 at 0.01, and
+  every feature costs DFA states in every p̂ and q computation: on 100 synthetic words
+  the grid over K ∈ {3, 5, 10, 20}, η ∈ {0.05, 0.1, 0.2} ran in a third to a half of
+  the time at λ = 0.05 with the gold cross-entropy within ±0.15 nats. But λ = 0.05
+  (and 0.02–0.03 with K = 10) loses the whole word of a small tree whose features must
+  reach length 5 (``tests/ep/test_ep.py``): the active set grows one trie level per
+  step, and a strong penalty stops the growth. λ = 0.03 with K = 20 on one early
+  iteration finds it.
+* η = 0.1 converged best on 200 English words (η = 0.2 still moved 0.1–0.3 nats of
+  symmetric KL after six iterations).
+* Measured on 200 English words (held-out −log p, CPU s): this schedule 1.42 nats in
+  43 s; the paper's 1.27 in 317 s; pruned-20 BP 1.84 in 23 s.
+The paper's setting is ``lam=0.01, eta=0.05, K_early=20, early_iters=3``.
 """
 
 from __future__ import annotations
@@ -26,12 +47,15 @@ from __future__ import annotations
 from strgm.errors import StrgmError
 from strgm.projection.interface import PROJECTIONS
 
+#: PEP-prox's λ (module docstring); other projections keep the paper's 0.01.
+PROX_LAM = 0.03
+
 _DEFAULTS = {
     "ep": {"order": 2, "projection": "gradient"},
-    "pep": {"projection": "prox"},
+    "pep": {"projection": "prox", "eta": 0.1, "early_iters": 2},
 }
 _COMMON = {"lam": 0.01, "anneal": False, "decay": 0.5, "eta": 0.05, "K_early": 20,
-           "early_iters": 3, "unigram_first": True, "max_len": None, "steps": 1,
+           "early_iters": 3, "block": False, "unigram_first": True, "max_len": None, "steps": 1,
            "relay": True, "reproject": False, "on_divergence": "damp"}
 
 
@@ -54,6 +78,8 @@ def ep_settings(method: str, options: dict) -> dict:
         raise StrgmError(f"unknown option(s) {sorted(unknown)} for method {method!r}; "
                          f"valid: {sorted(s)}")
     s.update({k: v for k, v in options.items() if v is not None or k == "max_len"})
+    if method == "pep" and options.get("lam") is None and s["projection"] == "prox":
+        s["lam"] = PROX_LAM
     allowed = projections_for(method)
     if s["projection"] not in allowed:
         raise StrgmError(f"projection {s['projection']!r} is not available for {method!r}; "

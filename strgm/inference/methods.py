@@ -52,7 +52,7 @@ def method_named(name: str) -> Method:
 
 #: EP/PEP's default ``tol``: the symmetric KL divergence (nats) between a belief and its
 #: value one iteration earlier (:meth:`strgm.inference.ep.EPSide.convergence_change`).
-EP_TOL = 1e-3
+EP_TOL = 1e-2
 
 
 def _no_options(name: str, options: dict) -> None:

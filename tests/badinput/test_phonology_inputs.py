@@ -24,6 +24,7 @@ BAD_NUMBERS = {  # option -> values that must be refused (as typed on the comman
     "--kbest": ["0", "-1", "nan", "x", "1.5"],
     "--max-iters": ["0", "-2", "x"],
     "--tol": ["-1", "nan", "inf", "x"],
+    "--max-seconds": ["-1", "nan", "inf", "x"],
     "--max-states": ["0", "-5", "x"],
     "--max-memory": ["0", "-1", "nan", "inf", "lots", "1Q"],
     "--lambda": ["-0.1", "nan", "inf", "x"],

@@ -139,3 +139,58 @@ def test_empty_and_rejecting_messages_are_inconsistent_evidence():
     f.set_final(1, weight(0.0))
     with pytest.raises(InconsistentEvidenceError):
         p_moments(f, fs, compositions=CompositionCache())
+
+
+def test_a_product_too_large_for_the_pair_index_takes_the_openfst_route(monkeypatch):
+    import strgm.features.product as product
+
+    p = random_message(8, cyclic=True)
+    theta = random_theta(8)
+    fast, ref = moments_both_ways(p, theta, monkeypatch)
+    monkeypatch.setattr(product, "MAX_PAIRS", 1)
+    t = moments.arc_table(p)
+    assert counting_product(t, theta.features.dfa.goto, theta.features.dfa.start, N) is None
+    big = p_moments(p, theta.features, theta, compositions=CompositionCache())
+    assert_same_moments(big, ref)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000), st.booleans())
+def test_product_trimming_equals_the_general_trimming(seed, connected):
+    """The product's shortcut trimming keeps the same states and arcs as
+    trimmed_topology: on connected messages (the shortcut) and on messages with dead
+    states (the fallback)."""
+    from strgm.features.product import product_topology
+    from strgm.wfsa.measure import trimmed_topology
+
+    p = random_message(seed, cyclic=True)
+    if connected:
+        p = p.copy().connect()
+    theta = random_theta(seed)
+    try:
+        t = counting_product(moments.arc_table(p), theta.features.dfa.goto,
+                             theta.features.dfa.start, N)
+    except InconsistentEvidenceError:
+        return
+    fast, ref = product_topology(t), trimmed_topology(t)
+    if ref is None:
+        assert fast is None
+        return
+    np.testing.assert_array_equal(fast.keep, ref.keep)
+    np.testing.assert_array_equal(fast.arcs, ref.arcs)
+    np.testing.assert_array_equal(fast.indptr, ref.indptr)
+    np.testing.assert_array_equal(fast.indices, ref.indices)
+    assert fast.start_row == ref.start_row
+
+
+def test_trimming_shortcut_applies_to_a_trimmed_message_only():
+    from strgm.features.product import _all_coaccessible
+
+    theta = random_theta(1)
+    dfa = theta.features.dfa
+    p = random_message(1, cyclic=False)  # has a dead state
+    t = counting_product(moments.arc_table(p), dfa.goto, dfa.start, N)
+    assert not _all_coaccessible(t.src, t.dst, t.num_states, t.num_states - 1)
+    q = p.copy().connect()
+    t2 = counting_product(moments.arc_table(q), dfa.goto, dfa.start, N)
+    assert _all_coaccessible(t2.src, t2.dst, t2.num_states, t2.num_states - 1)

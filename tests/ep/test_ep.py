@@ -119,7 +119,7 @@ def test_ep_handles_an_fst_file_factor_and_edit_transducer(tmp_path):
 def test_ep_belief_answers_the_same_queries():
     g = tree_graph("ab")
     b = infer(g, "pep", relay=False, max_iters=3).belief("M1")
-    strings = all_strings(N, 12)
+    strings = all_strings(N, 15)  # the mass beyond is < 1e-4
     total = np.exp(np.logaddexp.reduce(b.logprobs(strings)))
     assert total == pytest.approx(1.0, abs=1e-4)
     top = b.kbest(3)

@@ -194,6 +194,22 @@ def test_infer_ep_and_pep_options_reach_the_engine(tmp_path, argv, projection):
         assert data["settings"]["order"] == int(argv[3])
 
 
+def test_infer_pep_takes_the_engine_defaults_and_stops_anytime(tmp_path, capsys):
+    f = tmp_path / "toy.tsv"
+    f.write_text(TOY, encoding="utf-8")
+    out = tmp_path / "o.json"
+    assert main(["infer", str(f), "--method", "pep", "--json", str(out), "--quiet"]) == 0
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["settings"]["lam"] == 0.03 and data["settings"]["tol"] == 0.01
+    assert data["timing"]["stop_reason"] in ("converged", "max_iters")
+    assert main(["infer", str(f), "--method", "pep", "--max-seconds", "0", "--max-iters",
+                 "50", "--tol", "0", "--json", str(out), "--quiet"]) == 0
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["timing"]["stop_reason"] == "max_seconds"
+    assert data["timing"]["iterations"] == 1
+    assert "stopped at the time limit, last change" in capsys.readouterr().out
+
+
 def test_infer_rejects_a_projection_of_the_other_method(tmp_path, capsys):
     f = tmp_path / "toy.tsv"
     f.write_text(TOY, encoding="utf-8")

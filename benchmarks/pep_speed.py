@@ -1,0 +1,214 @@
+"""PEP against pruned BP, side by side: CPU time, accuracy and cost growth (PEP §7, Fig. 3).
+
+Methods (engine defaults unless stated; each run stops by the engine's own convergence
+test, at most ``--max-iters`` iterations):
+
+* ``pruned20``: pruned BP, k = 20 (Cotterell, Peng & Eisner 2015);
+* ``pep``: PEP-prox with the engine's schedule (:mod:`strgm.inference.ep_settings`);
+* ``pep_paper``: PEP-prox with the paper's λ = 0.01, η = 0.05, K = 20 for 3 iterations;
+* ``ep2``: gradient EP on the complete bigram family (the paper's "EP-2").
+
+Data: the synthetic paradigm (gold URs) and CMUdict regular verbs (4 words per root), 10%
+of the words hidden; the phonology is the untrained copy-biased edit transducer or, with
+``--phonology trained``, the one EM learns from the training words (2 EM iterations,
+cached in ``results/pep_speed_trained/``). Timings are medians over ``--reps`` runs of
+process CPU time; accuracy is from the first run (the methods are deterministic).
+
+    python benchmarks/pep_speed.py run --dataset english --words 100 200 500 --reps 3
+    python benchmarks/pep_speed.py run --dataset synthetic --words 500 --phonology trained
+    python benchmarks/pep_speed.py report     # results/pep_speed.{json,md,png}
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+from ep_common import FLOOR, RESULTS, gold_xent, plt_or_none, save  # noqa: E402
+from strgm.inference import infer  # noqa: E402
+from strgm.models.phonology import build_phonology_model, holdout_split, score_holdout  # noqa: E402,E501
+
+RUNS = os.path.join(RESULTS, "pep_speed_runs")
+TRAINED = os.path.join(RESULTS, "pep_speed_trained")
+METHODS = {
+    "pruned20": ("pruned", {"kbest": 20}),
+    "pep": ("pep", {}),
+    "pep_paper": ("pep", {"lam": 0.01, "eta": 0.05, "K_early": 20, "early_iters": 3}),
+    "ep2": ("ep", {"order": 2}),
+}
+
+
+def paradigm_of(ds: str, words: int, seed: int = 0):
+    """(paradigm, alphabet, gold URs or None)."""
+    if ds == "synthetic":
+        from strgm.datasets.synthetic import synthetic_paradigm
+
+        d = synthetic_paradigm(words, seed=seed)
+        return d.paradigm, d.alphabet, d.gold_urs
+    from strgm.datasets.cmudict_paradigm import english_paradigm
+
+    para = english_paradigm(max(1, words // 4), seed=seed)
+    return para, para.alphabet(), None
+
+
+def trained_phonology(ds, words, para, alphabet, hidden):
+    """EM's transducer from the training words (cached as an OpenFst file)."""
+    import pynini
+
+    from strgm.models.em import train_phonology
+
+    path = os.path.join(TRAINED, f"{ds}_{words}.fst")
+    if os.path.exists(path):
+        return pynini.Fst.read(path)
+    os.makedirs(TRAINED, exist_ok=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t0 = time.process_time()
+        res = train_phonology(para, alphabet=alphabet, em_iters=2, heldout=set(hidden))
+    print(f"trained {ds} {words} in {time.process_time() - t0:.0f} CPU s", flush=True)
+    fst = res.model.fst()
+    fst.write(path)
+    return fst
+
+
+def setup(ds: str, words: int, phonology: str, seed: int = 0):
+    para, alphabet, gold = paradigm_of(ds, words, seed)
+    hidden = holdout_split(para, 0.1, seed)
+    fst = trained_phonology(ds, words, para, alphabet, hidden) \
+        if phonology == "trained" else None
+    model = build_phonology_model(para, alphabet=alphabet, hidden=hidden, phonology=fst)
+    heldout = {e.key: e.surface for e in para.entries if e.key in set(hidden)}
+    return model, gold, heldout
+
+
+def one(model, name: str, max_iters: int, gold, heldout, score: bool) -> dict:
+    method, opts = METHODS[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        c0 = time.process_time()
+        r = infer(model.graph, method, max_iters=max_iters, **opts)
+        cpu = time.process_time() - c0
+    out = {"cpu_seconds": cpu, "iterations": r.iterations, "converged": r.converged,
+           "last_change": r.deltas[-1], "max_message_states": r.extra["max_message_states"]}
+    if score and gold:
+        out["gold_xent"] = gold_xent(r, model, gold)[0]
+    if score and heldout:
+        beliefs = {model.word_vars[k]: r.belief(model.word_vars[k]) for k in heldout}
+        h = score_holdout(beliefs, model, heldout)
+        out["heldout_exact"] = h.exact_match
+        out["heldout_neglogp"] = min(h.mean_neg_logp, -np.log(FLOOR))
+    return out
+
+
+def run(a) -> None:
+    os.makedirs(RUNS, exist_ok=True)
+    for words in a.words:
+        model, gold, heldout = setup(a.dataset, words, a.phonology)
+        for name in a.methods:
+            runs = [one(model, name, a.max_iters, gold, heldout, score=(i == 0))
+                    for i in range(a.reps)]
+            rec = dict(runs[0], dataset=a.dataset, phonology=a.phonology, words=words,
+                       method=name, reps=a.reps,
+                       cpu_seconds=float(np.median([r["cpu_seconds"] for r in runs])),
+                       cpu_seconds_all=[r["cpu_seconds"] for r in runs])
+            print(json.dumps(rec), flush=True)
+            path = os.path.join(RUNS, f"{a.dataset}_{a.phonology}_{words}_{name}.json")
+            with open(path, "w") as fh:
+                json.dump(rec, fh, indent=1)
+
+
+def slope(rows: list) -> float | None:
+    """Least-squares slope of log CPU against log words (None below two sizes)."""
+    pts = sorted((r["words"], r["cpu_seconds"]) for r in rows)
+    if len({w for w, _ in pts}) < 2:
+        return None
+    w, c = np.log([p[0] for p in pts]), np.log([p[1] for p in pts])
+    return float(np.polyfit(w, c, 1)[0])
+
+
+def report() -> None:
+    rows = []
+    for f in sorted(glob.glob(os.path.join(RUNS, "*.json"))):
+        with open(f) as fh:
+            rows.append(json.load(fh))
+    lines = ["# PEP vs pruned BP, side by side", "",
+             "Generated by `benchmarks/pep_speed.py report` from `results/pep_speed_runs/`. "
+             "CPU seconds: median of `reps` runs of one process (other jobs may have shared "
+             "the 2-core machine); accuracy from the first run. `× pruned` is the CPU "
+             "ratio to pruned-20 on the same data. Accuracy: mean −log b(gold UR) of the "
+             "morphemes (synthetic) and mean −log p of the 10% held-out surface forms.", ""]
+    for ds, ph in sorted({(r["dataset"], r["phonology"]) for r in rows}):
+        sel = [r for r in rows if r["dataset"] == ds and r["phonology"] == ph]
+        base = {r["words"]: r for r in sel if r["method"] == "pruned20"}
+        lines += [f"## {ds}, {ph} phonology", "",
+                  "| words | method | CPU s | all runs | × pruned | iterations | converged | "
+                  "gold −log b | held-out exact | held-out −log p |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
+        for r in sorted(sel, key=lambda r: (r["words"], list(METHODS).index(r["method"]))):
+            b = base.get(r["words"])
+            ratio = f"{r['cpu_seconds'] / b['cpu_seconds']:.2f}" if b else ""
+            runs = ", ".join(f"{c:.1f}" for c in r["cpu_seconds_all"])
+            lines.append(
+                f"| {r['words']} | {r['method']} | {r['cpu_seconds']:.1f} | {runs} | {ratio} | "
+                f"{r['iterations']} | {r['converged']} | {_f(r.get('gold_xent'))} | "
+                f"{_f(r.get('heldout_exact'))} | {_f(r.get('heldout_neglogp'))} |")
+        lines += ["", "Cost growth (least-squares slope of log CPU on log words): " + ", ".join(
+            f"{m} {s:.2f}" for m in METHODS
+            if (s := slope([r for r in sel if r["method"] == m])) is not None), ""]
+    save("pep_speed", rows, "\n".join(lines))
+    print("\n".join(lines))
+    plot(rows)
+
+
+def _f(v) -> str:
+    return "" if v is None else f"{v:.3g}"
+
+
+def plot(rows: list) -> None:
+    """CPU seconds against words (log–log), one panel per data set and phonology."""
+    plt = plt_or_none()
+    if plt is None:
+        return
+    sets = sorted({(r["dataset"], r["phonology"]) for r in rows})
+    fig, axes = plt.subplots(1, len(sets), figsize=(5 * len(sets), 4), squeeze=False)
+    for ax, (ds, ph) in zip(axes[0], sets):
+        for m in METHODS:
+            pts = sorted((r["words"], r["cpu_seconds"]) for r in rows
+                         if r["dataset"] == ds and r["phonology"] == ph and r["method"] == m)
+            if pts:
+                ax.plot(*zip(*pts), marker="o", label=m)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("words")
+        ax.set_ylabel("CPU seconds (median)")
+        ax.set_title(f"{ds}, {ph} phonology")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(RESULTS, "pep_speed.png"), dpi=110)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--dataset", choices=["synthetic", "english"], default="synthetic")
+    r.add_argument("--words", type=int, nargs="+", default=[100])
+    r.add_argument("--methods", nargs="+", default=["pruned20", "pep"], choices=list(METHODS))
+    r.add_argument("--phonology", choices=["untrained", "trained"], default="untrained")
+    r.add_argument("--reps", type=int, default=3)
+    r.add_argument("--max-iters", type=int, default=10)
+    sub.add_parser("report")
+    a = p.parse_args()
+    run(a) if a.cmd == "run" else report()
+
+
+if __name__ == "__main__":
+    main()
