@@ -33,6 +33,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
 from ep_common import FLOOR, RESULTS, gold_xent, plt_or_none, save  # noqa: E402
+from strgm.errors import StrgmError  # noqa: E402
 from strgm.inference import infer  # noqa: E402
 from strgm.models.phonology import build_phonology_model, holdout_split, score_holdout  # noqa: E402,E501
 
@@ -113,16 +114,33 @@ def run(a) -> None:
     for words in a.words:
         model, gold, heldout = setup(a.dataset, words, a.phonology)
         for name in a.methods:
-            runs = [one(model, name, a.max_iters, gold, heldout, score=(i == 0))
-                    for i in range(a.reps)]
-            rec = dict(runs[0], dataset=a.dataset, phonology=a.phonology, words=words,
-                       method=name, reps=a.reps,
-                       cpu_seconds=float(np.median([r["cpu_seconds"] for r in runs])),
-                       cpu_seconds_all=[r["cpu_seconds"] for r in runs])
+            meta = dict(dataset=a.dataset, phonology=a.phonology, words=words, method=name,
+                        reps=a.reps, code=revision())
+            try:
+                runs = [one(model, name, a.max_iters, gold, heldout, score=(i == 0))
+                        for i in range(a.reps)]
+            except StrgmError as e:  # e.g. the memory guard refused a message: recorded
+                rec = dict(meta, error=f"{type(e).__name__}: {e}"[:300])
+            else:
+                rec = dict(runs[0], **meta,
+                           cpu_seconds=float(np.median([r["cpu_seconds"] for r in runs])),
+                           cpu_seconds_all=[r["cpu_seconds"] for r in runs])
             print(json.dumps(rec), flush=True)
             path = os.path.join(RUNS, f"{a.dataset}_{a.phonology}_{words}_{name}.json")
             with open(path, "w") as fh:
                 json.dump(rec, fh, indent=1)
+
+
+def revision() -> str:
+    """The checked-out commit (``+dirty`` with uncommitted library changes)."""
+    import subprocess
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=here,
+                         capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", "../strgm"], cwd=here,
+                           capture_output=True, text=True).stdout.strip()
+    return rev + ("+dirty" if dirty else "")
 
 
 def slope(rows: list) -> float | None:
@@ -153,16 +171,22 @@ def report() -> None:
                   "gold −log b | held-out exact | held-out −log p |",
                   "|---|---|---|---|---|---|---|---|---|---|"]
         for r in sorted(sel, key=lambda r: (r["words"], list(METHODS).index(r["method"]))):
+            if "error" in r:
+                lines.append(f"| {r['words']} | {r['method']} | failed: {r['error'][:160]} "
+                             "| | | | | | | |")
+                continue
             b = base.get(r["words"])
-            ratio = f"{r['cpu_seconds'] / b['cpu_seconds']:.2f}" if b else ""
+            ratio = f"{r['cpu_seconds'] / b['cpu_seconds']:.2f}" if b and "error" not in b \
+                else ""
             runs = ", ".join(f"{c:.1f}" for c in r["cpu_seconds_all"])
             lines.append(
                 f"| {r['words']} | {r['method']} | {r['cpu_seconds']:.1f} | {runs} | {ratio} | "
                 f"{r['iterations']} | {r['converged']} | {_f(r.get('gold_xent'))} | "
                 f"{_f(r.get('heldout_exact'))} | {_f(r.get('heldout_neglogp'))} |")
+        ok = [r for r in sel if "error" not in r]
         lines += ["", "Cost growth (least-squares slope of log CPU on log words): " + ", ".join(
             f"{m} {s:.2f}" for m in METHODS
-            if (s := slope([r for r in sel if r["method"] == m])) is not None), ""]
+            if (s := slope([r for r in ok if r["method"] == m])) is not None), ""]
     save("pep_speed", rows, "\n".join(lines))
     print("\n".join(lines))
     plot(rows)
@@ -182,7 +206,8 @@ def plot(rows: list) -> None:
     for ax, (ds, ph) in zip(axes[0], sets):
         for m in METHODS:
             pts = sorted((r["words"], r["cpu_seconds"]) for r in rows
-                         if r["dataset"] == ds and r["phonology"] == ph and r["method"] == m)
+                         if r["dataset"] == ds and r["phonology"] == ph and r["method"] == m
+                         and "error" not in r)
             if pts:
                 ax.plot(*zip(*pts), marker="o", label=m)
         ax.set_xscale("log")

@@ -88,6 +88,9 @@ def ep_settings(method: str, options: dict) -> dict:
         raise StrgmError(f"order must be a positive integer, got {s['order']!r}")
     if s["lam"] < 0 or s["eta"] <= 0 or s["K_early"] < 1 or s["steps"] < 1:
         raise StrgmError("need lam >= 0, eta > 0, K_early >= 1, steps >= 1")
+    for flag in ("block", "anneal", "unigram_first", "relay", "reproject"):
+        if not isinstance(s[flag], bool):
+            raise StrgmError(f"{flag} must be True or False, got {s[flag]!r}")
     if s["on_divergence"] not in ("damp", "skip"):
         raise StrgmError(f"on_divergence must be 'damp' or 'skip', got "
                          f"{s['on_divergence']!r}")

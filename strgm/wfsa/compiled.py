@@ -1,7 +1,8 @@
 """Where compiled loops come from: numba's ``njit`` (cached on disk), or — on a platform
 without numba — a no-op decorator, under which the same loops run as plain Python
 (correct, slow). The compiled kernels of the engine are
-:func:`strgm.wfsa.fixed_point._steps` and the message–DFA product of
+:func:`strgm.wfsa.fixed_point._jacobi_steps` and ``_gauss_seidel_steps``, and the
+message–DFA product of
 :mod:`strgm.features.product`; each keeps a numpy/OpenFst reference that the tests hold
 it to."""
 

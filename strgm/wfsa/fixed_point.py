@@ -54,19 +54,37 @@ def iterative_solves(a: sp.csr_matrix, rho: np.ndarray, e: np.ndarray,
     decay at all from step 32 on, sends the machine to the component solves at once
     (near ρ = 1 on trigram-EP machines, 200 wasted steps were half the run time).
 
-    Cost O(steps · nnz(A)), against the component solves."""
+    The solves are Gauss–Seidel sweeps (:func:`_fixed_point` with ``backward``): on
+    machines whose states are numbered roughly in topological order (breadth-first
+    products, OpenFst's compositions) a sweep in reverse order (x, z, β) or in order (α)
+    settles a whole acyclic stretch at once, and for a nonnegative A it converges at
+    least as fast as the plain iteration (Stein–Rosenberg; measured on the Catalan
+    problem under PEP: 14 sweeps on average against 30 steps). A Gauss–Seidel fixed point
+    is a fixed point of y = A y + b in floating point, so the certificates above hold
+    unchanged. Its increments prove divergence less sharply, so when the sweeps for x do
+    not settle, x is recomputed by the plain iteration, whose increments give the
+    divergence proof and its bound on ρ.
+
+    Cost O(sweeps · nnz(A)), against the component solves."""
     def bound(y: np.ndarray) -> float:
         return float(np.max((a @ y) / y))
 
-    x = _fixed_point(a, np.ones(a.shape[0]), max_iter, watch=True)
-    if x is None:
-        return None
+    ones = np.ones(a.shape[0])
+    try:
+        x = _fixed_point(a, ones, max_iter, watch=True, backward=True)
+    except DivergenceError:
+        x = None
+    if x is None:  # the plain iteration's increments carry the divergence proof
+        x = _fixed_point(a, ones, max_iter, watch=True)
+        if x is None:
+            return None
     if bound(x) > max_bound:
-        z = _fixed_point(a, x, max_iter)
+        z = _fixed_point(a, x, max_iter, backward=True)
         if z is None or not np.all(np.isfinite(z)) or bound(z) > max_bound:
             return None
-    beta = _fixed_point(a, rho, max_iter)
-    alpha = _fixed_point(a.T.tocsr(), e, max_iter) if beta is not None else None
+    beta = _fixed_point(a, rho, max_iter, backward=True)
+    alpha = _fixed_point(a.T.tocsr(), e, max_iter, backward=False) \
+        if beta is not None else None
     return None if alpha is None else (beta, alpha)
 
 
@@ -83,16 +101,17 @@ def _too_slow(decay16: float, g: float, y: np.ndarray, k: int, max_iter: int) ->
     return k + 16.0 * np.log(target / g) / np.log(decay16) > max_iter
 
 
-def _fixed_point(m: sp.csr_matrix, b: np.ndarray, max_iter: int, watch: bool = False
-                ) -> Optional[np.ndarray]:
-    """y ← m y + b from y = b to an exact float64 fixed point; None past ``max_iter``
-    steps or, with ``watch``, as soon as the projected step count exceeds it. With
-    ``watch`` the divergence proof of :func:`iterative_solves` runs every 16 steps.
+def _fixed_point(m: sp.csr_matrix, b: np.ndarray, max_iter: int, watch: bool = False,
+                 backward: Optional[bool] = None) -> Optional[np.ndarray]:
+    """Solve y = m y + b from y = b to an exact float64 fixed point, by the plain
+    iteration y ← m y + b (``backward`` None) or by Gauss–Seidel sweeps (rows in reverse
+    order when ``backward``, else in order); None past ``max_iter`` steps or, with
+    ``watch``, as soon as the projected count exceeds it. With ``watch`` the divergence
+    proof of :func:`iterative_solves` runs every 16 steps.
 
-    The steps run in a compiled loop (:func:`_steps`, the same products in the same
-    order as scipy's CSR product, so the same numbers), which returns to Python only at
-    the checkpoints; :func:`_fixed_point_reference` is the plain scipy loop the tests
-    compare it with."""
+    The steps run in compiled loops (:func:`_jacobi_steps`, :func:`_gauss_seidel_steps`)
+    that return to Python only at the checkpoints; :func:`_fixed_point_reference` is the
+    plain iteration with scipy, which the tests compare them with."""
     m = m.tocsr()
     indptr = np.ascontiguousarray(m.indptr, dtype=np.int64)
     indices = np.ascontiguousarray(m.indices, dtype=np.int64)
@@ -100,7 +119,12 @@ def _fixed_point(m: sp.csr_matrix, b: np.ndarray, max_iter: int, watch: bool = F
     b = np.ascontiguousarray(b, dtype=np.float64)
     y, k, last = b.copy(), 1, None
     while k <= max_iter:
-        y, yn, k, status = _steps(indptr, indices, data, b, y, k, max_iter, watch)
+        if backward is None:
+            before, y, k, status = _jacobi_steps(indptr, indices, data, b, y, k, max_iter,
+                                                 watch)
+        else:
+            before, y, k, status = _gauss_seidel_steps(indptr, indices, data, b, y, k,
+                                                       max_iter, watch, backward)
         if status == _FIXED:
             return y
         if status == _OUT_OF_STEPS:
@@ -108,10 +132,10 @@ def _fixed_point(m: sp.csr_matrix, b: np.ndarray, max_iter: int, watch: bool = F
         if status == _NOT_FINITE:
             raise DivergenceError("automaton has infinite total weight (its path "
                                   "sums exceed float64's range)")
-        last = _checkpoint(m, y, yn, k, max_iter, last)  # status _CHECKPOINT
+        last = _checkpoint(m, before, y, k, max_iter, last)  # status _CHECKPOINT
         if last is None:
             return None
-        y, k = yn, k + 1
+        k += 1
     return None
 
 
@@ -136,10 +160,11 @@ def _checkpoint(m, y: np.ndarray, yn: np.ndarray, k: int, max_iter: int,
 
 
 @njit(cache=True)
-def _steps(indptr, indices, data, b, y, k, max_iter, watch):  # pragma: no cover
-    """Steps k, k+1, … of y ← m y + b until a fixed point (status 0), a non-finite
-    iterate under ``watch`` (1), a checkpoint under ``watch`` (2: every 16th step and
-    the last) or step ``max_iter`` is passed (3). Returns (y, y_next, k, status)."""
+def _jacobi_steps(indptr, indices, data, b, y, k, max_iter, watch):  # pragma: no cover
+    """Steps k, k+1, … of y ← m y + b (the same products in the same order as scipy's
+    CSR product) until a fixed point (status 0), a non-finite iterate under ``watch``
+    (1), a checkpoint under ``watch`` (2: every 16th step and the last) or step
+    ``max_iter`` is passed (3). Returns (y before the last step, y, k, status)."""
     n = b.shape[0]
     yn = np.empty(n)
     while k <= max_iter:
@@ -154,7 +179,7 @@ def _steps(indptr, indices, data, b, y, k, max_iter, watch):  # pragma: no cover
                 same = False
                 break
         if same:
-            return y, yn, k, 0
+            return y, y, k, 0
         if watch:
             for i in range(n):
                 if not np.isfinite(yn[i]):
@@ -163,7 +188,43 @@ def _steps(indptr, indices, data, b, y, k, max_iter, watch):  # pragma: no cover
                 return y, yn, k, 2
         y, yn = yn, y
         k += 1
-    return y, yn, k, 3
+    return y, y, k, 3
+
+
+@njit(cache=True)
+def _gauss_seidel_steps(indptr, indices, data, b, y, k, max_iter, watch,
+                        backward):  # pragma: no cover
+    """Gauss–Seidel sweeps k, k+1, … of y = m y + b, in place (rows in reverse order when
+    ``backward``), until a sweep changes nothing (status 0), a non-finite value under
+    ``watch`` (1), a checkpoint under ``watch`` (2: every 16th sweep and the last) or
+    sweep ``max_iter`` is passed (3). Returns (y before the last sweep — only kept at a
+    checkpoint —, y, k, status)."""
+    n = b.shape[0]
+    before = y
+    while k <= max_iter:
+        check = watch and (k % 16 == 0 or k == max_iter)
+        if check:
+            before = y.copy()
+        changed = False
+        for t in range(n):
+            i = n - 1 - t if backward else t
+            s = 0.0
+            for jj in range(indptr[i], indptr[i + 1]):
+                s += data[jj] * y[indices[jj]]
+            v = s + b[i]
+            if v != y[i]:
+                changed = True
+                y[i] = v
+        if not changed:
+            return y, y, k, 0
+        if watch:
+            for i in range(n):
+                if not np.isfinite(y[i]):
+                    return y, y, k, 1
+            if check:
+                return before, y, k, 2
+        k += 1
+    return y, y, k, 3
 
 
 def _fixed_point_reference(m: sp.csr_matrix, b: np.ndarray, max_iter: int,

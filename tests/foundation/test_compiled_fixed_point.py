@@ -1,5 +1,10 @@
-"""The compiled fixed-point loop (:func:`strgm.wfsa.fixed_point._fixed_point`) against
-its scipy reference, on random nonnegative matrices: convergent, slow, divergent."""
+"""The compiled Gauss–Seidel loop (:func:`strgm.wfsa.fixed_point._fixed_point`) against
+the plain scipy iteration, on random nonnegative matrices: convergent, slow, divergent.
+
+Both must end at a solution of y = A y + b (to 1e-10); where the plain iteration proves
+divergence, Gauss–Seidel must not return a solution; where the plain iteration reaches
+a fixed point, so must Gauss–Seidel (Stein–Rosenberg: it is at least as fast for a
+nonnegative A)."""
 
 import numpy as np
 import pytest
@@ -33,16 +38,26 @@ def outcome(f, m, b, max_iter, watch):
 
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 10_000), st.sampled_from([0.3, 0.9, 0.999, 1.0, 1.5]),
-       st.booleans(), st.sampled_from([5, 40, 200]))
-def test_compiled_steps_equal_the_scipy_loop(seed, radius, watch, max_iter):
+       st.booleans(), st.sampled_from([5, 40, 200]), st.sampled_from([None, True, False]))
+def test_compiled_loops_agree_with_the_plain_iteration(seed, radius, watch, max_iter,
+                                                       backward):
     m = random_matrix(seed, radius)
     b = np.random.default_rng(seed + 1).random(m.shape[0])
-    got = outcome(fp._fixed_point, m, b, max_iter, watch)
+    got = outcome(lambda *a: fp._fixed_point(*a, backward=backward), m, b, max_iter,
+                  watch)
     want = outcome(fp._fixed_point_reference, m, b, max_iter, watch)
-    if want is None or isinstance(want, tuple):
-        assert got == want
-    else:
-        np.testing.assert_allclose(got, want, rtol=1e-12, atol=0.0)
+    if isinstance(want, np.ndarray):
+        assert isinstance(got, np.ndarray)
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=0.0)
+    elif isinstance(want, tuple):  # divergence proved: no solution may come back
+        assert not isinstance(got, np.ndarray)
+    if isinstance(got, np.ndarray):  # whatever the reference did, got solves it
+        np.testing.assert_allclose(m @ got + b, got, rtol=1e-12, atol=0.0)
+    if backward is None:  # the compiled plain iteration: the reference's outcome exactly
+        if isinstance(want, np.ndarray):
+            np.testing.assert_array_equal(got, want)
+        else:
+            assert got == want
 
 
 def test_a_loop_that_stops_before_the_exact_fixed_point_is_caught():
@@ -52,6 +67,8 @@ def test_a_loop_that_stops_before_the_exact_fixed_point_is_caught():
     b = np.ones(2)
     want = fp._fixed_point_reference(m, b, 5000)
     np.testing.assert_allclose(fp._fixed_point(m, b, 5000), want, rtol=1e-12, atol=0.0)
+    np.testing.assert_allclose(fp._fixed_point(m, b, 5000, backward=True), want,
+                               rtol=1e-12, atol=0.0)
     y = b.copy()
     while True:
         yn = m @ y + b
@@ -64,7 +81,33 @@ def test_a_loop_that_stops_before_the_exact_fixed_point_is_caught():
 
 def test_divergence_is_proved_with_a_radius_bound():
     m = sp.csr_matrix(np.array([[1.2, 0.0], [1.0, 0.5]]))  # ρ = 1.2
-    for f in (fp._fixed_point, fp._fixed_point_reference):
-        with pytest.raises(DivergenceError) as e:
-            f(m, np.ones(2), 200, watch=True)
-        assert e.value.radius_at_least == pytest.approx(1.2, rel=1e-6)
+    with pytest.raises(DivergenceError) as e:
+        fp._fixed_point_reference(m, np.ones(2), 200, watch=True)
+    assert e.value.radius_at_least == pytest.approx(1.2, rel=1e-6)
+    with pytest.raises(DivergenceError) as e:  # Gauss–Seidel's increments: a weaker bound
+        fp._fixed_point(m, np.ones(2), 200, watch=True)
+    assert 1.0 < e.value.radius_at_least <= 1.2 + 1e-9
+
+
+def test_gauss_seidel_settles_a_chain_in_one_sweep_against_its_length():
+    """On an acyclic chain numbered in topological order, one backward sweep is exact
+    (plus one to see nothing change), where the plain iteration needs its length."""
+    n = 50
+    m = sp.csr_matrix((np.full(n - 1, 0.5), (np.arange(n - 1), np.arange(1, n))),
+                      shape=(n, n))
+    b = np.ones(n)
+    want = fp._fixed_point_reference(m, b, 200)
+    assert fp._fixed_point(m, b, 2, backward=True) is not None
+    np.testing.assert_allclose(fp._fixed_point(m, b, 2, backward=True), want, rtol=1e-14)
+    assert fp._fixed_point(m, b, 2, backward=False) is None  # the wrong order is slow
+    assert fp._fixed_point_reference(m, b, 40) is None
+
+
+def test_iterative_solves_keep_the_sharp_divergence_bound():
+    """Gauss–Seidel's increments bound ρ only loosely (1.08 above); iterative_solves
+    then re-runs the plain iteration, whose bound (1.2) lets EP's damping skip more
+    hopeless tries."""
+    m = sp.csr_matrix(np.array([[1.2, 0.0], [1.0, 0.5]]))
+    with pytest.raises(DivergenceError) as e:
+        fp.iterative_solves(m, np.ones(2), np.array([1.0, 0.0]))
+    assert e.value.radius_at_least == pytest.approx(1.2, rel=1e-6)

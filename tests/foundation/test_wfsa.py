@@ -326,14 +326,14 @@ def test_iteration_gives_up_early_when_it_cannot_finish(monkeypatch):
 
     a, rho, e = _matrix(W.sigma_star(2, neglogw_per_symbol=-np.log(0.49)))
     reached = []
-    steps = fp._steps
+    steps = fp._jacobi_steps
 
     def counting(*args):
         out = steps(*args)
         reached.append(out[2])  # the step the compiled loop stopped at
         return out
 
-    monkeypatch.setattr(fp, "_steps", counting)
+    monkeypatch.setattr(fp, "_jacobi_steps", counting)
     assert M._iterative_solves(a, rho, e) is None
     assert max(reached) == 32  # two checkpoints, then the projection gives up
 
