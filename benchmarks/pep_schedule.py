@@ -137,14 +137,15 @@ def plot(rows: list) -> None:
             if r["method"] == "pruned":
                 ax.plot(r["cpu_seconds"], r[metric], "k*", ms=12, label="pruned-20")
                 continue
-            ax.plot(r["cpu_seconds"], r[metric], "o", color="C0" if o["lam"] > 0.02 else "C1",
+            lams = sorted({x["options"]["lam"] for x in rows if "lam" in x["options"]})
+            ax.plot(r["cpu_seconds"], r[metric], "o", color=f"C{lams.index(o['lam'])}",
                     alpha=0.7)
-            ax.annotate(f"K{o['K_early']} η{o['eta']}", (r["cpu_seconds"], r[metric]),
-                        fontsize=6)
+            ax.annotate(f"K{o['K_early']} η{o['eta']} λ{o['lam']}",
+                        (r["cpu_seconds"], r[metric]), fontsize=6)
         ax.set_xscale("log")
         ax.set_xlabel("CPU seconds")
         ax.set_ylabel(metric + " (nats)")
-        ax.set_title(f"{ds}, {words} words (blue λ=0.05, orange λ=0.01)")
+        ax.set_title(f"{ds}, {words} words (colour: λ; star: pruned-20)")
     fig.tight_layout()
     fig.savefig(os.path.join(RESULTS, "pep_schedule.png"), dpi=110)
 

@@ -201,7 +201,7 @@ def plot(rows: list) -> None:
     plt = plt_or_none()
     if plt is None:
         return
-    sets = sorted({(r["dataset"], r["phonology"]) for r in rows})
+    sets = sorted({(r["dataset"], r["phonology"]) for r in rows if "error" not in r})
     fig, axes = plt.subplots(1, len(sets), figsize=(5 * len(sets), 4), squeeze=False)
     for ax, (ds, ph) in zip(axes[0], sets):
         for m in METHODS:
@@ -214,7 +214,7 @@ def plot(rows: list) -> None:
         ax.set_yscale("log")
         ax.set_xlabel("words")
         ax.set_ylabel("CPU seconds (median)")
-        ax.set_title(f"{ds}, {ph} phonology")
+        ax.set_title(f"{ds}, {ph} phonology (missing points: see the table)", fontsize=9)
         ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(os.path.join(RESULTS, "pep_speed.png"), dpi=110)
