@@ -29,8 +29,8 @@ from strgm.wfsa import guard
 
 
 def infer(graph: FactorGraph, method: str = "pruned", *, max_iters: int = 10,
-          tol: Optional[float] = None, max_seconds: Optional[float] = None, kbest: int = 20, max_states: int = 200_000,
-          max_memory: Optional[int | str] = None,
+          tol: Optional[float] = None, max_seconds: Optional[float] = None,
+          kbest: int = 20, max_states: int = 200_000, max_memory: Optional[int | str] = None,
           progress: Optional[Callable[[str], None]] = None, **options) -> InferenceResult:
     """Run inference and return beliefs for every latent variable.
 
@@ -49,8 +49,10 @@ def infer(graph: FactorGraph, method: str = "pruned", *, max_iters: int = 10,
     for BP and pruned BP, a symmetric KL divergence of 0.01 nats for EP/PEP), after
     ``max_iters`` iterations, or — anytime — at the end of the first iteration that
     ends after ``max_seconds``. ``result.extra["stop_reason"]`` says which, and
-    ``result.deltas`` how far the beliefs moved in each iteration. Each composition, ε-removal and n-best search is bounded *before* it runs
-    (160 bytes per state and 48 per arc of a pynini VectorFst while being built, times 2
+    ``result.deltas`` how far the beliefs moved in each iteration.
+
+    Each composition, ε-removal and n-best search is bounded *before* it runs (160
+    bytes per state and 48 per arc of a pynini VectorFst while being built, times 2
     for the copy that follows) and refused with :class:`MessageTooLargeError` — naming
     the variable or factor — when it might not fit; OpenFst itself would abort the process
     with ``std::bad_alloc``. Options are validated with :mod:`strgm.validate` (an

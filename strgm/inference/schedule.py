@@ -11,8 +11,8 @@ depends on). An *iteration* is one forward and one backward sweep.
 
 Convergence: after each iteration, the largest change of any tracked belief must be
 ≤ ``tol``, in the side's measure (the top-5 probabilities for BP and pruned BP, the
-symmetric KL divergence in nats for EP/PEP). Tracked are the latent variables where messages are
-multiplied, i.e. of degree ≥ 3 (all latent variables if there are none): a degree-1 or
+symmetric KL divergence in nats for EP/PEP). Tracked are the latent variables where
+messages are multiplied, i.e. of degree ≥ 3 (all latent variables if there are none): a degree-1 or
 degree-2 variable only relays what its neighbours send (e.g. a word's underlying form
 between its concatenation and phonology factors, or a word to predict), so it settles
 when they do, and its exact belief is the most expensive one to query.

@@ -4,6 +4,17 @@ with Collatz–Wielandt certificates of convergence and of divergence.
 Used by :mod:`strgm.wfsa.measure` (log partition functions of cyclic machines) and
 :mod:`strgm.wfsa.epsilon` (the ε-removal shortcut); the sparse LU of
 :mod:`strgm.wfsa.components` answers when these cannot prove their result.
+
+The solves are Gauss–Seidel sweeps in compiled loops: on machines whose states are
+numbered roughly in topological order (breadth-first products, OpenFst's compositions) a
+sweep in reverse order (x, z, β) or in order (α) settles a whole acyclic stretch at once,
+and for a nonnegative A it converges at least as fast as the plain iteration
+(Stein–Rosenberg; on the Catalan problem under PEP, 14–19 sweeps on average against 30
+steps, 49.7M row products against 71.4M). A Gauss–Seidel fixed point is a fixed point of
+y = A y + b in floating point, so the certificates of :func:`iterative_solves` hold
+unchanged. Its increments prove divergence less sharply, so when the sweeps for x do not
+settle, x is recomputed by the plain iteration, whose increments give the divergence
+proof and its bound on ρ.
 """
 
 from __future__ import annotations
@@ -54,30 +65,15 @@ def iterative_solves(a: sp.csr_matrix, rho: np.ndarray, e: np.ndarray,
     decay at all from step 32 on, sends the machine to the component solves at once
     (near ρ = 1 on trigram-EP machines, 200 wasted steps were half the run time).
 
-    The solves are Gauss–Seidel sweeps (:func:`_fixed_point` with ``backward``): on
-    machines whose states are numbered roughly in topological order (breadth-first
-    products, OpenFst's compositions) a sweep in reverse order (x, z, β) or in order (α)
-    settles a whole acyclic stretch at once, and for a nonnegative A it converges at
-    least as fast as the plain iteration (Stein–Rosenberg; measured on the Catalan
-    problem under PEP: 14 sweeps on average against 30 steps). A Gauss–Seidel fixed point
-    is a fixed point of y = A y + b in floating point, so the certificates above hold
-    unchanged. Its increments prove divergence less sharply, so when the sweeps for x do
-    not settle, x is recomputed by the plain iteration, whose increments give the
-    divergence proof and its bound on ρ.
+    The solves are Gauss–Seidel sweeps (module docstring; :func:`_sum_of_powers` for x).
 
     Cost O(sweeps · nnz(A)), against the component solves."""
     def bound(y: np.ndarray) -> float:
         return float(np.max((a @ y) / y))
 
-    ones = np.ones(a.shape[0])
-    try:
-        x = _fixed_point(a, ones, max_iter, watch=True, backward=True)
-    except DivergenceError:
-        x = None
-    if x is None:  # the plain iteration's increments carry the divergence proof
-        x = _fixed_point(a, ones, max_iter, watch=True)
-        if x is None:
-            return None
+    x = _sum_of_powers(a, max_iter)
+    if x is None:
+        return None
     if bound(x) > max_bound:
         z = _fixed_point(a, x, max_iter, backward=True)
         if z is None or not np.all(np.isfinite(z)) or bound(z) > max_bound:
@@ -86,6 +82,18 @@ def iterative_solves(a: sp.csr_matrix, rho: np.ndarray, e: np.ndarray,
     alpha = _fixed_point(a.T.tocsr(), e, max_iter, backward=False) \
         if beta is not None else None
     return None if alpha is None else (beta, alpha)
+
+
+def _sum_of_powers(a: sp.csr_matrix, max_iter: int) -> Optional[np.ndarray]:
+    """x = (I − A)⁻¹ 1 by Gauss–Seidel sweeps; when they do not settle, by the plain
+    iteration, whose increments prove divergence with a sharp bound on ρ (raised as
+    :class:`DivergenceError`), or None when neither decides."""
+    ones = np.ones(a.shape[0])
+    try:
+        x = _fixed_point(a, ones, max_iter, watch=True, backward=True)
+    except DivergenceError:
+        x = None
+    return x if x is not None else _fixed_point(a, ones, max_iter, watch=True)
 
 
 def _too_slow(decay16: float, g: float, y: np.ndarray, k: int, max_iter: int) -> bool:
