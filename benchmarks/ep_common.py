@@ -2,7 +2,9 @@
 
 Methods (PEP §7 / Figure 3): pruned-20 BP (Cotterell et al. 2015 baseline), EP with 1-,
 2-, 3-gram features (``ep1``–``ep3``: one gradient step per visit, η = 0.05, as in the
-paper's Figure 3), PEP-prox (λ = 0.01, η = 0.05) and PEP-grow; and EP with the
+paper's Figure 3), PEP-prox (the engine's defaults: λ = 0.03, η = 0.1 since commit
+2ea58fa; the paper's λ = 0.01, η = 0.05 before, which is what older records in
+``results/ep_figure3_runs/`` used) and PEP-grow; and EP with the
 closed-form projection (``ep1_closed``–``ep3_closed``; the EP rows before the eighth
 session were these).
 Accuracy: mean −log b_M(gold UR) over morpheme variables (nats; a probability below

@@ -4,8 +4,8 @@ Runs one method on the synthetic paradigm under cProfile (timer: process CPU tim
 number of variable-side θ updates, and the cumulative time of the steps that dominate:
 p̂ moments (composition of μ_{F→V} ⊙ ENCODE(θ_{V→F}) with the feature DFA plus
 forward–backward), q moments (the linear solve on ENCODE(θ_V)), the tree prox, and
-factor-side messages. ``--K-early`` and ``--early-iters`` override PEP's schedule (K = 20
-passes on the first 3 iterations) for an ablation.
+factor-side messages. ``--K-early`` and ``--early-iters`` override PEP's schedule (the
+engine's defaults, :mod:`strgm.inference.ep_settings`) for an ablation.
 
 Caution: cProfile charges its own overhead to every Python call, so it overstates code
 made of many small calls. In the seventh session it put ~40% of PEP-prox's time in the
