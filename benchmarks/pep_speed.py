@@ -6,7 +6,8 @@ test, at most ``--max-iters`` iterations):
 * ``pruned20``: pruned BP, k = 20 (Cotterell, Peng & Eisner 2015);
 * ``pep``: PEP-prox with the engine's schedule (:mod:`strgm.inference.ep_settings`);
 * ``pep_paper``: PEP-prox with the paper's λ = 0.01, η = 0.05, K = 20 for 3 iterations;
-* ``ep2``: gradient EP on the complete bigram family (the paper's "EP-2").
+* ``ep2``, ``ep3``: gradient EP on the complete bigram / trigram family (the paper's
+  "EP-2", "EP-3").
 
 Data: the synthetic paradigm (gold URs) and CMUdict regular verbs (4 words per root), 10%
 of the words hidden; the phonology is the untrained copy-biased edit transducer or, with
@@ -44,6 +45,7 @@ METHODS = {
     "pep": ("pep", {}),
     "pep_paper": ("pep", {"lam": 0.01, "eta": 0.05, "K_early": 20, "early_iters": 3}),
     "ep2": ("ep", {"order": 2}),
+    "ep3": ("ep", {"order": 3}),
 }
 
 
