@@ -1,0 +1,139 @@
+"""Decoding a sentence from Monte-Carlo tree samples: maximum expected rules (MER).
+
+Given trees t^(1..M) sampled from a posterior over parses of one sentence, the MER tree
+(Cohn & Blunsom 2010 §3, after Goodman's 2003 labelled-recall parser) maximises the
+expected number of correct anchored CFG rules,
+
+    t̂ = argmax_t Σ_{anchored rules r ∈ t} μ(r),     μ(r) = (1/M) Σ_m [r ∈ t^(m)],
+
+where an anchored rule is ``(A, i, j) → (B, i, k) (C, k, j)`` (or a unary, or a lexical
+rule ``A → w_i``).  Unary chains make the maximisation ill-posed when a sampled chain and
+its reverse both occur (a cycle of positive gains), so a node's *unary chain with the
+rule below it* is one item: a *constituent* ``(A₁ → … → A_m, rule of A_m)`` anchored on a
+span, worth the sum of its rules' marginals.  Only constituents that occur in some sample
+compete, so the result is always a tree built of sampled pieces.
+
+The dynamic program runs over the distinct anchored constituents of the samples:
+best(A, i, j) = max over constituents c with top label A on (i, j) of
+gain(c) + Σ_{children (B, s, e) of c} best(B, s, e), computed by increasing span width.
+Cost O(Σ_m |t^(m)|) to collect, O(#distinct constituents) to maximise.
+
+The most frequent sampled tree (:func:`most_frequent_tree`) is the Monte-Carlo estimate of
+the maximum-probability tree, for comparison.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from strgm.errors import InputError
+
+__all__ = ["anchored_constituents", "expected_rules", "mer_tree", "most_frequent_tree"]
+
+
+def _collect(tree, start, out):
+    """Append the anchored constituents of ``tree`` (whose yield begins at ``start``) to
+    ``out``; returns the end of its yield.  A constituent is (top label, i, j, chain,
+    children) with ``chain`` the labels from the top down to the branching node and
+    ``children`` the (label or word, i, j) of that node's children."""
+    chain = [tree[0]]
+    node = tree
+    while len(node) == 2 and not isinstance(node[1], str):
+        node = node[1]
+        chain.append(node[0])
+    kids, pos = [], start
+    for c in node[1:]:
+        if isinstance(c, str):
+            kids.append((c, pos, pos + 1, True))
+            pos += 1
+        else:
+            end = _collect(c, pos, out)
+            kids.append((c[0], pos, end, False))
+            pos = end
+    out.append((chain[0], start, pos, tuple(chain), tuple(kids)))
+    return pos
+
+
+def anchored_constituents(tree) -> list:
+    """The anchored constituents of one tree (see the module docstring), bottom-up."""
+    out: list = []
+    _collect(tree, 0, out)
+    return out
+
+
+def _chain_gain(chain, kids, span, mu_rule):
+    """Σ of the marginals of the unary rules in ``chain`` and of its branching rule."""
+    i, j = span
+    gain = sum(mu_rule[(a, b, i, j)] for a, b in zip(chain, chain[1:]))
+    return gain + mu_rule[(chain[-1], tuple(k[:3] for k in kids), i, j)]
+
+
+def expected_rules(tree, samples) -> float:
+    """Σ over the anchored rules of ``tree`` of their marginals in ``samples`` (the MER
+    objective; used by the tests and for reporting)."""
+    mu = _marginals(list(samples))[0]
+    return sum(_chain_gain(chain, kids, (i, j), mu)
+               for _, i, j, chain, kids in anchored_constituents(tree))
+
+
+def _marginals(samples):
+    m = len(samples)
+    mu_rule: Counter = Counter()
+    consts: dict = {}
+    length = None
+    for t in samples:
+        cs = anchored_constituents(t)
+        n = cs[-1][2]
+        if length is None:
+            length = n
+        elif n != length:
+            raise InputError(f"sampled trees have yields of lengths {length} and {n}")
+        for top, i, j, chain, kids in cs:
+            for a, b in zip(chain, chain[1:]):
+                mu_rule[(a, b, i, j)] += 1.0 / m
+            mu_rule[(chain[-1], tuple(k[:3] for k in kids), i, j)] += 1.0 / m
+            consts[(chain, kids, i, j)] = None
+    return mu_rule, consts, length
+
+
+def mer_tree(samples):
+    """The tree maximising the expected number of correct anchored rules under the empirical
+    distribution of ``samples`` (a non-empty list of trees over one sentence)."""
+    samples = list(samples)
+    if not samples:
+        raise InputError("MER decoding needs at least one sampled tree")
+    mu_rule, consts, length = _marginals(samples)
+    by_width = defaultdict(list)
+    for chain, kids, i, j in consts:
+        by_width[j - i].append((chain, kids, i, j))
+    best: dict = {}
+    for w in sorted(by_width):
+        for chain, kids, i, j in by_width[w]:
+            sub = [best[(k[0], k[1], k[2])] for k in kids if not k[3]]
+            score = _chain_gain(chain, kids, (i, j), mu_rule) + sum(s[0] for s in sub)
+            key = (chain[0], i, j)
+            if key not in best or score > best[key][0] + 1e-12:
+                best[key] = (score, chain, kids)
+    roots = {t[0] for t in samples}
+    root = max(((v[0], k) for k, v in best.items()
+                if k[1] == 0 and k[2] == length and k[0] in roots), key=lambda x: x[0])
+    return _build(best, root[1])
+
+
+def _build(best, key):
+    _, chain, kids = best[key]
+    children = tuple(k[0] if k[3] else _build(best, (k[0], k[1], k[2])) for k in kids)
+    node = (chain[-1],) + children
+    for label in reversed(chain[:-1]):
+        node = (label, node)
+    return node
+
+
+def most_frequent_tree(samples):
+    """The most frequent tree among ``samples`` (ties: the first seen)."""
+    samples = list(samples)
+    if not samples:
+        raise InputError("decoding needs at least one sampled tree")
+    counts = Counter(samples)
+    top = max(counts.values())
+    return next(t for t in samples if counts[t] == top)
