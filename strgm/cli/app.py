@@ -7,6 +7,7 @@
     strgm train FILE [options]      learn the phonology by EM (see ``strgm train --help``)
     strgm rules FILE [options]      learn ordered rewrite rules and URs (fast)
     strgm pcfg train|parse ...      Bayesian PCFGs (see ``strgm pcfg --help``)
+    strgm treebank grammar|yield|score ...  treebank PCFGs and bracket scores
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import os
 import sys
 from typing import Optional
 
-from strgm.cli import beliefs, paradigm, pcfg, rules, train
+from strgm.cli import beliefs, paradigm, pcfg, rules, train, treebank
 from strgm.cli.errors import OneLineParser, bug_line, error_line
 from strgm.errors import StrgmError
 
@@ -36,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     pcfg.add_subparser(sub)
     train.add_subparser(sub)
     rules.add_subparser(sub)
+    treebank.add_subparser(sub)
     return p
 
 

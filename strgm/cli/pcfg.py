@@ -4,10 +4,20 @@
                      [--seed S] [--out GRAMMAR] [--chars] [--heldout YLD] [--burn-in B]
                      [--checkpoint PATH] [--resume PATH] [--resample-alpha]
     strgm pcfg parse GRAMMAR CORPUS [--decode viterbi|maxrule] [--chars]
+                     [--max-length N] [--scores FILE]
 
 ``train`` prints the per-iteration trace (stderr) and the final grammar in Johnson's format
-(stdout, or ``--out``).  ``parse`` prints one bracketed tree per line with its score;
-sentences without a parse print ``(no parse)`` and are listed on stderr.
+(stdout, or ``--out``).  ``parse`` prints exactly one Penn Treebank bracketed tree per
+line (stdout): the sentence's own words as leaves, the intermediate nodes of a binarised
+treebank grammar (labels with ``|<``) spliced out, tags renamed because they are also
+words (``.^``) restored; sentences without a parse print ``(no parse)`` and are listed on
+stderr.  When the grammar has word-shape signature terminals (``<UNK...>``, from
+``strgm treebank grammar``), unknown words are parsed as the finest signature of their
+back-off chain that the grammar has (:mod:`strgm.grammars.unknown_words`).  A sentence
+longer than ``--max-length`` tokens is an error naming its file and line, raised before
+any parsing.  ``--scores FILE`` writes a TSV (header ``line  parsed  score  log_prob``:
+the decoder's score — log P(t, w) for viterbi, the sum of rule log posteriors for
+maxrule — and log P(w)).
 
 Every option is checked by its argparse type before anything is read, every output path
 (``--out``, ``--trace-json``, ``--checkpoint``) before any work starts, and outputs are
@@ -74,7 +84,12 @@ def add_subparser(subparsers) -> None:
     q.add_argument("grammar")
     q.add_argument("corpus")
     q.add_argument("--decode", choices=("viterbi", "maxrule"), default="viterbi")
-    q.add_argument("--chars", action="store_true")
+    q.add_argument("--chars", action="store_true", help="split lines into characters")
+    q.add_argument("--max-length", type=int_arg(min=1), default=None, metavar="N",
+                   help="refuse (before parsing) a corpus with a sentence of more than N "
+                        "tokens, naming its line")
+    q.add_argument("--scores", default=None, metavar="FILE",
+                   help="write per-sentence scores here as TSV with a header line")
     _add_max_memory(q)
     q.set_defaults(func=_parse)
 
@@ -257,32 +272,79 @@ def _located(e: GrammarError, args) -> InputError:
 
 
 def _parse(args) -> int:
+    """``pcfg parse``: one tree per line (module docstring)."""
     from strgm.grammars.johnson_format import read_grammar, read_yld
-    from strgm.grammars.cfg import compile_grammar, tree_to_str
-    from strgm.grammars.chart import batches_by_length, chart_limit, inside
 
+    if args.scores:
+        check_output(args.scores, "--scores")
+        for other, v in (("the grammar", args.grammar), ("the corpus", args.corpus)):
+            if _same_file(args.scores, v):
+                raise OptionError("--scores", args.scores, f"is also {other}")
     g = read_grammar(args.grammar)
     corpus = read_yld(args.corpus, chars=args.chars)
+    if args.max_length is not None:
+        _check_max_length(corpus, args.max_length, args.corpus)
     _check_lengths(g, args.max_memory, (args.corpus, corpus))
+    mapped = _mapped_corpus(g, corpus, args.chars)
+    out = _decode(args, g, mapped)
+    _print_parses(args, g, corpus, out)
+    return 0
+
+
+def _check_max_length(corpus, n: int, path) -> None:
+    """The first sentence longer than ``n`` tokens, as an error naming its line."""
+    for i, s in enumerate(corpus):
+        if len(s) > n:
+            raise InputError(f"sentence of {len(s)} tokens is longer than --max-length "
+                             f"{n}", str(path), i + 1)
+
+
+def _mapped_corpus(g, corpus, chars: bool) -> list:
+    """The sentences with unknown words mapped to signatures, when the grammar has any."""
+    from strgm.grammars.unknown_words import grammar_known_words, is_signature, \
+        map_sentence
+
+    if chars or not any(is_signature(t) for t in g.terminals):
+        return corpus
+    known, terminals = grammar_known_words(g), frozenset(g.terminals)
+    return [map_sentence(s, known, terminals) for s in corpus]
+
+
+def _decode(args, g, corpus) -> list:
+    """(tree, score, log P(w)) per sentence, or None without a parse."""
+    from strgm.grammars.cfg import compile_grammar
+    from strgm.grammars.chart import batches_by_length, chart_limit, inside
+
     cg = compile_grammar(g)
     cg.max_chart_bytes = args.max_memory
     theta = g.probabilities()
-    out = [None] * len(corpus)
+    out: list = [None] * len(corpus)
     try:
         for idx in batches_by_length(corpus, n_nts=cg.n_nts, max_chart_bytes=chart_limit(cg)):
             ch = inside(cg, [corpus[i] for i in idx], theta)
             res = ch.viterbi() if args.decode == "viterbi" else ch.maxrule()
             for i, r, lz in zip(idx, res, ch.logZ):
-                out[i] = (r, lz)
+                out[i] = None if r is None else (r[0], r[1], float(lz))
     except GrammarError as e:
         raise _located(e, args) from None
-    bad = []
-    for i, (r, lz) in enumerate(out):
+    return out
+
+
+def _print_parses(args, g, corpus, out) -> None:
+    """Trees on stdout, the unparsable lines on stderr, the ``--scores`` TSV."""
+    from strgm.grammars.cfg import tree_to_str
+    from strgm.grammars.unknown_words import restore_tree
+
+    bad, rows = [], ["line\tparsed\tscore\tlog_prob"]
+    for i, r in enumerate(out):
         if r is None:
             bad.append(i + 1)
-            print("(no parse)\t-inf")
+            print("(no parse)")
+            rows.append(f"{i + 1}\t0\t-inf\t-inf")
         else:
-            print(f"{tree_to_str(r[0])}\t{r[1]:.6g}\t{lz:.6g}")
+            print(tree_to_str(restore_tree(r[0], corpus[i], g)))
+            rows.append(f"{i + 1}\t1\t{r[1]:.10g}\t{r[2]:.10g}")
     if bad:
         print(f"{len(bad)} sentence(s) have no parse: lines {bad[:50]}", file=sys.stderr)
-    return 0
+    if args.scores:
+        atomic_write_text(args.scores, "\n".join(rows) + "\n")

@@ -1,0 +1,186 @@
+"""``strgm treebank grammar|yield|score``: Penn Treebank PCFGs and bracket scoring.
+
+    strgm treebank grammar TREES... --out G.lt [--unk-threshold 1] [--markov H|none]
+                           [--factor right|left] [--start TOP]
+    strgm treebank yield TREES... [--max-length N]
+    strgm treebank score GOLD... PARSED [--max-length N] [--json]
+
+TREES and GOLD are ``.mrg`` files or folders (a folder stands for all its ``*.mrg``
+files, sorted by name); trees are taken in the order given.  Every tree is cleaned as
+:func:`strgm.grammars.ptb.clean_tree` does: ``-NONE-`` elements removed, function tags
+and indices stripped (``NP-SBJ-1`` -> ``NP``), constituents left empty removed; the
+grammar's root rules are ``START --> root`` for one start symbol (``--start``).
+
+``grammar`` writes a relative-frequency PCFG in Johnson's format (atomically: after a
+failed run ``--out`` does not exist) built by :func:`strgm.grammars.unknown_words.
+treebank_pcfg`: words seen at most ``--unk-threshold`` times become word-shape signatures
+with a back-off chain, trees are binarised with horizontal Markovisation of order
+``--markov`` (``none``: no Markovisation).  A summary line goes to stderr.  The default
+``--markov 1`` was chosen by measurement (benchmarks/treebank_pcfg.py: trained on WSJ
+0001-0159 of the NLTK sample, parsing 0160-0179 up to 40 words): it had the best F1
+among none, 2, 1 and 0, and parses a 40-word sentence in well under a second.
+
+``yield`` prints the cleaned trees' words, one sentence per line (the input of
+``strgm pcfg parse``), skipping trees longer than ``--max-length`` words.
+
+``score`` compares PARSED (one tree per line, ``(no parse)`` for a failure, as written by
+``strgm pcfg parse``) with the gold trees by labelled brackets, with evalb's COLLINS.prm
+conventions (:mod:`strgm.grammars.bracket_score`): prints precision, recall, F1, exact
+match, tagging accuracy and counts (``--json``: as JSON).  With ``--max-length N`` gold
+trees of more than N words (punctuation included, ``-NONE-`` excluded) are skipped, and
+PARSED holds either one line per gold tree (lines of skipped trees are ignored) or one
+line per kept tree (as ``yield --max-length N`` and ``pcfg parse`` give).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from argparse import RawDescriptionHelpFormatter
+from pathlib import Path
+
+from strgm.errors import InputError
+from strgm.validate import int_arg
+
+__all__ = ["add_subparser"]
+
+DEFAULT_MARKOV = 1
+
+
+def add_subparser(subparsers) -> None:
+    """Register ``strgm treebank`` and its three commands."""
+    p = subparsers.add_parser("treebank", help="Penn Treebank PCFGs and bracket scoring")
+    sub = p.add_subparsers(dest="treebank_command", required=True)
+    g = sub.add_parser("grammar", help="relative-frequency PCFG of treebank trees",
+                       description=__doc__, formatter_class=RawDescriptionHelpFormatter)
+    g.add_argument("trees", nargs="+", help=".mrg files or folders of them")
+    g.add_argument("--out", required=True, help="grammar file to write (Johnson's format)")
+    g.add_argument("--unk-threshold", type=int_arg(min=0), default=1, metavar="K",
+                   help="words seen at most K times become signatures (default: 1)")
+    g.add_argument("--markov", type=_markov_arg, default=DEFAULT_MARKOV, metavar="H|none",
+                   help="horizontal Markovisation order (default: %(default)s, the best F1 "
+                        "and fast on held-out WSJ; 'none': no Markovisation)")
+    g.add_argument("--factor", choices=("right", "left"), default="right",
+                   help="binarisation direction (default: right)")
+    g.add_argument("--start", default="TOP", help="start symbol (default: TOP)")
+    g.set_defaults(func=_grammar)
+    y = sub.add_parser("yield", help="the trees' sentences, one per line")
+    y.add_argument("trees", nargs="+")
+    y.add_argument("--max-length", type=int_arg(min=1), default=None, metavar="N")
+    y.set_defaults(func=_yield)
+    s = sub.add_parser("score", help="labelled bracket scores (evalb, COLLINS.prm)",
+                       description=__doc__, formatter_class=RawDescriptionHelpFormatter)
+    s.add_argument("gold", nargs="+", help="gold .mrg files or folders, in order")
+    s.add_argument("parsed", help="one tree per line, '(no parse)' for a failure")
+    s.add_argument("--max-length", type=int_arg(min=1), default=None, metavar="N",
+                   help="score only sentences of at most N words (evalb: 40)")
+    s.add_argument("--json", action="store_true", help="print the scores as JSON")
+    s.set_defaults(func=_score)
+
+
+def _markov_arg(text: str):
+    """``none`` or an integer ≥ 0 (for argparse)."""
+    import argparse
+
+    if text.lower() == "none":
+        return None
+    try:
+        v = int(text)
+    except ValueError:
+        v = -1
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0 or 'none', got {text!r}")
+    return v
+
+
+def tree_files(paths) -> list:
+    """The ``.mrg`` files named: files as given, folders as their sorted ``*.mrg``."""
+    out = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            files = sorted(f for f in p.glob("*.mrg") if not f.is_dir())
+            if not files:
+                raise InputError("no .mrg files in folder", str(p))
+            out.extend(files)
+        else:
+            out.append(p)
+    return out
+
+
+def read_clean_trees(paths) -> list:
+    """Cleaned trees of the files or folders, in order (trees cleaned to nothing are
+    dropped)."""
+    from strgm.grammars.ptb import clean_tree, read_mrg
+
+    out = []
+    for f in tree_files(paths):
+        out.extend(t for t in map(clean_tree, read_mrg(f)) if t is not None)
+    return out
+
+
+def _grammar(args) -> int:
+    from strgm.grammars.johnson_format import format_grammar
+    from strgm.grammars.unknown_words import treebank_pcfg
+    from strgm.safe_io import atomic_write_text, check_output
+
+    check_output(args.out, "--out")
+    trees = read_clean_trees(args.trees)
+    g, info = treebank_pcfg(trees, threshold=args.unk_threshold, horizontal=args.markov,
+                            start=args.start, factor=args.factor)
+    atomic_write_text(args.out, format_grammar(g))
+    print(f"{info['trees']} trees, {info['rules']} rules, {info['nonterminals']} "
+          f"nonterminals, {info['words']} words, {info['signatures']} signatures "
+          f"-> {args.out}", file=sys.stderr)
+    return 0
+
+
+def _yield(args) -> int:
+    for t in read_clean_trees(args.trees):
+        words = _leaves(t)
+        if args.max_length is None or len(words) <= args.max_length:
+            print(" ".join(words))
+    return 0
+
+
+def _leaves(t) -> list:
+    from strgm.grammars.ptb import tree_leaves
+
+    return list(tree_leaves(t))
+
+
+def _score(args) -> int:
+    from strgm.grammars.bracket_score import read_parsed, score_corpus
+    from strgm.grammars.ptb import read_mrg
+
+    gold = [t for f in tree_files(args.gold) for t in read_mrg(f)]
+    test, lines = read_parsed(args.parsed)
+    gold = _aligned_gold(gold, len(test), args)
+    res = score_corpus(gold, test, args.max_length, where=args.parsed, lines=lines)
+    d = res.summary()
+    if args.json:
+        print(json.dumps(d, indent=1))
+        return 0
+    print(f"sentences {d['sentences']} (failed {d['failed']}, longer than --max-length "
+          f"skipped {d['skipped_long']})")
+    print(f"brackets gold {d['gold']} test {d['test']} matched {d['matched']}")
+    print(f"precision {100 * d['precision']:.2f}  recall {100 * d['recall']:.2f}  "
+          f"F1 {100 * d['f1']:.2f}  exact {100 * d['exact_match']:.2f}  "
+          f"tagging {100 * d['tagging_accuracy']:.2f}")
+    return 0
+
+
+def _aligned_gold(gold, n_test: int, args) -> list:
+    """The gold trees PARSED's lines stand for: all of them, or with ``--max-length``
+    only those short enough (module docstring); otherwise a count mismatch error."""
+    from strgm.grammars.ptb import clean_tree
+
+    if n_test == len(gold):
+        return gold
+    if args.max_length is not None:
+        short = [t for t in gold
+                 if len(_leaves(clean_tree(t) or ("", ))) <= args.max_length]
+        if n_test == len(short):
+            return short
+        raise InputError(f"{n_test} parsed lines for {len(gold)} gold trees "
+                         f"({len(short)} of at most {args.max_length} words)", args.parsed)
+    raise InputError(f"{n_test} parsed lines for {len(gold)} gold trees", args.parsed)
