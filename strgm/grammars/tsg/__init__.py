@@ -1,0 +1,21 @@
+"""Bayesian tree substitution grammars: the DP-TSG of Cohn, Goldwater & Blunsom (2009) with
+the P0^C base distribution, trained by the local Gibbs sampler or the blocked
+Metropolis–Hastings sampler of Cohn & Blunsom (2010), whose proposal is the MAP TSG
+represented as a finite PCFG by the Table 1 transform.
+
+    LocalGibbsTSG(trees, alpha, s, resample_hyper)     one indicator at a time (§2)
+    BlockedMHTSG(trees, alpha, s, resample_hyper)      one tree at a time (§3)
+    kernel.init(seed, init="minimal"|"maximal"), kernel.sample(state) -> TSGState
+    TSGState.save(path) / TSGState.load(path, kernel)  atomic strict-JSON checkpoints
+    elementary_trees(kernel, state)                    (count, bracketed ET), most frequent first
+
+Both kernels run under :func:`strgm.grammars.driver.drive` (trace rows hold
+log P(derivations | α, s) after every sweep).
+"""
+
+from strgm.grammars.tsg.corpus import TreeTable
+from strgm.grammars.tsg.fragments import ETCounts
+from strgm.grammars.tsg.local import LocalGibbsTSG
+from strgm.grammars.tsg.state import TSGState
+
+__all__ = ["TreeTable", "ETCounts", "LocalGibbsTSG", "TSGState"]

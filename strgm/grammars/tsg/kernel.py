@@ -1,0 +1,130 @@
+"""What the two DP-TSG kernels share: options, initial states, hyperparameter steps and
+trace rows (numpyro-style kernels, docs/architecture.md §4: ``state = kernel.init(seed)``,
+``state = kernel.sample(state)`` returns a new state, the input unchanged).
+
+Defaults: α_c = 1 and s_c = 0.5 for every label c (overridable by a number or a
+{label: value} mapping); with ``resample_hyper=True`` every sweep first slice-samples all
+s_c then all α_c from their exact conditional (:mod:`.hyper`), then updates the
+derivations. Trace row of a sweep: ``iteration``, ``log_likelihood`` = log P(derivations |
+α, s) after the sweep (= log P(trees, derivations); :mod:`.fragments`), ``ets`` (distinct
+ETs), ``sites``, ``mean_alpha``, ``mean_s`` and, for the blocked sampler, ``acceptance``.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import numpy as np
+
+from strgm.errors import InputError
+from strgm.grammars.tsg.corpus import TreeTable
+from strgm.grammars.tsg.fragments import ETCounts
+from strgm.grammars.tsg.hyper import DEFAULT_ALPHA_PRIOR, resample_hyper
+from strgm.grammars.tsg.state import TSGState, check_tsg_state
+from strgm.validate import check_choice, check_float, check_int
+
+__all__ = ["TSGKernel", "INITS"]
+
+INITS = ("minimal", "maximal")
+
+
+def _per_label(name: str, value, labels, check) -> np.ndarray:
+    if isinstance(value, dict):
+        unknown = sorted(set(value) - set(labels))
+        if unknown:
+            raise InputError(f"option {name}: unknown label {unknown[0]!r}")
+        return np.array([check(name, value.get(x, _DEFAULTS[name])) for x in labels])
+    v = check(name, value)
+    return np.full(len(labels), v)
+
+
+_DEFAULTS = {"alpha": 1.0, "s": 0.5}
+
+
+class TSGKernel:
+    """Base of :class:`~.local.LocalGibbsTSG` and :class:`~.blocked.BlockedMHTSG`.
+
+    ``trees``: cleaned, binarised trees (or a :class:`~.corpus.TreeTable`); ``alpha`` > 0
+    and ``s`` in (0, 1): numbers or {label: value}; ``alpha_prior`` = (shape, scale) of the
+    Gamma prior on every α_c."""
+
+    kind = "?"
+    with_ref = False
+
+    def __init__(self, trees, alpha=1.0, s=0.5, resample_hyper: bool = False,
+                 alpha_prior=DEFAULT_ALPHA_PRIOR):
+        self.table = trees if isinstance(trees, TreeTable) else TreeTable(trees)
+        labels = self.table.labels
+        self.alpha0 = _per_label("alpha", alpha, labels,
+                                 lambda n, v: check_float(n, v, min=0, min_open=True))
+        self.s0 = _per_label("s", s, labels, lambda n, v: check_float(
+            n, v, min=0, max=1, min_open=True, max_open=True))
+        self.resample_hyper = bool(resample_hyper)
+        shape, scale = alpha_prior
+        self.alpha_prior = (check_float("alpha_prior shape", shape, min=0, min_open=True),
+                            check_float("alpha_prior scale", scale, min=0, min_open=True))
+        self.fingerprint = self.table.fingerprint
+
+    def init(self, seed=0, init: str = "minimal") -> TSGState:
+        """Iteration 0: every node a site ("minimal": ETs are the CFG rules) or only the
+        roots ("maximal": ETs are whole trees)."""
+        seed = check_int("seed", seed, min=0)
+        init = check_choice("init", init, INITS)
+        t = self.table
+        site = np.ones(t.n_nodes, np.uint8) if init == "minimal" else \
+            t.is_root.astype(np.uint8)
+        rng = np.random.default_rng(seed)
+        return TSGState(self.kind, 0, site, self.alpha0.copy(), self.s0.copy(),
+                        rng.bit_generator.state, fingerprint=self.fingerprint,
+                        settings={"init": init, "seed": seed})
+
+    def check(self, state: TSGState) -> None:
+        check_tsg_state(self, state)
+
+    def counts(self, state: TSGState, s=None) -> ETCounts:
+        """The ET counts of ``state``'s indicators under ``s`` (default the state's)."""
+        s = state.s if s is None else s
+        return ETCounts(self.table, state.site, np.log(s), np.log1p(-np.asarray(s)),
+                        self.with_ref)
+
+    def log_likelihood(self, state: TSGState) -> float:
+        """log P(derivations | α, s) of the state (:meth:`.fragments.ETCounts.log_joint`)."""
+        return self.counts(state).log_joint(state.alpha)
+
+    def _start(self, state: TSGState):
+        """(rng, α, s, counts) for a sweep: hyperparameters resampled first if asked."""
+        self.check(state)
+        rng = state.rng()
+        alpha, s = state.alpha, state.s
+        if self.resample_hyper:
+            alpha, s = resample_hyper(self.counts(state), alpha, s, rng, self.alpha_prior)
+        c = ETCounts(self.table, state.site, np.log(s), np.log1p(-s), self.with_ref)
+        return rng, alpha, s, c
+
+    def _finish(self, state, rng, alpha, s, counts, acc=0, prop=0) -> TSGState:
+        new = copy.copy(state)
+        new.iteration = state.iteration + 1
+        new.site = np.frombuffer(bytes(counts.site), dtype=np.uint8).copy()
+        new.alpha, new.s = np.asarray(alpha, float).copy(), np.asarray(s, float).copy()
+        new.rng_state = rng.bit_generator.state
+        new.counts = counts
+        if self.kind == "tsg-blocked":
+            new.accepted, new.proposed = state.accepted + acc, state.proposed + prop
+            new.last_accept = acc / prop if prop else float("nan")
+        row = {"iteration": new.iteration, "log_likelihood": counts.log_joint(alpha),
+               "ets": sum(1 for v in counts.cnt.values() if v > 0),
+               "sites": int(new.site.sum()), "mean_alpha": float(np.mean(alpha)),
+               "mean_s": float(np.mean(s))}
+        if self.kind == "tsg-blocked":
+            row["acceptance"] = new.last_accept
+        new.trace = state.trace + [row]
+        return new
+
+    @staticmethod
+    def _choose(la: float, lb: float, u: float) -> bool:
+        """True with probability e^la / (e^la + e^lb), using the uniform ``u``."""
+        d = lb - la
+        if d > 700:
+            return False
+        return u * (1.0 + math.exp(d)) < 1.0
