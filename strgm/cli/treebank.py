@@ -154,8 +154,9 @@ def _score(args) -> int:
 
     gold = [t for f in tree_files(args.gold) for t in read_mrg(f)]
     test, lines = read_parsed(args.parsed)
-    gold = _aligned_gold(gold, len(test), args)
-    res = score_corpus(gold, test, args.max_length, where=args.parsed, lines=lines)
+    kept = _aligned_gold(gold, len(test), args)
+    res = score_corpus(kept, test, args.max_length, where=args.parsed, lines=lines)
+    res.skipped_long += len(gold) - len(kept)
     d = res.summary()
     if args.json:
         print(json.dumps(d, indent=1))
