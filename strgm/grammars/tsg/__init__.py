@@ -13,9 +13,14 @@ Both kernels run under :func:`strgm.grammars.driver.drive` (trace rows hold
 log P(derivations | α, s) after every sweep).
 """
 
+from strgm.grammars.tsg.blocked import BlockedMHTSG, constrained_inside
 from strgm.grammars.tsg.corpus import TreeTable
 from strgm.grammars.tsg.fragments import ETCounts
 from strgm.grammars.tsg.local import LocalGibbsTSG
 from strgm.grammars.tsg.state import TSGState
+from strgm.grammars.tsg.symbols import base_label, primed, signed
+from strgm.grammars.tsg.transform import derivation_to_tsg, label_names, transform
 
-__all__ = ["TreeTable", "ETCounts", "LocalGibbsTSG", "TSGState"]
+__all__ = ["TreeTable", "ETCounts", "LocalGibbsTSG", "BlockedMHTSG", "TSGState",
+           "constrained_inside", "transform", "derivation_to_tsg", "label_names",
+           "base_label", "primed", "signed"]

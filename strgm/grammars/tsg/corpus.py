@@ -26,7 +26,7 @@ __all__ = ["TreeTable", "RESERVED", "check_label"]
 #: characters the grammar transform uses in its symbols; a treebank label holding one of
 #: them (or whitespace, or starting with ``@<``) is refused, so that no transformed symbol
 #: can equal a label.
-RESERVED = "{}|~\""
+RESERVED = "{}[]~\""
 
 
 def check_label(label, where: str) -> str:
@@ -81,6 +81,11 @@ class TreeTable:
         self.inner = np.flatnonzero(~self.is_root)
         self.tree_of = np.repeat(np.arange(len(trees)), np.diff(self.starts))
         self.fingerprint = self._fingerprint()
+        #: plain-list copies for the per-node loops of the samplers
+        self.rule_l, self.lab_l = self.rule.tolist(), self.lab.tolist()
+        self.c1_l, self.c2_l = self.c1.tolist(), self.c2.tolist()
+        self.parent_l = self.parent.tolist()
+        self.rule_p = np.exp(self.rule_lp).tolist()
 
     def _label(self, x, where) -> int:
         j = self.label_index.get(x)

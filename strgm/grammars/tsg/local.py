@@ -45,8 +45,7 @@ class LocalGibbsTSG(TSGKernel):
         """DP kernel: one Gibbs update per node of ``order`` (module docstring), in place
         on ``counts`` (indicators, fragment ids and ET counts)."""
         t = self.table
-        parent, c1, c2 = t.parent.tolist(), t.c1.tolist(), t.c2.tolist()
-        rule, lab = t.rule.tolist(), t.lab.tolist()
+        parent, c1, c2, rule, lab = t.parent_l, t.c1_l, t.c2_l, t.rule_l, t.lab_l
         site, below, cnt, ncat = counts.site, counts.below, counts.cnt, counts.ncat
         get, lp0 = counts.frags.get, counts.frags.lp0
         alpha = [float(a) for a in alpha]

@@ -24,23 +24,13 @@ def configs(table):
 
 
 def ets_of(table, site):
-    """The ETs (as bracketed strings with their root labels) of a configuration, by a
-    direct recursive cut of the trees (independent of the fragment tables)."""
+    """(root label, bracketed ET) of a configuration, cut directly from the trees
+    (independent of the fragment tables)."""
+    from strgm.grammars.tsg.transform import et_strings
     out = []
-    i = 0
-    for tr in table.trees:
-        order = []
-        walk_order(tr, order)
-        flag = {id(n): int(site[i + j]) for j, n in enumerate(order)}
-        i += len(order)
-
-        def rec(t):
-            return "(" + " ".join([t[0]] + [c if isinstance(c, str) else
-                                            (c[0] if flag[id(c)] else rec(c))
-                                            for c in t[1:]]) + ")"
-        for n in order:
-            if flag[id(n)]:
-                out.append((n[0], rec(n)))
+    for i, tr in enumerate(table.trees):
+        sub = [int(x) for x in site[table.starts[i]:table.starts[i + 1]]]
+        out.extend((e[1:].split()[0].rstrip(")"), e) for e in et_strings(tr, sub))
     return out
 
 
