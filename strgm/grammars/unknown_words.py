@@ -41,6 +41,7 @@ from collections import Counter
 from strgm.grammars.binarize import binarize, debinarize
 from strgm.grammars.cfg import Grammar, Rule
 from strgm.grammars.ptb import relabel_collisions, treebank_grammar
+from strgm.errors import OptionError
 from strgm.validate import check_float, check_int
 
 __all__ = ["PREFIX", "is_signature", "signature_features", "signature", "signature_chain",
@@ -203,11 +204,14 @@ def treebank_pcfg(trees, threshold: int = 1, horizontal: int | None = 2,
     Steps: labels that are also words are renamed (:func:`~strgm.grammars.ptb.
     relabel_collisions`, after rare words are gone); rare words become signatures
     (:func:`replace_rare`); trees are binarised (:func:`~strgm.grammars.binarize.
-    binarize`, ``horizontal=None`` and ``factor`` as there; ``horizontal=-1`` is not
-    allowed); rules are counted with ``start --> root`` rules
+    binarize`, ``horizontal`` and ``factor`` as there, None: no Markovisation); rules
+    are counted with ``start --> root`` rules
     (:func:`~strgm.grammars.ptb.treebank_grammar`) and the back-off counts of
     :func:`backoff_counts` are added.  Weights are counts."""
     trees = list(trees)
+    if any(start in _labels(t) for t in trees):
+        raise OptionError("start", start, "is a label of the trees; choose a start symbol "
+                          "the trees do not use")
     replaced, known = replace_rare(trees, threshold)
     renamed = relabel_collisions(replaced)
     original = _with_words(renamed, trees)
@@ -221,6 +225,13 @@ def treebank_pcfg(trees, threshold: int = 1, horizontal: int | None = 2,
     info = {"trees": len(trees), "rules": len(g.rules), "nonterminals": len(g.nonterminals),
             "words": len(g.terminals) - sigs, "signatures": sigs}
     return g, info
+
+
+def _labels(t) -> set:
+    """The labels of a tree."""
+    if isinstance(t, str):
+        return set()
+    return {t[0]}.union(*(_labels(c) for c in t[1:]))
 
 
 def _with_words(shape, words_from):
