@@ -7,7 +7,7 @@ represented as a finite PCFG by the Table 1 transform.
     BlockedMHTSG(trees, alpha, s, resample_hyper)      one tree at a time (§3)
     kernel.init(seed, init="minimal"|"maximal"), kernel.sample(state) -> TSGState
     TSGState.save(path) / TSGState.load(path, kernel)  atomic strict-JSON checkpoints
-    elementary_trees(kernel, state)                    (count, bracketed ET), most frequent first
+    elementary_trees(state, kernel)                    (count, bracketed ET), most frequent first
 
 Both kernels run under :func:`strgm.grammars.driver.drive` (trace rows hold
 log P(derivations | α, s) after every sweep).
@@ -16,6 +16,7 @@ log P(derivations | α, s) after every sweep).
 from strgm.grammars.tsg.blocked import BlockedMHTSG, constrained_inside
 from strgm.grammars.tsg.corpus import TreeTable
 from strgm.grammars.tsg.fragments import ETCounts
+from strgm.grammars.tsg.kernel import elementary_trees
 from strgm.grammars.tsg.local import LocalGibbsTSG
 from strgm.grammars.tsg.state import TSGState
 from strgm.grammars.tsg.symbols import base_label, primed, signed
@@ -23,4 +24,4 @@ from strgm.grammars.tsg.transform import derivation_to_tsg, label_names, transfo
 
 __all__ = ["TreeTable", "ETCounts", "LocalGibbsTSG", "BlockedMHTSG", "TSGState",
            "constrained_inside", "transform", "derivation_to_tsg", "label_names",
-           "base_label", "primed", "signed"]
+           "base_label", "primed", "signed", "elementary_trees"]

@@ -24,7 +24,7 @@ from strgm.grammars.tsg.hyper import DEFAULT_ALPHA_PRIOR, resample_hyper
 from strgm.grammars.tsg.state import TSGState, check_tsg_state
 from strgm.validate import check_choice, check_float, check_int
 
-__all__ = ["TSGKernel", "INITS"]
+__all__ = ["TSGKernel", "INITS", "elementary_trees"]
 
 INITS = ("minimal", "maximal")
 
@@ -128,3 +128,17 @@ class TSGKernel:
         if d > 700:
             return False
         return u * (1.0 + math.exp(d)) < 1.0
+
+
+def elementary_trees(state: TSGState, kernel: TSGKernel | None = None) -> list:
+    """(n_e, bracketed ET) for every ET with n_e > 0, most frequent first (ties in string
+    order); uses the state's count cache, else ``kernel`` rebuilds the counts."""
+    counts = state.counts
+    if counts is None:
+        if kernel is None:
+            raise InputError("elementary_trees of a loaded state needs its kernel")
+        counts = kernel.counts(state)
+    ids, n = counts.ets()
+    out = [(int(c), counts.frags.bracketed(f)) for f, c in zip(ids.tolist(), n.tolist())]
+    out.sort(key=lambda x: (-x[0], x[1]))
+    return out

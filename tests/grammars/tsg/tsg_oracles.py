@@ -127,3 +127,19 @@ def tv_distance(post: dict, samples) -> float:
         emp[k] = emp.get(k, 0) + 1
     m = len(samples)
     return 0.5 * sum(abs(post.get(k, 0.0) - emp.get(k, 0) / m) for k in set(post) | set(emp))
+
+
+#: two trees whose ETs repeat inside a tree ((A a) twice in the first), so the sequential
+#: CRP probability differs from the MAP proposal and the MH correction matters
+TOY2 = [("S", ("A", "a"), ("S", ("A", "a"), ("B", "b"))),
+        ("S", ("A", "a"), ("B", "b"))]
+
+
+def run_chain(kernel, sweeps, seed=1, init="minimal"):
+    """Indicator bytes after each of ``sweeps`` sweeps."""
+    st = kernel.init(seed, init)
+    out = []
+    for _ in range(sweeps):
+        st = kernel.sample(st)
+        out.append(st.site.tobytes())
+    return out, st
