@@ -12,7 +12,8 @@ containing v removed), eq. (1) applied sequentially gives
                  × (n_{e_v} + [e_v = e_s] + α_{c_v} P0(e_v)) / (n_{c_v} + [c_v = c] + α_{c_v})
 
 (the second ET sees the first's increment). Cost per node O(d) dictionary operations,
-d = depth of v below r (the fragment ids of e_m and e_s are recomputed along the path).
+d = depth of v below r (the fragment ids of the alternative ET, e_m or e_s, are
+recomputed along the path; the current one is known).
 """
 
 from __future__ import annotations
@@ -52,25 +53,24 @@ class LocalGibbsTSG(TSGKernel):
         la = [math.log(a) for a in alpha]
         choose = self._choose
         for v, u in zip(order, us):
-            ks, km, child = -1, below[v], v
-            path, fs, fm = [], [], []
-            p = parent[v]
+            # the current ET at r is below[r]; only the alternative chain is interned
+            was = site[v]
+            k, child, p = (below[v] if was else -1), v, parent[v]
+            path, alt = [], []
             while True:
-                a, b = c1[p], c2[p]
-                other = b if a == child else a
-                ko = -2 if other < 0 else (-1 if site[other] else below[other])
+                a = c1[p]
                 if a == child:
-                    ks, km = get(rule[p], ks, ko), get(rule[p], km, ko)
+                    b = c2[p]
+                    k = get(rule[p], k, -2 if b < 0 else (-1 if site[b] else below[b]))
                 else:
-                    ks, km = get(rule[p], ko, ks), get(rule[p], ko, km)
+                    k = get(rule[p], -1 if site[a] else below[a], k)
                 path.append(p)
-                fs.append(ks)
-                fm.append(km)
+                alt.append(k)
                 if site[p]:
                     break
                 child, p = p, parent[p]
+            ks, km = (below[p], k) if was else (k, below[p])
             c, cv, ev = lab[p], lab[v], below[v]
-            was = site[v]
             if was:
                 cnt[ks] -= 1
                 cnt[ev] -= 1
@@ -93,5 +93,5 @@ class LocalGibbsTSG(TSGKernel):
                 cnt[km] = cnt.get(km, 0) + 1
             if now != was:
                 site[v] = now
-                for q, f in zip(path, fs if now else fm):
+                for q, f in zip(path, alt):
                     below[q] = f
