@@ -196,7 +196,7 @@ def grammar_known_words(g: Grammar) -> frozenset:
     return frozenset(t for t in g.terminals if not is_signature(t))
 
 
-def treebank_pcfg(trees, threshold: int = 1, horizontal: int | None = 2,
+def treebank_pcfg(trees, threshold: int = 1, horizontal: int | None = 1,
                   start: str = "TOP", backoff_weight: float = 0.01,
                   factor: str = "right") -> tuple:
     """(relative-frequency PCFG, summary dict) of cleaned treebank trees.
