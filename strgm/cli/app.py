@@ -8,6 +8,7 @@
     strgm rules FILE [options]      learn ordered rewrite rules and URs (fast)
     strgm pcfg train|parse ...      Bayesian PCFGs (see ``strgm pcfg --help``)
     strgm treebank grammar|yield|score ...  treebank PCFGs and bracket scores
+    strgm tsg train|parse|show ...          Bayesian tree substitution grammars
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import os
 import sys
 from typing import Optional
 
-from strgm.cli import beliefs, paradigm, pcfg, rules, train, treebank
+from strgm.cli import beliefs, paradigm, pcfg, rules, train, treebank, tsg
 from strgm.cli.errors import OneLineParser, bug_line, error_line
 from strgm.errors import StrgmError
 
@@ -38,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_subparser(sub)
     rules.add_subparser(sub)
     treebank.add_subparser(sub)
+    tsg.add_subparser(sub)
     return p
 
 

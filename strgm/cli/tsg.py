@@ -1,0 +1,210 @@
+"""``strgm tsg train|parse|show``: Bayesian tree substitution grammars (Cohn & Blunsom 2010).
+
+    strgm tsg train TREES... --save MODEL [--sampler blocked|local] [--init minimal|maximal]
+                    [--iters N] [--seed S] [--alpha A] [--s S] [--fixed-hyper]
+                    [--markov H|none] [--unk-threshold K] [--checkpoint PATH]
+                    [--checkpoint-every K] [--resume PATH] [--trace-json PATH] [--quiet]
+    strgm tsg parse MODEL SENTENCES [--decode mer|mpd] [--samples K] [--seed S]
+                    [--max-length N] [--quiet]
+    strgm tsg show MODEL [--top N]
+
+``train`` reads ``.mrg`` files or folders (cleaned as ``strgm treebank grammar`` does),
+replaces words seen at most ``--unk-threshold`` times by word-shape signatures, binarises
+with horizontal Markovisation ``--markov`` and runs the DP-TSG sampler (blocked MH with
+the grammar transform, or the local Gibbs sampler) for ``--iters`` sweeps in all, resumed
+or not, resampling α_c and s_c every sweep unless ``--fixed-hyper``.  One progress line
+per sweep (training log-likelihood log P(derivations | α, s), MH acceptance) goes to
+stderr.  ``--save`` writes the model (trees, last state, preparation) atomically.
+
+``parse`` reads one tokenised sentence per line and writes one Penn Treebank tree per
+line to stdout, ``(no parse)`` when the model derives none: MER (maximum expected CFG
+rules over ``--samples`` MH-corrected draws from the transformed grammar) or MPD (the
+most probable derivation).  A sentence longer than ``--max-length`` is an error naming
+its line, raised before parsing starts.  ``show`` prints the most frequent elementary
+trees with their counts.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from strgm.errors import InputError, OptionError
+from strgm.safe_io import atomic_write_json, check_output
+from strgm.validate import float_arg, int_arg
+
+__all__ = ["add_subparser"]
+
+
+def add_subparser(subparsers) -> None:
+    from strgm.cli.treebank import DEFAULT_MARKOV, _markov_arg
+
+    p = subparsers.add_parser("tsg", help="Bayesian tree substitution grammars "
+                                          "(Cohn & Blunsom 2010)")
+    sub = p.add_subparsers(dest="tsg_command", required=True)
+    t = sub.add_parser("train", help="sample TSG derivations of a treebank")
+    t.add_argument("trees", nargs="+", help=".mrg files or folders of them")
+    t.add_argument("--save", required=True, metavar="MODEL", help="write the model here")
+    t.add_argument("--sampler", choices=("blocked", "local"), default="blocked")
+    t.add_argument("--init", choices=("minimal", "maximal"), default="minimal",
+                   help="minimal: ETs are CFG rules; maximal: whole trees")
+    t.add_argument("--iters", type=int_arg(min=1), default=100,
+                   help="sweeps in all, resumed or not (default: %(default)s)")
+    t.add_argument("--seed", type=int_arg(min=0), default=0)
+    t.add_argument("--alpha", type=float_arg(min=0, min_open=True), default=1.0,
+                   help="initial DP concentration α_c of every label (default 1)")
+    t.add_argument("--s", type=float_arg(min=0, max=1, min_open=True, max_open=True),
+                   default=0.5, help="initial stop probability s_c (default 0.5)")
+    t.add_argument("--fixed-hyper", action="store_true", help="keep α and s fixed")
+    t.add_argument("--markov", type=_markov_arg, default=DEFAULT_MARKOV,
+                   help="horizontal Markovisation of the binarisation (default %(default)s)")
+    t.add_argument("--unk-threshold", type=int_arg(min=0), default=1,
+                   help="words seen at most this often become signatures (default 1)")
+    t.add_argument("--checkpoint", default=None, help="checkpoint file, replaced atomically")
+    t.add_argument("--checkpoint-every", type=int_arg(min=1), default=10)
+    t.add_argument("--resume", default=None, help="continue the run in this checkpoint")
+    t.add_argument("--trace-json", default=None, help="write the per-sweep trace here")
+    t.add_argument("--quiet", action="store_true")
+    t.set_defaults(func=_train)
+
+    q = sub.add_parser("parse", help="parse sentences with a trained TSG")
+    q.add_argument("model")
+    q.add_argument("sentences", help="one tokenised sentence per line")
+    q.add_argument("--decode", choices=("mer", "mpd"), default="mer")
+    q.add_argument("--samples", type=int_arg(min=1), default=100,
+                   help="MH draws per sentence for MER (default %(default)s)")
+    q.add_argument("--seed", type=int_arg(min=0), default=0)
+    q.add_argument("--max-length", type=int_arg(min=1), default=None, metavar="N")
+    q.add_argument("--quiet", action="store_true")
+    q.set_defaults(func=_parse)
+
+    s = sub.add_parser("show", help="the most frequent elementary trees of a model")
+    s.add_argument("model")
+    s.add_argument("--top", type=int_arg(min=1), default=30)
+    s.set_defaults(func=_show)
+
+
+def _settings(args) -> dict:
+    """The options that shape the chain; a resumed run must repeat them."""
+    return {"--sampler": args.sampler, "--init": args.init, "--seed": args.seed,
+            "--alpha": args.alpha, "--s": args.s, "--fixed-hyper": bool(args.fixed_hyper),
+            "--markov": args.markov, "--unk-threshold": args.unk_threshold}
+
+
+def _start(args, kernel):
+    """The chain's first state: fresh, or ``--resume``d (same options, not past --iters)."""
+    from strgm.grammars.tsg import TSGState
+
+    settings = _settings(args)
+    if not args.resume:
+        state = kernel.init(args.seed, args.init)
+        state.settings = settings
+        return state
+    state = TSGState.load(args.resume, kernel)
+    for opt, v in settings.items():
+        if state.settings.get(opt) != v:
+            raise InputError(f"checkpoint was made with {opt} "
+                             f"{state.settings.get(opt, 'unrecorded')}, not {v}; resume "
+                             "with the options of the interrupted run", args.resume)
+    if state.iteration > args.iters:
+        raise OptionError("--iters", args.iters, f"must be ≥ the {state.iteration} sweeps "
+                          f"already in checkpoint {args.resume}")
+    return state
+
+
+def _describe(state, row) -> str:
+    acc = row.get("acceptance")
+    return (f"sweep {row['iteration']}: log-likelihood {row['log_likelihood']:.1f}, "
+            f"{row['ets']} ETs" + ("" if acc is None else f", acceptance {acc:.3f}"))
+
+
+def _train(args) -> int:
+    """``tsg train`` (module docstring)."""
+    from strgm.cli.treebank import read_clean_trees
+    from strgm.grammars.driver import drive
+    from strgm.grammars.tsg import BlockedMHTSG, LocalGibbsTSG
+    from strgm.grammars.tsg.model_file import TSGModel, prepare_trees, save_model
+
+    for path, opt in ((args.save, "--save"), (args.checkpoint, "--checkpoint"),
+                      (args.trace_json, "--trace-json")):
+        if path:
+            check_output(path, opt)
+    trees, prepare = prepare_trees(read_clean_trees(args.trees), args.unk_threshold,
+                                   args.markov)
+    cls = BlockedMHTSG if args.sampler == "blocked" else LocalGibbsTSG
+    kernel = cls(trees, alpha=args.alpha, s=args.s, resample_hyper=not args.fixed_hyper)
+    state = _start(args, kernel)
+    t0 = time.perf_counter()
+    state = drive(kernel.sample, state, args.iters - state.iteration, describe=_describe,
+                  progress=not args.quiet, log=sys.stderr, checkpoint=args.checkpoint,
+                  checkpoint_every=args.checkpoint_every)
+    save_model(args.save, TSGModel(kernel, state, prepare))
+    if args.trace_json:
+        atomic_write_json(args.trace_json, {"format": "strgm-tsg-trace", "version": 1,
+                                            "trace": state.trace})
+    last = state.trace[-1] if state.trace else {}
+    print(f"{len(trees)} trees, {state.iteration} sweeps ({time.perf_counter() - t0:.1f} s "
+          f"this run), log-likelihood {last.get('log_likelihood', float('nan')):.1f}; "
+          f"model written to {args.save}", file=sys.stderr)
+    return 0
+
+
+def _read_sentences(path, max_length) -> list:
+    """Tokenised sentences, one per non-blank line; an empty file, or a sentence longer
+    than ``max_length``, is an InputError naming the file (and line)."""
+    from strgm.safe_io import read_text
+
+    out = []
+    for i, line in enumerate(read_text(path, "sentence file").splitlines(), start=1):
+        words = line.split()
+        if not words:
+            raise InputError("blank line (one tokenised sentence per line)", str(path), i)
+        if max_length is not None and len(words) > max_length:
+            raise InputError(f"sentence of {len(words)} tokens is longer than --max-length "
+                             f"{max_length}", str(path), i)
+        out.append(words)
+    if not out:
+        raise InputError("no sentences in file", str(path))
+    return out
+
+
+def _parse(args) -> int:
+    """``tsg parse``: one tree per line on stdout (module docstring)."""
+    import numpy as np
+
+    from strgm.grammars.cfg import tree_to_str
+    from strgm.grammars.tsg.model_file import load_model
+    from strgm.grammars.tsg.parse import TSGParser
+
+    sentences = _read_sentences(args.sentences, args.max_length)
+    model = load_model(args.model)
+    parser = TSGParser(model.kernel, model.state, samples=args.samples)
+    rng = np.random.default_rng(args.seed)
+    failed, t0 = [], time.perf_counter()
+    for i, words in enumerate(sentences, start=1):
+        tree = parser.parse(model.map_words(words), args.decode, rng)
+        if tree is None:
+            failed.append(i)
+        print("(no parse)" if tree is None else tree_to_str(model.restore(tree, words)),
+              flush=True)
+        if not args.quiet and (i % 10 == 0 or i == len(sentences)):
+            print(f"parsed {i}/{len(sentences)} sentences, {time.perf_counter() - t0:.1f} s",
+                  file=sys.stderr, flush=True)
+    if failed:
+        print(f"{len(failed)} sentence(s) without a parse: lines {failed[:20]}",
+              file=sys.stderr)
+    if args.decode == "mer" and parser.proposed:
+        print(f"MH acceptance {parser.acceptance:.4f}", file=sys.stderr)
+    return 0
+
+
+def _show(args) -> int:
+    """``tsg show``: a count and an elementary tree per line, most frequent first."""
+    from strgm.grammars.tsg import elementary_trees
+    from strgm.grammars.tsg.model_file import load_model
+
+    model = load_model(args.model)
+    print("count\telementary tree")
+    for n, et in elementary_trees(model.state, model.kernel)[:args.top]:
+        print(f"{n}\t{et}")
+    return 0

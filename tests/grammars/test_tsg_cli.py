@@ -1,0 +1,84 @@
+"""``strgm tsg train|parse|show``: outputs, resume, one-line errors naming file and line,
+nothing half-written."""
+
+import json
+
+import pytest
+
+from tests.badinput.harness import assert_clean_error, run_cli
+
+MRG = """( (S (NP-SBJ (DT The) (NN dog)) (VP (VBD barked) (ADVP (RB loudly))) (. .)) )
+( (S (NP-SBJ-1 (DT the) (NN dog)) (VP (VBD walked) (NP (-NONE- *-1))) (. .)) )
+( (S (NP-SBJ (NNP Rex)) (VP (VBD barked) (PP (IN at) (NP (DT the) (JJ big) (JJ red)
+   (NN cat)))) (. .)) )
+( (S (NP-SBJ (DT The) (NN cat)) (VP (VBD sat)) (. .)) )
+( (S (NP-SBJ (DT the) (NN cat)) (VP (VBD barked)) (. .)) )
+"""
+
+
+@pytest.fixture
+def tb(tmp_path):
+    (tmp_path / "a.mrg").write_text(MRG)
+    return tmp_path
+
+
+def _train(tmp, *extra, name="m.json"):
+    o = run_cli(["tsg", "train", tmp / "a.mrg", "--save", tmp / name, "--iters", "4",
+                 *extra])
+    assert o.code == 0, o.stderr
+    return tmp / name, o
+
+
+def test_train_show_parse(tb):
+    model, o = _train(tb, "--trace-json", tb / "trace.json")
+    assert "sweep 4: log-likelihood" in o.stderr and "model written" in o.stderr
+    assert json.loads(model.read_text())["format"] == "strgm-tsg-model"
+    assert len(json.loads((tb / "trace.json").read_text())["trace"]) == 4
+    show = run_cli(["tsg", "show", model, "--top", "3"])
+    assert show.code == 0 and show.stdout.splitlines()[0] == "count\telementary tree"
+    assert len(show.stdout.splitlines()) == 4
+    (tb / "s.txt").write_text("The dog barked .\nthe cat sat loudly .\nZorro barked .\n")
+    for decode in ("mer", "mpd"):
+        p = run_cli(["tsg", "parse", model, tb / "s.txt", "--decode", decode, "--quiet"])
+        assert p.code == 0, p.stderr
+        lines = p.stdout.splitlines()
+        assert len(lines) == 3
+        assert lines[0].startswith("(S (NP (DT The) (NN dog))")
+        assert "Zorro" in lines[2] and "|<" not in p.stdout
+
+
+def test_resume_equals_uninterrupted(tb):
+    full, _ = _train(tb, "--iters", "4", name="full.json")
+    ck = tb / "ck.json"
+    _train(tb, "--iters", "2", "--checkpoint", ck, name="half.json")
+    resumed, _ = _train(tb, "--iters", "4", "--resume", ck, name="resumed.json")
+    assert json.loads(full.read_text())["state"] == json.loads(resumed.read_text())["state"]
+    o = run_cli(["tsg", "train", tb / "a.mrg", "--save", tb / "x.json", "--iters", "4",
+                 "--resume", ck, "--seed", "3"])
+    assert_clean_error(o, "ck.json")
+    assert "--seed" in o.stderr and not (tb / "x.json").exists()
+
+
+def test_bad_inputs(tb):
+    (tb / "bad.mrg").write_text("( (S (NP (DT the) (NN dog)) (VP (VBD ran)) )\n")
+    o = run_cli(["tsg", "train", tb / "bad.mrg", "--save", tb / "m.json"])
+    assert_clean_error(o, "bad.mrg")
+    assert not (tb / "m.json").exists()
+    (tb / "empty.mrg").write_text("")
+    o = run_cli(["tsg", "train", tb / "empty.mrg", "--save", tb / "m.json"])
+    assert_clean_error(o, "empty.mrg")
+    model, _ = _train(tb)
+    (tb / "long.txt").write_text("the dog barked .\nthe big red cat barked loudly .\n")
+    o = run_cli(["tsg", "parse", model, tb / "long.txt", "--max-length", "5"])
+    assert_clean_error(o, "long.txt")
+    assert ":2" in o.stderr or "line 2" in o.stderr
+    assert o.stdout == ""
+    d = json.loads(model.read_text())
+    d["trees"][0] = d["trees"][0].replace("(S ", "(S{x} ", 1)
+    (tb / "foreign.json").write_text(json.dumps(d))
+    o = run_cli(["tsg", "parse", tb / "foreign.json", tb / "long.txt"])
+    assert_clean_error(o, "foreign.json")
+    o = run_cli(["tsg", "show", tb / "long.txt"])
+    assert_clean_error(o, "long.txt")
+    o = run_cli(["tsg", "train", tb / "a.mrg", "--save", tb / "m2.json", "--s", "1.5"])
+    assert_clean_error(o, "--s")
