@@ -20,7 +20,7 @@ with a back-off chain, trees are binarised with horizontal Markovisation of orde
 0001-0159 of the NLTK sample, parsing the 260 sentences of at most 40 words of
 0160-0179): F1 70.0 (viterbi) / 71.4 (maxrule), as good as no Markovisation (70.3 /
 71.4) and 2 (69.1 / 71.3), better than 0 (64.2 / 65.8), and the fastest of the three
-good ones: 0.07 s per sentence and 0.24 s for a 40-word one (viterbi; none: 0.30 and
+good ones: 0.08 s per sentence and 0.24 s for a 40-word one (viterbi; none: 0.34 and
 0.81 s), with 361 nonterminals instead of 3059.
 
 ``yield`` prints the cleaned trees' words, one sentence per line (the input of
