@@ -60,7 +60,7 @@ def add_subparser(subparsers) -> None:
     g.add_argument("--out", required=True, help="grammar file to write (Johnson's format)")
     g.add_argument("--unk-threshold", type=int_arg(min=0), default=1, metavar="K",
                    help="words seen at most K times become signatures (default: 1)")
-    g.add_argument("--markov", type=_markov_arg, default=DEFAULT_MARKOV, metavar="H|none",
+    g.add_argument("--markov", type=markov_arg, default=DEFAULT_MARKOV, metavar="H|none",
                    help="horizontal Markovisation order (default: %(default)s: F1 as "
                         "high as 'none' on held-out WSJ, 4x faster; 'none': no "
                         "Markovisation)")
@@ -82,7 +82,7 @@ def add_subparser(subparsers) -> None:
     s.set_defaults(func=_score)
 
 
-def _markov_arg(text: str):
+def markov_arg(text: str):
     """``none`` or an integer ≥ 0 (for argparse)."""
     import argparse
 

@@ -10,6 +10,10 @@ driver, and a PCFG factor for the string graphs.
     GibbsPCFG / CollapsedMH + samplers.run     MCMC (JGG07) with checkpoint and resume
     KERNELS[method] + estimators.run           the estimators as kernels, same driver
     PCFGFactor, pcfg_moments, sampled_moments  a PCFG as a factor on a string variable
+    binarize / debinarize, treebank_pcfg       binarised treebank PCFGs, unknown-word signatures
+    score_corpus                               labelled brackets, evalb conventions
+    sentence_grammar, mer_tree                 a grammar restricted to a sentence; MER decoding
+    strgm.grammars.tsg                         DP tree substitution grammars (Cohn & Blunsom 2010)
 
 Every method is a kernel with explicit state (``init`` / ``sample``) run by
 :func:`strgm.grammars.driver.drive`: trace, atomic checkpoints, byte-identical resume.
@@ -30,7 +34,12 @@ from strgm.grammars.johnson_format import format_grammar, parse_grammar, parse_y
     read_grammar, read_yld, write_grammar
 from strgm.grammars.ptb import clean_tree, parse_trees, read_mrg, read_treebank, \
     treebank_grammar, tree_leaves
+from strgm.grammars.binarize import binarize, debinarize
+from strgm.grammars.bracket_score import score_corpus, score_sentence
+from strgm.grammars.mer_decode import mer_tree
+from strgm.grammars.restrict import sentence_grammar
 from strgm.grammars.sampler_state import SamplerState
+from strgm.grammars.unknown_words import signature, treebank_pcfg
 from strgm.grammars.samplers import CollapsedMH, GibbsPCFG, RunResult, collapsed_log_prob, \
     generate
 import strgm.grammars.estimators as estimators  # run() of the estimators
@@ -52,4 +61,6 @@ __all__ = [
     "GibbsPCFG", "CollapsedMH", "SamplerState", "RunResult", "collapsed_log_prob",
     "generate", "estimators", "samplers",
     "PCFGFactor", "pcfg_moments", "sampled_moments", "exact_message",
+    "binarize", "debinarize", "score_corpus", "score_sentence", "mer_tree",
+    "sentence_grammar", "signature", "treebank_pcfg",
 ]
