@@ -9,8 +9,12 @@ log joint of :mod:`.fragments`,
     log P0(e) = B_e + Σ_L (f_{e,L} log s_L + i_{e,L} log(1 − s_L)),
 
 with B_e the sum of the ET's log P_CFG, f_{e,L} / i_{e,L} its frontier / non-root internal
-nodes labelled L. Priors: α_c ~ Gamma(shape a, scale b) (default a = 1, b = 10⁴: vague,
-an exponential with mean 10⁴), s_c ~ Beta(1, 1). Each α_c is updated by one univariate
+nodes labelled L. Priors: α_c ~ Gamma(shape a, scale b) (default a = 10⁻⁴, b = 10⁴: the
+vague, nearly scale-invariant prior, density ∝ α^{a−1} ≈ 1/α below 10⁴; an exponential
+(a = 1) is flat in α, hence ∝ α on log α, and pushed the α_c of WSJ labels to a median of
+about 4·10³ against about 4 with the vague prior after 40 blocked sweeps on WSJ
+0001-0159, and MER F1 on the first 100 held-out sentences of 0160-0179 was 77.2 against
+78.5), s_c ~ Beta(1, 1). Each α_c is updated by one univariate
 slice-sampling step (Neal 2003, stepping out and shrinkage) on x = log α_c, whose density
 is L + a·x − eˣ/b (the +x is the Jacobian of α = eˣ); each s_c by one step on (0, 1) with
 density L (Beta(1,1) is flat). An update touches only the ETs whose P0 or root involves
@@ -26,7 +30,7 @@ from scipy.special import gammaln
 
 __all__ = ["ETFeatures", "resample_hyper", "slice_step", "DEFAULT_ALPHA_PRIOR"]
 
-DEFAULT_ALPHA_PRIOR = (1.0, 1e4)
+DEFAULT_ALPHA_PRIOR = (1e-4, 1e4)
 
 
 def _terms(n, la):
