@@ -25,7 +25,8 @@ from strgm.safe_io import atomic_write_bytes, atomic_write_text, json_float, rea
     strict_json
 
 __all__ = ["save_json_state", "load_json_state", "get_field", "count_field", "vector_field",
-           "trace_row", "rng_from_state", "check_rng_state", "chain_fingerprint"]
+           "trace_row", "rng_from_state", "check_rng_state", "chain_fingerprint",
+           "chain_trace"]
 
 
 def save_json_state(path, d: dict) -> None:
@@ -135,3 +136,18 @@ def chain_fingerprint(grammar, corpus, extra: str = "") -> str:
     if extra:
         h.update(extra.encode())
     return h.hexdigest()
+
+
+def chain_trace(d: dict, iteration: int) -> tuple:
+    """(trace rows, last acceptance rate) of a sampler state dict: at most ``iteration``
+    rows, each a JSON object, and ``last_accept`` a number (NaN before any proposal);
+    an InputError naming the field otherwise."""
+    trace = get_field(d, "trace", list)
+    if len(trace) > iteration or not all(isinstance(r, dict) for r in trace):
+        raise InputError(f"field 'trace': expected at most {iteration} rows")
+    last = d.get("last_accept", "NaN")
+    try:
+        last = json_float(last)
+    except ValueError:
+        raise InputError(f"field 'last_accept': not a number: {last!r}") from None
+    return [trace_row(r) for r in trace], last

@@ -23,9 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from strgm.errors import InputError
-from strgm.grammars.checkpoint import check_rng_state, count_field, get_field, \
-    load_json_state, rng_from_state, save_json_state, trace_row, vector_field
-from strgm.safe_io import json_float
+from strgm.grammars.checkpoint import chain_trace, check_rng_state, count_field, \
+    get_field, load_json_state, rng_from_state, save_json_state, vector_field
 
 __all__ = ["SamplerState", "check_state"]
 
@@ -105,21 +104,14 @@ class SamplerState:
         if ints["n_avg"] > ints["iteration"] or (ints["n_avg"] > 0) != (
                 arrays["sum_theta"] is not None):
             raise InputError("field 'n_avg' does not match 'sum_theta' and 'iteration'")
-        trace = get_field(d, "trace", list)
-        if len(trace) > ints["iteration"] or not all(isinstance(r, dict) for r in trace):
-            raise InputError(f"field 'trace': expected at most {ints['iteration']} rows")
-        last = d.get("last_accept", "NaN")
-        try:
-            last = json_float(last)
-        except ValueError:
-            raise InputError(f"field 'last_accept': not a number: {last!r}") from None
+        trace, last = chain_trace(d, ints["iteration"])
         return cls(kind=kind, iteration=ints["iteration"],
                    trees=[None if t is None else tuple(t) for t in trees],
                    counts=arrays["counts"], alpha=arrays["alpha"], theta=arrays["theta"],
                    rng_state=rng_state, accepted=ints["accepted"],
                    proposed=ints["proposed"], sum_theta=arrays["sum_theta"],
                    n_avg=ints["n_avg"], fingerprint=get_field(d, "fingerprint", str),
-                   last_accept=last, trace=[trace_row(r) for r in trace],
+                   last_accept=last, trace=trace,
                    settings=get_field(d, "settings", dict))
 
     def save(self, path) -> None:

@@ -22,9 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from strgm.errors import InputError
-from strgm.grammars.checkpoint import check_rng_state, count_field, get_field, \
-    load_json_state, rng_from_state, save_json_state, trace_row, vector_field
-from strgm.safe_io import json_float
+from strgm.grammars.checkpoint import chain_trace, check_rng_state, count_field, \
+    get_field, load_json_state, rng_from_state, save_json_state, vector_field
 
 __all__ = ["TSGState", "check_tsg_state", "KINDS", "FORMAT"]
 
@@ -87,19 +86,12 @@ class TSGState:
         ints = {k: count_field(d, k) for k in ("iteration", "accepted", "proposed")}
         if ints["accepted"] > ints["proposed"]:
             raise InputError("field 'accepted': more acceptances than proposals")
-        trace = get_field(d, "trace", list)
-        if len(trace) > ints["iteration"] or not all(isinstance(r, dict) for r in trace):
-            raise InputError(f"field 'trace': expected at most {ints['iteration']} rows")
-        last = d.get("last_accept", "NaN")
-        try:
-            last = json_float(last)
-        except ValueError:
-            raise InputError(f"field 'last_accept': not a number: {last!r}") from None
+        trace, last = chain_trace(d, ints["iteration"])
         return cls(kind=kind, iteration=ints["iteration"], site=site, alpha=alpha, s=s,
                    rng_state=check_rng_state(get_field(d, "rng_state", dict)),
                    accepted=ints["accepted"], proposed=ints["proposed"], last_accept=last,
                    fingerprint=get_field(d, "fingerprint", str),
-                   trace=[trace_row(r) for r in trace],
+                   trace=trace,
                    settings=get_field(d, "settings", dict))
 
     def save(self, path) -> None:
