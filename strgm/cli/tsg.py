@@ -4,8 +4,8 @@
                     [--iters N] [--seed S] [--alpha A] [--s S] [--fixed-hyper]
                     [--markov H|none] [--unk-threshold K] [--checkpoint PATH]
                     [--checkpoint-every K] [--resume PATH] [--trace-json PATH] [--quiet]
-    strgm tsg parse MODEL SENTENCES [--decode mer|mpd] [--samples K] [--seed S]
-                    [--max-length N] [--quiet]
+    strgm tsg parse MODEL SENTENCES [--decode mer|mpd] [--mer-objective sum|product]
+                    [--samples K] [--seed S] [--max-length N] [--quiet]
     strgm tsg show MODEL [--top N]
 
 ``train`` reads ``.mrg`` files or folders (cleaned as ``strgm treebank grammar`` does),
@@ -71,6 +71,9 @@ def add_subparser(subparsers) -> None:
     q.add_argument("model")
     q.add_argument("sentences", help="one tokenised sentence per line")
     q.add_argument("--decode", choices=("mer", "mpd"), default="mer")
+    q.add_argument("--mer-objective", choices=("sum", "product"), default="sum",
+                   help="MER maximises the sum of the rules' marginals (the paper's "
+                        "expected number of correct rules) or their product")
     q.add_argument("--samples", type=int_arg(min=1), default=100,
                    help="MH draws per sentence for MER (default %(default)s)")
     q.add_argument("--seed", type=int_arg(min=0), default=0)
@@ -182,7 +185,7 @@ def _parse(args) -> int:
     rng = np.random.default_rng(args.seed)
     failed, t0 = [], time.perf_counter()
     for i, words in enumerate(sentences, start=1):
-        tree = parser.parse(model.map_words(words), args.decode, rng)
+        tree = parser.parse(model.map_words(words), args.decode, rng, args.mer_objective)
         if tree is None:
             failed.append(i)
         print("(no parse)" if tree is None else tree_to_str(model.restore(tree, words)),

@@ -24,11 +24,16 @@ the maximum-probability tree, for comparison.
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 
 from strgm.errors import InputError
+from strgm.validate import check_choice
 
-__all__ = ["anchored_constituents", "expected_rules", "mer_tree", "most_frequent_tree"]
+__all__ = ["anchored_constituents", "expected_rules", "mer_tree", "most_frequent_tree",
+           "OBJECTIVES"]
+
+OBJECTIVES = ("sum", "product")
 
 
 def _collect(tree, start, out):
@@ -61,18 +66,23 @@ def anchored_constituents(tree) -> list:
     return out
 
 
-def _chain_gain(chain, kids, span, mu_rule):
-    """Σ of the marginals of the unary rules in ``chain`` and of its branching rule."""
+def _chain_gain(chain, kids, span, mu_rule, product=False):
+    """Σ of the marginals (``product``: of their logs) of the unary rules in ``chain`` and
+    of its branching rule; a rule in no sample has marginal 0 (log: −∞)."""
     i, j = span
-    gain = sum(mu_rule[(a, b, i, j)] for a, b in zip(chain, chain[1:]))
-    return gain + mu_rule[(chain[-1], tuple(k[:3] for k in kids), i, j)]
+    mus = [mu_rule[(a, b, i, j)] for a, b in zip(chain, chain[1:])]
+    mus.append(mu_rule[(chain[-1], tuple(k[:3] for k in kids), i, j)])
+    if product:
+        return sum(math.log(m) if m > 0 else -math.inf for m in mus)
+    return sum(mus)
 
 
-def expected_rules(tree, samples) -> float:
+def expected_rules(tree, samples, objective: str = "sum") -> float:
     """Σ over the anchored rules of ``tree`` of their marginals in ``samples`` (the MER
-    objective; used by the tests and for reporting)."""
+    objective; ``objective="product"``: Σ of their logs); used by the tests and for
+    reporting."""
     mu = _marginals(list(samples))[0]
-    return sum(_chain_gain(chain, kids, (i, j), mu)
+    return sum(_chain_gain(chain, kids, (i, j), mu, objective == "product")
                for _, i, j, chain, kids in anchored_constituents(tree))
 
 
@@ -96,9 +106,12 @@ def _marginals(samples):
     return mu_rule, consts, length
 
 
-def mer_tree(samples):
+def mer_tree(samples, objective: str = "sum"):
     """The tree maximising the expected number of correct anchored rules under the empirical
-    distribution of ``samples`` (a non-empty list of trees over one sentence)."""
+    distribution of ``samples`` (a non-empty list of trees over one sentence);
+    ``objective="product"`` maximises the product of the rules' marginals instead."""
+    objective = check_choice("objective", objective, OBJECTIVES)
+    product = objective == "product"
     samples = list(samples)
     if not samples:
         raise InputError("MER decoding needs at least one sampled tree")
@@ -110,7 +123,8 @@ def mer_tree(samples):
     for w in sorted(by_width):
         for chain, kids, i, j in by_width[w]:
             sub = [best[(k[0], k[1], k[2])] for k in kids if not k[3]]
-            score = _chain_gain(chain, kids, (i, j), mu_rule) + sum(s[0] for s in sub)
+            score = _chain_gain(chain, kids, (i, j), mu_rule, product) + \
+                sum(s[0] for s in sub)
             key = (chain[0], i, j)
             if key not in best or score > best[key][0] + 1e-12:
                 best[key] = (score, chain, kids)

@@ -50,15 +50,29 @@ def _all_trees(samples):
     return [t for r in {s[0] for s in samples} for t in build(r, 0, n)]
 
 
+@pytest.mark.parametrize("objective", ["sum", "product"])
 @pytest.mark.parametrize("seed", range(25))
-def test_mer_reaches_the_brute_force_maximum(seed):
+def test_mer_reaches_the_brute_force_maximum(seed, objective):
     rng = random.Random(seed)
     words = ["w%d" % i for i in range(4)]
     samples = [_random_tree(rng, 0, 4, words) for _ in range(rng.randint(2, 6))]
-    best = max(expected_rules(t, samples) for t in _all_trees(samples))
-    got = mer_tree(samples)
-    assert expected_rules(got, samples) == pytest.approx(best, abs=1e-12)
+    best = max(expected_rules(t, samples, objective) for t in _all_trees(samples))
+    got = mer_tree(samples, objective)
+    assert expected_rules(got, samples, objective) == pytest.approx(best, abs=1e-12)
     assert got in set(_all_trees(samples))
+
+
+def test_the_two_objectives_differ_on_some_samples():
+    """Sum and product are different decoders: on some sample sets the sum's tree is not
+    optimal for the product (so each test above can tell them apart)."""
+    differ = 0
+    for seed in range(25):
+        rng = random.Random(seed)
+        words = ["w%d" % i for i in range(4)]
+        samples = [_random_tree(rng, 0, 4, words) for _ in range(rng.randint(2, 6))]
+        best = max(expected_rules(t, samples, "product") for t in _all_trees(samples))
+        differ += expected_rules(mer_tree(samples, "sum"), samples, "product") < best - 1e-9
+    assert differ > 0
 
 
 def test_most_frequent_tree_is_not_mer_negative_control():
@@ -84,3 +98,5 @@ def test_bad_samples():
         mer_tree([])
     with pytest.raises(InputError, match="lengths"):
         mer_tree([("S", ("A", "x")), ("S", ("A", "x"), ("B", "y"))])
+    with pytest.raises(InputError, match="objective"):
+        mer_tree([("S", ("A", "x"))], "max")

@@ -38,8 +38,8 @@ def test_train_show_parse(tb):
     assert show.code == 0 and show.stdout.splitlines()[0] == "count\telementary tree"
     assert len(show.stdout.splitlines()) == 4
     (tb / "s.txt").write_text("The dog barked .\nthe cat sat loudly .\nZorro barked .\n")
-    for decode in ("mer", "mpd"):
-        p = run_cli(["tsg", "parse", model, tb / "s.txt", "--decode", decode, "--quiet"])
+    for extra in (["--decode", "mer"], ["--decode", "mpd"], ["--mer-objective", "product"]):
+        p = run_cli(["tsg", "parse", model, tb / "s.txt", "--quiet", *extra])
         assert p.code == 0, p.stderr
         lines = p.stdout.splitlines()
         assert len(lines) == 3

@@ -16,7 +16,9 @@ signatures by the caller):
    grammar suppresses): draw d' is accepted with probability
    min{1, P(d') q(d) / (P(d) q(d'))}, the inside normaliser cancelling;
 4. decoding: ``mer`` — the tree maximising the expected number of correct anchored CFG
-   rules under the chain's samples (:func:`strgm.grammars.mer_decode.mer_tree`);
+   rules under the chain's samples (:func:`strgm.grammars.mer_decode.mer_tree`), or with
+   ``objective="product"`` the product of their marginals (which does not reward extra
+   unary brackets, so precision does not fall below recall);
    ``mpd`` — the maximum-probability derivation, Viterbi over the transform with
    footnote 3's weights (c → sign(e) weighted p_MAP(e)).
 
@@ -34,7 +36,7 @@ import numpy as np
 from strgm.errors import GrammarError
 from strgm.grammars.cfg import compile_grammar
 from strgm.grammars.chart import inside
-from strgm.grammars.mer_decode import mer_tree
+from strgm.grammars.mer_decode import OBJECTIVES, mer_tree
 from strgm.grammars.restrict import sentence_grammar
 from strgm.grammars.tsg.blocked import crp_log_prob, map_log_prob
 from strgm.grammars.tsg.transform import derivation_to_tsg, transform
@@ -126,10 +128,13 @@ class TSGParser:
             out.append(cur)
         return out
 
-    def parse(self, words, decode: str = "mer", rng=None):
+    def parse(self, words, decode: str = "mer", rng=None, objective: str = "sum"):
         """The decoded tree of ``words`` (binarised treebank labels, leaves = ``words``), or
-        None when the transform derives no tree of them."""
+        None when the transform derives no tree of them.  ``objective`` of MER: ``sum``
+        of the rules' marginals (the expected number of correct rules) or ``product``
+        (:func:`strgm.grammars.mer_decode.mer_tree`)."""
         decode = check_choice("decode", decode, DECODERS)
+        objective = check_choice("objective", objective, OBJECTIVES)
         words = tuple(words)
         if decode == "mpd":
             g, ch = self._chart(self.viterbi_grammar, words)
@@ -141,7 +146,7 @@ class TSGParser:
         draws = self.draws(words, rng)
         if not draws:
             return None
-        return mer_tree([t for t, _ in self.chain(draws, rng)])
+        return mer_tree([t for t, _ in self.chain(draws, rng)], objective)
 
     def draws(self, words, rng, k: int | None = None) -> list:
         """``k`` (default ``samples``) derivations of the transformed grammar drawn from its
