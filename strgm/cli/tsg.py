@@ -17,9 +17,14 @@ per sweep (training log-likelihood log P(derivations | α, s), MH acceptance) go
 stderr.  ``--save`` writes the model (trees, last state, preparation) atomically.
 
 ``parse`` reads one tokenised sentence per line and writes one Penn Treebank tree per
-line to stdout, ``(no parse)`` when the model derives none: MER (maximum expected CFG
-rules over ``--samples`` MH-corrected draws from the transformed grammar) or MPD (the
-most probable derivation).  A sentence longer than ``--max-length`` is an error naming
+line to stdout, ``(no parse)`` when the model derives none: MER over ``--samples``
+MH-corrected draws from the transformed grammar, or MPD (the most probable derivation).
+MER maximises the product of the anchored CFG rules' Monte-Carlo marginals by default;
+``--mer-objective sum`` maximises their sum, the expected number of correct rules of
+Cohn & Blunsom 2010, which adds every unary bracket of positive marginal and so trades
+precision for recall.  The default was chosen on a development split (trained on WSJ
+0001-0139 of the sample, 308 sentences of 0140-0159: F1 82.1 with the product, 77.8 with
+the sum, precision 82.2 against 73.5).  A sentence longer than ``--max-length`` is an error naming
 its line, raised before parsing starts.  ``show`` prints the most frequent elementary
 trees with their counts.
 """
@@ -71,9 +76,10 @@ def add_subparser(subparsers) -> None:
     q.add_argument("model")
     q.add_argument("sentences", help="one tokenised sentence per line")
     q.add_argument("--decode", choices=("mer", "mpd"), default="mer")
-    q.add_argument("--mer-objective", choices=("sum", "product"), default="sum",
-                   help="MER maximises the sum of the rules' marginals (the paper's "
-                        "expected number of correct rules) or their product")
+    q.add_argument("--mer-objective", choices=("sum", "product"), default="product",
+                   help="MER maximises the product of the rules' marginals (default, "
+                        "chosen on a development split) or their sum (the paper's "
+                        "expected number of correct rules)")
     q.add_argument("--samples", type=int_arg(min=1), default=100,
                    help="MH draws per sentence for MER (default %(default)s)")
     q.add_argument("--seed", type=int_arg(min=0), default=0)

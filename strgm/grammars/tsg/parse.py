@@ -128,10 +128,11 @@ class TSGParser:
             out.append(cur)
         return out
 
-    def parse(self, words, decode: str = "mer", rng=None, objective: str = "sum"):
+    def parse(self, words, decode: str = "mer", rng=None, objective: str = "product"):
         """The decoded tree of ``words`` (binarised treebank labels, leaves = ``words``), or
-        None when the transform derives no tree of them.  ``objective`` of MER: ``sum``
-        of the rules' marginals (the expected number of correct rules) or ``product``
+        None when the transform derives no tree of them.  ``objective`` of MER: the
+        ``product`` of the rules' marginals (default; chosen on a development split, see
+        docs/architecture.md §4) or their ``sum``, the expected number of correct rules
         (:func:`strgm.grammars.mer_decode.mer_tree`)."""
         decode = check_choice("decode", decode, DECODERS)
         objective = check_choice("objective", objective, OBJECTIVES)
