@@ -42,8 +42,9 @@ RUNS = [("blocked", "minimal"), ("blocked", "maximal"), ("local", "minimal"),
 
 
 def train_chain(job) -> dict:
-    """One chain for ``seconds`` CPU seconds: its trace with CPU time, saved as a model."""
-    sampler, init, seconds, max_iters, seed = job
+    """One chain for ``seconds`` CPU seconds: its trace with CPU time, saved as a model
+    unless the job's optional sixth element is False."""
+    sampler, init, seconds, max_iters, seed = job[:5]
     from strgm.grammars.tsg import BlockedMHTSG, LocalGibbsTSG
     from strgm.grammars.tsg.model_file import TSGModel, prepare_trees, save_model
 
@@ -56,7 +57,8 @@ def train_chain(job) -> dict:
     while time.process_time() - t0 < seconds and st.iteration < max_iters:
         st = k.sample(st)
         rows.append({**st.trace[-1], "cpu": time.process_time() - t0})
-    save_model(MODELS / f"{sampler}_{init}.json", TSGModel(k, st, prep))
+    if len(job) < 6 or job[5]:
+        save_model(MODELS / f"{sampler}_{init}.json", TSGModel(k, st, prep))
     return {"sampler": sampler, "init": init, "seed": seed, "trace": rows,
             "sweeps": st.iteration, "cpu": rows[-1]["cpu"],
             "sec_per_sweep": rows[-1]["cpu"] / max(1, st.iteration)}
