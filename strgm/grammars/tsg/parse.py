@@ -67,6 +67,7 @@ class TSGParser:
 
     @property
     def viterbi_grammar(self):
+        """The transform with footnote 3's weights (for MPD), built on first use."""
         if self._viterbi is None:
             self._viterbi = transform(self._state, kernel=self.kernel, viterbi=True)
         return self._viterbi
