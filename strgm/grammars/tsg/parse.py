@@ -62,7 +62,6 @@ class TSGParser:
         self._viterbi = None
         self._state = state
         self.max_memory = max_memory
-        self.terminals = frozenset(w for w in self.table.rule_word if w is not None)
         self.accepted = self.proposed = 0
 
     @property
