@@ -1,7 +1,9 @@
 """``strgm treebank grammar|yield|score``: Penn Treebank PCFGs and bracket scoring.
 
     strgm treebank grammar TREES... --out G.lt [--unk-threshold 1] [--markov H|none]
-                           [--factor right|left] [--start TOP]
+                           [--factor right|left] [--start TOP] [--parent]
+                           [--smoothing none|collins|hdp] [--iters N] [--seed S]
+                           [--collins-b B] [--extra K]
     strgm treebank yield TREES... [--max-length N]
     strgm treebank score GOLD... PARSED [--max-length N] [--json]
 
@@ -23,6 +25,15 @@ with a back-off chain, trees are binarised with horizontal Markovisation of orde
 good ones: 0.08 s per sentence and 0.24 s for a 40-word one (viterbi; none: 0.34 and
 0.81 s), with 361 nonterminals instead of 3059.
 
+``--parent`` annotates every phrasal node with its parent's label (``NP^S``; vertical
+Markovisation of order 2, Klein & Manning 2003; stripped again when ``strgm pcfg parse``
+restores the trees).  ``--smoothing`` replaces the relative frequencies of the phrasal
+rules by a backoff estimate along ``X^P|<Y>`` -> ``X|<Y>`` -> ``X|<>`` (and ``X^P`` ->
+``X``), :mod:`strgm.grammars.smoothing`: ``collins`` (λ = c/(c + b·u), ``--collins-b``)
+or ``hdp`` (hierarchical Dirichlet process, ``--iters`` Gibbs sweeps of which the second
+half are averaged, ``--seed``); each context keeps its observed right-hand sides and at
+most ``--extra`` unseen ones.  ``none`` (default) is the unsmoothed grammar.
+
 ``yield`` prints the cleaned trees' words, one sentence per line (the input of
 ``strgm pcfg parse``), skipping trees longer than ``--max-length`` words.
 
@@ -42,8 +53,8 @@ import sys
 from argparse import RawDescriptionHelpFormatter
 from pathlib import Path
 
-from strgm.errors import InputError
-from strgm.validate import int_arg
+from strgm.errors import InputError, OptionError
+from strgm.validate import float_arg, int_arg
 
 __all__ = ["add_subparser"]
 
@@ -67,6 +78,7 @@ def add_subparser(subparsers) -> None:
     g.add_argument("--factor", choices=("right", "left"), default="right",
                    help="binarisation direction (default: right)")
     g.add_argument("--start", default="TOP", help="start symbol (default: TOP)")
+    _smoothing_options(g)
     g.set_defaults(func=_grammar)
     y = sub.add_parser("yield", help="the trees' sentences, one per line")
     y.add_argument("trees", nargs="+")
@@ -80,6 +92,27 @@ def add_subparser(subparsers) -> None:
                    help="score only sentences of at most N words (evalb: 40)")
     s.add_argument("--json", action="store_true", help="print the scores as JSON")
     s.set_defaults(func=_score)
+
+
+def _smoothing_options(g) -> None:
+    """The parent-annotation and smoothing options of ``treebank grammar``."""
+    from strgm.grammars.smoothing.collins import DEFAULT_B
+    from strgm.grammars.smoothing.grammar import DEFAULT_EXTRA, DEFAULT_ITERS, SMOOTHINGS
+
+    g.add_argument("--parent", action="store_true",
+                   help="parent annotation of phrasal nodes (X^P)")
+    g.add_argument("--smoothing", choices=SMOOTHINGS, default="none",
+                   help="phrasal rule estimates (default: none, relative frequencies)")
+    g.add_argument("--iters", type=int_arg(min=1), default=DEFAULT_ITERS, metavar="N",
+                   help="hdp: Gibbs sweeps, the last half averaged (default: %(default)s)")
+    g.add_argument("--seed", type=int_arg(min=0), default=0, metavar="S",
+                   help="hdp: random seed (default: 0)")
+    g.add_argument("--collins-b", type=float_arg(min=0, min_open=True), default=DEFAULT_B,
+                   metavar="B", help="collins: b of λ = c/(c + b·u) (default: %(default)s, "
+                   "chosen on a development split)")
+    g.add_argument("--extra", type=int_arg(min=0), default=DEFAULT_EXTRA, metavar="K",
+                   help="unseen right-hand sides kept per smoothed context "
+                        "(default: %(default)s)")
 
 
 def markov_arg(text: str):
@@ -124,13 +157,18 @@ def read_clean_trees(paths) -> list:
 
 def _grammar(args) -> int:
     from strgm.grammars.johnson_format import format_grammar
-    from strgm.grammars.unknown_words import treebank_pcfg
+    from strgm.grammars.smoothing import smoothed_pcfg
     from strgm.safe_io import atomic_write_text, check_output
 
     check_output(args.out, "--out")
+    if args.smoothing != "none" and args.factor != "right":
+        raise OptionError("--factor", args.factor, "must be right with --smoothing "
+                          f"{args.smoothing}")
     trees = read_clean_trees(args.trees)
-    g, info = treebank_pcfg(trees, threshold=args.unk_threshold, horizontal=args.markov,
-                            start=args.start, factor=args.factor)
+    g, info = smoothed_pcfg(trees, args.smoothing, horizontal=args.markov,
+                            parent=args.parent, threshold=args.unk_threshold,
+                            start=args.start, factor=args.factor, iters=args.iters,
+                            seed=args.seed, collins_b=args.collins_b, extra=args.extra)
     atomic_write_text(args.out, format_grammar(g))
     print(f"{info['trees']} trees, {info['rules']} rules, {info['nonterminals']} "
           f"nonterminals, {info['words']} words, {info['signatures']} signatures "

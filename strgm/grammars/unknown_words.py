@@ -46,7 +46,8 @@ from strgm.validate import check_float, check_int
 
 __all__ = ["PREFIX", "is_signature", "signature_features", "signature", "signature_chain",
            "map_word", "map_sentence", "replace_rare", "backoff_counts", "word_counts",
-           "known_words", "grammar_known_words", "treebank_pcfg", "restore_tree"]
+           "known_words", "grammar_known_words", "treebank_pcfg", "restore_tree",
+           "prepare_trees", "lexical_counts", "grammar_info"]
 
 PREFIX = "<UNK"
 SUFFIXES = ("ed", "ing", "ion", "er", "est", "ly", "ity", "y", "al")
@@ -196,35 +197,55 @@ def grammar_known_words(g: Grammar) -> frozenset:
     return frozenset(t for t in g.terminals if not is_signature(t))
 
 
-def treebank_pcfg(trees, threshold: int = 1, horizontal: int | None = 1,
-                  start: str = "TOP", backoff_weight: float = 0.01,
-                  factor: str = "right") -> tuple:
-    """(relative-frequency PCFG, summary dict) of cleaned treebank trees.
-
-    Steps: labels that are also words are renamed (:func:`~strgm.grammars.ptb.
-    relabel_collisions`, after rare words are gone); rare words become signatures
-    (:func:`replace_rare`); trees are binarised (:func:`~strgm.grammars.binarize.
-    binarize`, ``horizontal`` and ``factor`` as there, None: no Markovisation); rules
-    are counted with ``start --> root`` rules
-    (:func:`~strgm.grammars.ptb.treebank_grammar`) and the back-off counts of
-    :func:`backoff_counts` are added.  Weights are counts."""
+def prepare_trees(trees, threshold: int = 1, start: str = "TOP") -> tuple:
+    """(renamed trees, the same with their original words, known words): rare words
+    replaced by signatures (:func:`replace_rare`), then labels that are also words
+    renamed (:func:`~strgm.grammars.ptb.relabel_collisions`).  Refuses a ``start``
+    that is a label of the trees."""
     trees = list(trees)
     if any(start in _labels(t) for t in trees):
         raise OptionError("start", start, "is a label of the trees; choose a start symbol "
                           "the trees do not use")
     replaced, known = replace_rare(trees, threshold)
     renamed = relabel_collisions(replaced)
-    original = _with_words(renamed, trees)
-    binary = [binarize(t, horizontal, factor) for t in renamed]
+    return renamed, _with_words(renamed, trees), known
+
+
+def lexical_counts(binary, original, known, backoff_weight: float = 0.01,
+                   start: str = "TOP") -> dict:
+    """Counts ``(lhs, rhs) -> weight`` of the rules of the binarised trees (with
+    ``start`` rules as :func:`~strgm.grammars.ptb.treebank_grammar` adds them) plus the
+    signature back-off counts of :func:`backoff_counts`."""
     g = treebank_grammar(binary, start=start)
     counts = {(r.lhs, r.rhs): r.weight for r in g.rules}
     for (tag, sig), w in sorted(backoff_counts(original, known, backoff_weight).items()):
         counts[(tag, (sig,))] = counts.get((tag, (sig,)), 0.0) + w
+    return counts
+
+
+def treebank_pcfg(trees, threshold: int = 1, horizontal: int | None = 1,
+                  start: str = "TOP", backoff_weight: float = 0.01,
+                  factor: str = "right", parent: bool = False) -> tuple:
+    """(relative-frequency PCFG, summary dict) of cleaned treebank trees.
+
+    Steps: rare words become signatures (:func:`replace_rare`); labels that are also
+    words are renamed (:func:`~strgm.grammars.ptb.relabel_collisions`); trees are
+    binarised (:func:`~strgm.grammars.binarize.binarize`, ``horizontal``, ``factor``
+    and ``parent`` annotation as there, None: no Markovisation); rules are counted with
+    ``start --> root`` rules (:func:`~strgm.grammars.ptb.treebank_grammar`) and the
+    back-off counts of :func:`backoff_counts` are added.  Weights are counts."""
+    renamed, original, known = prepare_trees(trees, threshold, start)
+    binary = [binarize(t, horizontal, factor, parent) for t in renamed]
+    counts = lexical_counts(binary, original, known, backoff_weight, start)
     g = Grammar([Rule(lhs, rhs, w) for (lhs, rhs), w in counts.items()], start=start)
+    return g, grammar_info(g, len(renamed))
+
+
+def grammar_info(g: Grammar, n_trees: int) -> dict:
+    """The summary dict of :func:`treebank_pcfg`."""
     sigs = sum(is_signature(t) for t in g.terminals)
-    info = {"trees": len(trees), "rules": len(g.rules), "nonterminals": len(g.nonterminals),
+    return {"trees": n_trees, "rules": len(g.rules), "nonterminals": len(g.nonterminals),
             "words": len(g.terminals) - sigs, "signatures": sigs}
-    return g, info
 
 
 def _labels(t) -> set:
@@ -246,7 +267,10 @@ def restore_tree(tree, words, grammar: Grammar):
     given, in order), binarisation nodes spliced out (:func:`~strgm.grammars.binarize.
     debinarize`), and labels renamed by :func:`~strgm.grammars.ptb.relabel_collisions`
     restored (``X^`` -> ``X`` when ``X`` is a terminal of ``grammar`` and no
-    nonterminal)."""
+    nonterminal).  Parent annotation (``X^P``, :func:`~strgm.grammars.binarize.
+    split_parent`) is stripped first, so a grammar of ``treebank_pcfg(...,
+    parent=True)`` gives plain Penn Treebank labels; grammars of trees whose labels
+    contain ``^`` followed by text are therefore not supported here."""
     it = iter(words)
     terminals = frozenset(grammar.terminals)
 
@@ -259,5 +283,5 @@ def restore_tree(tree, words, grammar: Grammar):
                 and base in terminals:
             label = base
         return (label,) + tuple(go(c) for c in t[1:])
-    return go(debinarize(tree))
+    return go(debinarize(tree, parent=True))
 

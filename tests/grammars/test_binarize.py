@@ -91,3 +91,47 @@ def test_round_trip_on_the_wsj_sample():
             for t in trees:
                 b = binarize(t, horizontal=h, factor=factor)
                 assert _arity_ok(b) and debinarize(b) == t
+
+
+S = ("S", NP, ("VP", ("VBD", "barked"), ("NP", ("NN", "x"))), (".^", "."))
+
+
+def test_parent_annotation_of_phrasal_nodes_only():
+    b = binarize(S, horizontal=1, parent=True)
+    assert b == (
+        "S", ("NP^S", ("DT", "the"),
+              ("NP^S|<JJ>", ("JJ", "big"), ("NP^S|<JJ>", ("JJ", "red"), ("NN", "dog")))),
+        ("S|<VP>", ("VP^S", ("VBD", "barked"), ("NP^VP", ("NN", "x"))), (".^", ".")))
+    assert debinarize(b, parent=True) == S
+    assert debinarize(b) != S  # the annotation stays unless asked
+    left = binarize(S, horizontal=2, factor="left", parent=True)
+    assert left[1][1][1][1][0] == "NP^S|<DT,JJ>"  # unannotated siblings in the history
+
+
+def test_split_parent_keeps_collision_markers():
+    from strgm.grammars.binarize import split_parent, strip_parent
+
+    assert split_parent("NP^S") == ("NP", "S")
+    assert split_parent(".^") == (".^", None)
+    assert split_parent("X^^P^") == ("X^", "P^")
+    assert strip_parent("NP^S|<JJ>") == "NP"  # (never applied to intermediates)
+    with pytest.raises(InputError, match="parent annotation"):
+        binarize(("A^B", ("NN", "a")), parent=True)
+    assert binarize(("A^B", ("NN", "a"))) == ("A^B", ("NN", "a"))
+
+
+@settings(max_examples=100, deadline=None)
+@given(TREES, st.sampled_from([None, 0, 1, 2]), st.sampled_from(["right", "left"]))
+def test_parent_round_trip(t, h, factor):
+    t = _caret(t)
+    b = binarize(t, horizontal=h, factor=factor, parent=True)
+    assert _arity_ok(b)
+    assert debinarize(b, parent=True) == t
+
+
+def _caret(t):
+    """Collision-renamed labels (trailing ^) as relabel_collisions makes them."""
+    if isinstance(t, str):
+        return t
+    lab = t[0] + "^" if t[0] in (".", ",") else t[0]
+    return (lab,) + tuple(_caret(c) for c in t[1:])

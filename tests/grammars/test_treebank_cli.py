@@ -157,3 +157,47 @@ def test_wsj_train_parse_score(tmp_path):
                             "--json"]).stdout)
     assert r["sentences"] == len(y.stdout.splitlines()) > 5
     assert r["failed"] <= r["sentences"] // 10 and r["f1"] > 0.6  # a small grammar
+
+
+def test_hdp_smoothing_with_parent_annotation(tb):
+    out, o = _grammar(tb, "--smoothing", "hdp", "--parent", "--iters", "5", "--seed", "3")
+    g = read_grammar(out)
+    assert "NP^S" in g.nonterminals and "NP^S|<JJ>" not in g.nonterminals
+    assert any(r.lhs == "NP^PP" for r in g.rules)
+    theta = g.probabilities()
+    for lhs in ("NP^S", "S", "VP^S"):
+        assert abs(theta[g.lhs_index == g.nt_index[lhs]].sum() - 1) < 1e-9
+    again, _ = _grammar(tb, "--smoothing", "hdp", "--parent", "--iters", "5", "--seed", "3")
+    assert again.read_text() == out.read_text()
+    d, tmp = tb
+    sents = tmp / "s.txt"
+    sents.write_text("The cat barked at the big red dog .\n")
+    p = run_cli(["pcfg", "parse", out, sents])
+    assert p.code == 0 and "^" not in p.stdout.replace("(. .)", "") and "|<" not in p.stdout
+    assert p.stdout.startswith("(TOP (S (NP (DT The) (NN cat))")
+
+
+def test_collins_smoothing_and_parent_only(tb):
+    out, _ = _grammar(tb, "--smoothing", "collins", "--collins-b", "0.5", "--parent",
+                      "--extra", "0")
+    plain, _ = _grammar(tb, "--parent")
+    g, g0 = read_grammar(out), read_grammar(plain)
+    assert {(r.lhs, r.rhs) for r in g.rules} == {(r.lhs, r.rhs) for r in g0.rules}
+
+
+@pytest.mark.parametrize("opt,val", [
+    ("--smoothing", "foo"), ("--iters", "0"), ("--iters", "-3"), ("--seed", "-1"),
+    ("--collins-b", "-1"), ("--collins-b", "0"), ("--extra", "-2"), ("--iters", "many"),
+])
+def test_bad_smoothing_options_give_one_line(tb, opt, val):
+    d, tmp = tb
+    o = run_cli(["treebank", "grammar", d, "--out", tmp / "g.lt", "--smoothing", "hdp",
+                 opt, val], watch=tmp)
+    assert_clean_error(o, opt)
+
+
+def test_smoothing_needs_right_factoring(tb):
+    d, tmp = tb
+    o = run_cli(["treebank", "grammar", d, "--out", tmp / "g.lt", "--smoothing", "collins",
+                 "--factor", "left"], watch=tmp)
+    assert_clean_error(o, "--factor", "left")
