@@ -80,6 +80,11 @@ class GrammarError(StrgmError):
     """An ill-formed grammar, or a grammar that cannot parse what it must."""
 
 
+class TruncationWarning(UserWarning):
+    """Every state of a truncated nonparametric model is in use: the truncation is
+    probably too small."""
+
+
 class ConvergenceWarning(UserWarning):
     """An iterative procedure stopped at its iteration cap before converging."""
 

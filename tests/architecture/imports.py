@@ -20,6 +20,7 @@ LAYERS = [
     ["strgm.graph", "strgm.projection"],
     ["strgm.inference"],
     ["strgm.grammars", "strgm.datasets"],
+    ["strgm.hmm"],
     ["strgm.models"],
     ["strgm.workflows"],
     ["strgm.cli"],

@@ -1,0 +1,99 @@
+"""HMM model files: thinned posterior samples, vocabulary, settings, and how they were made.
+
+A model file is strict JSON (format ``strgm-hmm-model``, version 1), written atomically:
+
+    {"format", "version", "settings": HMMSettings, "emissions": family and prior,
+     "vocab": [symbols…, "<unk>"] (categorical only), "samples": [{"p0", "P", "stop",
+     "params"}…], "training": {"iterations", "burn_in", "thin", "seed", …}}
+
+Reading checks every field (shapes agree with L and the vocabulary, probabilities are
+finite, nonnegative and sum to 1 within 1e-6) and names the file on failure.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from strgm.errors import InputError
+from strgm.grammars.checkpoint import get_field, load_json_state, save_json_state
+from strgm.hmm.emissions import emissions_from_dict
+from strgm.hmm.model import HMM, HMMPosterior
+from strgm.hmm.settings import HMMSettings
+
+__all__ = ["save_model", "load_model", "FORMAT"]
+
+FORMAT = "strgm-hmm-model"
+
+
+def save_model(path, posterior: HMMPosterior, training: dict) -> None:
+    """Write ``posterior`` (with a ``training`` summary) atomically to ``path``."""
+    em = posterior.samples[0].emissions
+    samples = [{"p0": h.p0.tolist(), "P": h.P.tolist(),
+                "stop": None if h.stop is None else np.asarray(h.stop).tolist(),
+                "params": {k: np.asarray(v).tolist() for k, v in h.params.items()}}
+               for h in posterior.samples]
+    save_json_state(path, {"format": FORMAT, "version": 1,
+                           "settings": posterior.settings.to_dict(),
+                           "emissions": em.to_dict(), "vocab": list(posterior.vocab),
+                           "samples": samples, "training": dict(training)})
+
+
+def load_model(path) -> tuple[HMMPosterior, dict]:
+    """(posterior, training summary) from a file written by :func:`save_model`."""
+    return load_json_state(path, "HMM model file", _build)
+
+
+def _build(d) -> tuple[HMMPosterior, dict]:
+    if not isinstance(d, dict) or d.get("format") != FORMAT:
+        raise InputError(f"not an HMM model file (expected format {FORMAT!r})")
+    settings = HMMSettings.from_dict(get_field(d, "settings", dict))
+    em = emissions_from_dict(get_field(d, "emissions", dict))
+    vocab = tuple(get_field(d, "vocab", list))
+    if em.kind == "categorical" and len(vocab) != em.V:
+        raise InputError(f"field 'vocab' has {len(vocab)} symbols, the emissions {em.V}")
+    raw = get_field(d, "samples", list)
+    if not raw:
+        raise InputError("field 'samples' is empty")
+    samples = tuple(_sample(r, i, settings.L, em) for i, r in enumerate(raw))
+    return HMMPosterior(samples, vocab, settings), get_field(d, "training", dict)
+
+
+def _sample(r, i: int, L: int, em) -> HMM:
+    where = f"samples[{i}]"
+    if not isinstance(r, dict):
+        raise InputError(f"{where} is not an object")
+    p0 = _prob(r, "p0", (L,), where, rows=False)
+    P = _prob(r, "P", (L, L), where, rows=True)
+    stop = None if r.get("stop") is None else _arr(r, "stop", (L,), where)
+    if stop is not None and np.any(stop > 1):
+        raise InputError(f"{where}.stop holds a probability > 1")
+    params = get_field(r, "params", dict)
+    if em.kind == "categorical":
+        params = {"theta": _prob(params, "theta", (L, em.V), where, rows=True)}
+    else:
+        params = {"mu": _arr(params, "mu", (L, em.D), where, signed=True),
+                  "sigma": _arr(params, "sigma", (L, em.D, em.D), where, signed=True)}
+    return HMM(p0, P, stop, params, em)
+
+
+def _arr(d, key, shape, where, signed=False) -> np.ndarray:
+    if key not in d:
+        raise InputError(f"{where}.{key} is missing")
+    try:
+        a = np.asarray(d[key], dtype=float)
+    except (TypeError, ValueError):
+        raise InputError(f"{where}.{key} is not an array of numbers") from None
+    if a.shape != shape:
+        raise InputError(f"{where}.{key} has shape {a.shape}, expected {shape}")
+    if not np.all(np.isfinite(a)) or (not signed and np.any(a < 0)):
+        raise InputError(f"{where}.{key} holds a non-finite or negative number")
+    return a
+
+
+def _prob(d, key, shape, where, rows: bool) -> np.ndarray:
+    a = _arr(d, key, shape, where)
+    total = a.sum(axis=-1)
+    if not np.allclose(total, 1.0, atol=1e-6):
+        raise InputError(f"{where}.{key} does not sum to 1 "
+                         f"({'per row' if rows else 'in all'})")
+    return a

@@ -1,0 +1,146 @@
+"""The complete state of an infinite-HMM chain, and its checkpoint files.
+
+An :class:`HMMState` holds every variable of the augmented model — z, π, β, α, γ, κ, λ,
+the locations ℓ, the stopping probabilities, the emission parameters, u and q — plus the
+RNG state, the iteration, the acceptance counters and the trace rows (no wall-clock time,
+so a resumed chain's trace equals an uninterrupted one's). Checkpoints are strict JSON
+written atomically (:func:`strgm.grammars.checkpoint.save_json_state`, ``.json`` or
+``.npz``); floats are written by ``repr``, so a state read back is bit-identical and a
+resumed chain equals an uninterrupted one. :meth:`HMMState.load` checks every field and,
+given the kernel, that the checkpoint belongs to its data and settings; a damaged or
+foreign checkpoint is an :class:`~strgm.errors.InputError` naming the file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from strgm.errors import InputError
+from strgm.grammars.checkpoint import chain_trace, check_rng_state, count_field, \
+    get_field, load_json_state, rng_from_state, save_json_state
+
+__all__ = ["HMMState", "FORMAT"]
+
+FORMAT = "strgm-hmm-state"
+_FLOATS = ("alpha", "gamma", "kappa", "lam")
+_ARRAYS = ("pi", "beta", "ell", "stop", "u")
+
+
+@dataclass
+class HMMState:
+    """Complete state of an infinite-HMM chain (see the module docstring). ``stop`` is
+    empty when lengths are not modelled; ``params`` holds the emission parameters."""
+
+    iteration: int
+    z: np.ndarray
+    pi: np.ndarray
+    beta: np.ndarray
+    alpha: float
+    gamma: float
+    kappa: float
+    lam: float
+    ell: np.ndarray
+    stop: np.ndarray
+    params: dict
+    u: np.ndarray
+    q: np.ndarray
+    rng_state: dict
+    accepted: int = 0
+    proposed: int = 0
+    fingerprint: str = ""
+    trace: list = field(default_factory=list)
+    samples: list = field(default_factory=list)
+
+    def rng(self) -> np.random.Generator:
+        return rng_from_state(self.rng_state)
+
+    @property
+    def num_states(self) -> int:
+        return len(self.beta)
+
+    def to_dict(self) -> dict:
+        d = {"format": FORMAT, "version": 1, "iteration": int(self.iteration),
+             "z": np.asarray(self.z, dtype=np.int64).tolist(),
+             "q": np.asarray(self.q, dtype=float).tolist(),
+             "params": {k: np.asarray(v, dtype=float).tolist() for k, v in self.params.items()},
+             "rng_state": self.rng_state, "accepted": int(self.accepted),
+             "proposed": int(self.proposed), "fingerprint": self.fingerprint,
+             "trace": list(self.trace),
+             "samples": [{k: _plain(v) for k, v in smp.items()} for smp in self.samples]}
+        d.update({k: float(getattr(self, k)) for k in _FLOATS})
+        d.update({k: np.asarray(getattr(self, k), dtype=float).tolist() for k in _ARRAYS})
+        return d
+
+    @classmethod
+    def from_dict(cls, d) -> "HMMState":
+        """The state described by ``d`` (as written by :meth:`to_dict`); an InputError
+        naming the first field that is missing or out of range."""
+        if not isinstance(d, dict) or d.get("format") != FORMAT:
+            raise InputError(f"not an HMM sampler state (expected format {FORMAT!r})")
+        ints = {k: count_field(d, k) for k in ("iteration", "accepted", "proposed")}
+        vals = {k: _number(d, k) for k in _FLOATS}
+        arrays = {k: _array(d, k) for k in _ARRAYS}
+        z, q = _array(d, "z", int), _array(d, "q")
+        if np.any(q != np.round(q)):
+            raise InputError("field 'q' holds a count that is not an integer")
+        params = get_field(d, "params", dict)
+        params = {k: _array(params, k) for k in params}
+        trace, _ = chain_trace({"trace": get_field(d, "trace", list)}, ints["iteration"])
+        samples = get_field(d, "samples", list)
+        if len(samples) > ints["iteration"] or not all(isinstance(x, dict) for x in samples):
+            raise InputError(f"field 'samples': expected at most {ints['iteration']} objects")
+        return cls(z=z, q=q, params=params, trace=trace, samples=samples,
+                   rng_state=check_rng_state(get_field(d, "rng_state", dict)),
+                   fingerprint=get_field(d, "fingerprint", str), **ints, **vals, **arrays)
+
+    def save(self, path) -> None:
+        """Write a checkpoint atomically (strict JSON; ``.npz`` for a compressed one)."""
+        save_json_state(path, self.to_dict())
+
+    @classmethod
+    def load(cls, path, kernel=None) -> "HMMState":
+        """Read a checkpoint written by :meth:`save`; with ``kernel``, also check that it
+        belongs to the kernel's data and settings (:meth:`HMMSampler.check_state`)."""
+        state = load_json_state(path, "HMM checkpoint", cls.from_dict)
+        if kernel is not None:
+            try:
+                kernel.check_state(state)
+            except InputError as e:
+                raise InputError(f"HMM checkpoint does not fit this run: {e.detail}",
+                                 str(Path(path))) from None
+        return state
+
+
+def _plain(v):
+    """Arrays (also inside dicts) as nested lists, for JSON."""
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items()}
+    return None if v is None else np.asarray(v, dtype=float).tolist()
+
+
+def _number(d: dict, key: str) -> float:
+    v = d.get(key)
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v) or v < 0:
+        raise InputError(f"field {key!r} must be a finite number ≥ 0")
+    return float(v)
+
+
+def _array(d: dict, key: str, dtype=float) -> np.ndarray:
+    if key not in d:
+        raise InputError(f"field {key!r} is missing")
+    try:
+        a = np.asarray(d[key], dtype=float)
+    except (TypeError, ValueError):
+        raise InputError(f"field {key!r} is not a (nested) list of numbers") from None
+    if not np.all(np.isfinite(a)):
+        raise InputError(f"field {key!r} holds a non-finite value")
+    if dtype is int:
+        if np.any(a != np.round(a)):
+            raise InputError(f"field {key!r} holds a number that is not an integer")
+        a = a.astype(np.int64)
+    if key not in ("ell", "mu") and np.any(a < 0):
+        raise InputError(f"field {key!r} holds a negative number")
+    return a

@@ -1,0 +1,66 @@
+"""Running a chain: sweeps, burn-in, thinning, checkpoints and the posterior it yields.
+
+:func:`run_chain` applies the kernel until ``state.iteration == iters``; after
+``burn_in`` sweeps it keeps every ``thin``-th state's HMM (p0, P, stop, emissions) in
+``state.samples``, so the samples travel with checkpoints and a resumed run keeps the
+same ones as an uninterrupted run. Defaults: burn-in half the sweeps, thinning so that at
+most :data:`MAX_SAMPLES` samples are kept.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from strgm.errors import InputError
+from strgm.hmm.model import HMM, HMMPosterior, hmm_of_state
+from strgm.validate import check_int
+
+__all__ = ["run_chain", "posterior_of", "default_schedule", "MAX_SAMPLES"]
+
+MAX_SAMPLES = 20
+
+
+def default_schedule(iters: int, burn_in=None, thin=None) -> tuple[int, int]:
+    """(burn-in, thinning): half the sweeps, and at most MAX_SAMPLES samples."""
+    iters = check_int("iters", iters, min=1)
+    burn = iters // 2 if burn_in is None else check_int("burn_in", burn_in, min=0,
+                                                        max=iters - 1)
+    if thin is None:
+        thin = max(1, -(-(iters - burn) // MAX_SAMPLES))
+    return burn, check_int("thin", thin, min=1)
+
+
+def _sample_record(h: HMM) -> dict:
+    return {"p0": h.p0, "P": h.P, "stop": h.stop, "params": h.params}
+
+
+def run_chain(kernel, state, iters: int, burn_in: int, thin: int, on_sweep=None,
+              checkpoint=None, checkpoint_every: int = 10):
+    """The state after ``iters`` sweeps in all (resumed or not). ``on_sweep(state)`` is
+    called after every sweep (progress); ``checkpoint`` (a path) is rewritten atomically
+    every ``checkpoint_every`` sweeps and at the end."""
+    if state.iteration > iters:
+        raise InputError(f"the checkpoint is at sweep {state.iteration}, past --iters {iters}")
+    while state.iteration < iters:
+        state = kernel.sample(state)
+        k = state.iteration
+        if k > burn_in and (k - burn_in) % thin == 0:
+            h = hmm_of_state(state, kernel.settings, kernel.emissions)
+            state = replace(state, samples=state.samples + [_sample_record(h)])
+        if on_sweep is not None:
+            on_sweep(state)
+        if checkpoint is not None and (k % checkpoint_every == 0 or k == iters):
+            state.save(checkpoint)
+    return state
+
+
+def posterior_of(state, kernel, vocab) -> HMMPosterior:
+    """The kept samples as an :class:`HMMPosterior` (the last state if none were kept)."""
+    em = kernel.emissions
+    recs = state.samples or [_sample_record(hmm_of_state(state, kernel.settings, em))]
+    hs = tuple(HMM(np.asarray(r["p0"]), np.asarray(r["P"]),
+                   None if r["stop"] is None else np.asarray(r["stop"]),
+                   {k: np.asarray(v) for k, v in r["params"].items()}, em) for r in recs)
+    return HMMPosterior(hs, tuple(vocab), kernel.settings)

@@ -1,0 +1,72 @@
+"""Geweke joint-distribution tests of the infinite-HMM Gibbs kernel (all three models),
+each with a deliberately broken kernel shown to fail."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import strgm.hmm.kernel as kernel_module
+from geweke import chain_draws, prior_draws, z_scores
+from strgm.errors import TruncationWarning
+from strgm.hmm import Categorical, HMMSettings
+
+LENGTHS = [3, 3, 2]
+LIMIT = 4.0  # |z| for ~16 statistics; the correct kernels stay below 2.5 at these seeds
+
+
+def _settings(model, hypers=True):
+    return HMMSettings(model=model, L=3, model_length=False, sample_hypers=hypers,
+                       alpha=2.0, gamma=1.5, kappa=1.0 if model == "sticky" else 0.0,
+                       a_alpha=2, b_alpha=1, a_gamma=2, b_gamma=1, a_kappa=2, b_kappa=1,
+                       a_lam=2, b_lam=2)
+
+
+def _geweke(model, n, hypers=True):
+    st, em = _settings(model, hypers), Categorical(2, 1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TruncationWarning)
+        a = prior_draws(st, em, LENGTHS, n, np.random.default_rng(1), hypers)
+        b = chain_draws(st, em, LENGTHS, n, np.random.default_rng(2), hypers)
+    return z_scores(a, b)
+
+
+@pytest.mark.parametrize("model,hypers,n", [("lt", True, 10000), ("lt", False, 6000),
+                                            ("sticky", True, 10000), ("hdp", True, 10000)])
+def test_kernel_leaves_the_joint_invariant(model, hypers, n):
+    z = _geweke(model, n, hypers)
+    bad = {k: round(v, 2) for k, v in z.items() if abs(v) > LIMIT}
+    assert not bad, bad
+
+
+def test_negative_control_wrong_pi_rate(monkeypatch):
+    """π drawn with rate 0.5 + u_k instead of 1 + u_k (eq. 47) must fail."""
+    monkeypatch.setattr(kernel_module, "draw_pi", lambda c, N, u, rng: np.maximum(
+        rng.gamma(c + N) / (0.5 + u)[:, None], 1e-100))
+    z = _geweke("lt", 5000)
+    assert max(abs(v) for v in z.values()) > 2 * LIMIT
+
+
+def test_negative_control_failed_jumps_ignored(monkeypatch):
+    """Dropping the failed jumps (treating the LT model as conjugate) must fail on the
+    statistics of z and π, not only on q itself."""
+    monkeypatch.setattr(kernel_module, "failed_jumps",
+                        lambda pi, phi, u, rng: np.zeros(pi.shape))
+    z = _geweke("lt", 5000, hypers=False)
+    assert max(abs(z[k]) for k in ("self_jumps", "distinct", "row0_above_1")) > 2 * LIMIT
+
+
+def test_negative_control_sticky_overrides(monkeypatch):
+    """Splitting the sticky diagonal tables with a fixed probability 1/2 must fail."""
+    import strgm.hmm.transitions as tr
+
+    def half(m, alpha, beta, kappa, rng):
+        L = len(beta)
+        diag = m[np.arange(L), np.arange(L)].astype(np.int64)
+        w = rng.binomial(diag, 0.5)
+        mb = m.copy()
+        mb[np.arange(L), np.arange(L)] -= w
+        return mb, w
+    monkeypatch.setattr(tr, "sticky_overrides", half)
+    z = _geweke("sticky", 5000)
+    assert max(abs(v) for v in z.values()) > LIMIT
