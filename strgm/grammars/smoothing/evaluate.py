@@ -13,12 +13,10 @@ tokens are counted apart and left out of the log-likelihood.  O(size of the tree
 from __future__ import annotations
 
 import math
-from collections import Counter
-
 import numpy as np
 
 from strgm.grammars.cfg import Grammar
-from strgm.grammars.smoothing.backoff import concretize, observe
+from strgm.grammars.binarize import binarize, is_preterminal
 from strgm.grammars.smoothing.grammar import smoothed_pcfg
 from strgm.grammars.unknown_words import prepare_trees
 
@@ -54,20 +52,25 @@ def _rename(t, ren: dict):
 
 def heldout_rule_probs(g: Grammar, trees, ren: dict, horizontal: int | None,
                        parent: bool) -> tuple:
-    """(rule keys ``(lhs, rhs)``, token counts, probabilities under ``g``) of the
-    phrasal rules of held-out ``trees`` (module docstring); ``ren``:
-    :func:`collision_map` of the training trees."""
+    """(rule keys ``(lhs, rhs)``, token counts (ones), probabilities under ``g``), one
+    entry per phrasal rule token of the held-out ``trees`` in preorder of their
+    right-binarised forms (module docstring), so that grammars with and without parent
+    annotation line up token by token; ``ren``: :func:`collision_map` of the training
+    trees."""
     theta = g.probabilities()
-    counts, ctxs = observe([_rename(t, ren) for t in trees], horizontal, parent)
-    keys, n = [], []
-    agg: Counter = Counter()
-    for (lhs, out), c in counts.items():
-        agg[(lhs, concretize(ctxs[lhs], out))] += c
-    for k, c in sorted(agg.items()):
-        keys.append(k)
-        n.append(c)
+    keys: list = []
+    for t in trees:
+        _preorder(binarize(_rename(t, ren), horizontal, "right", parent), keys)
     p = np.array([theta[g.rule_index[k]] if k in g.rule_index else 0.0 for k in keys])
-    return keys, np.array(n, dtype=float), p
+    return keys, np.ones(len(keys)), p
+
+
+def _preorder(b, out: list) -> None:
+    if isinstance(b, str) or is_preterminal(b):
+        return
+    out.append((b[0], tuple(c[0] for c in b[1:])))
+    for c in b[1:]:
+        _preorder(c, out)
 
 
 def loglik_summary(n: np.ndarray, p: np.ndarray, mask=None) -> dict:

@@ -43,7 +43,7 @@ __all__ = ["SMOOTHINGS", "DEFAULT_ITERS", "DEFAULT_EXTRA", "smoothed_pcfg", "sel
 
 SMOOTHINGS = ("none", "collins", "hdp")
 #: Default Gibbs sweeps (half burn-in) and extra unseen right-hand sides per context.
-DEFAULT_ITERS = 100
+DEFAULT_ITERS = 200
 DEFAULT_EXTRA = 5
 
 

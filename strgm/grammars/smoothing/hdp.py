@@ -47,10 +47,14 @@ from strgm.grammars.smoothing.hierarchy import Hierarchy, chain_predictive
 from strgm.validate import check_float, check_int
 from strgm.wfsa.compiled import njit
 
-__all__ = ["Seating", "sample_alpha", "run_hdp", "PRIOR"]
+__all__ = ["Seating", "sample_alpha", "run_hdp", "PRIOR", "ALPHA0"]
 
 #: Default Gamma(shape, rate) prior of every α_K.
 PRIOR = (1.0, 1.0)
+#: α of the initial seating.  On WSJ 0001-0159 (parent annotation, Markov order 1) the
+#: initial seating with α = 10 holds 15.0k tables and the chain stays at 15.4-15.7k; from
+#: α = 1 it starts at 9.8k and needs about 300 sweeps to get there.
+ALPHA0 = 10.0
 
 
 @njit(cache=True)
@@ -183,11 +187,12 @@ def sample_alpha(alpha: float, n: np.ndarray, m: np.ndarray, rng, prior=PRIOR,
     return float(alpha)
 
 
-def run_hdp(h: Hierarchy, iters: int = 50, seed: int = 0, burn: int | None = None,
-            prior=PRIOR, alpha0: float = 1.0) -> tuple:
+def run_hdp(h: Hierarchy, iters: int = 200, seed: int = 0, burn: int | None = None,
+            prior=PRIOR, alpha0: float = ALPHA0) -> tuple:
     """(mean predictive of every candidate pair over the sweeps after ``burn``
-    (default iters // 2), trace dict): initial seating, then ``iters`` sweeps, each
-    followed by one α step per level.  Deterministic in ``seed``."""
+    (default iters // 2), trace dict): initial sequential seating with every α_K =
+    ``alpha0``, then ``iters`` sweeps, each followed by one α step per level.
+    Deterministic in ``seed``.  O(iters × customers × depth)."""
     iters = check_int("iters", iters, min=1)
     seed = check_int("seed", seed, min=0)
     check_float("prior shape", prior[0], min=0, min_open=True)

@@ -1,0 +1,187 @@
+"""Backoff smoothing of the treebank PCFG's phrasal rules: unsmoothed, Collins and HDP,
+with and without parent annotation, on the WSJ sample.
+
+Train on wsj_0001-0159, evaluate on wsj_0160-0179 (the data in
+/work/shared/data/treebank/wsj).  Collins's b is chosen on a development split carved
+from the training files (fit 0001-0139, score 0140-0159, grid
+:data:`strgm.grammars.smoothing.evaluate.B_GRID`), then the grammar is refitted on
+0001-0159.  HDP: α sampled (Gamma(1, 1) priors), ``--iters`` sweeps, second half
+averaged.  For each grammar:
+
+* held-out phrasal rule log-likelihood per rule token (the gold trees' binarised rules
+  over no word, :mod:`strgm.grammars.smoothing.evaluate`), over the tokens the grammar
+  gives positive probability, with the zero-probability tokens counted apart, and over
+  the tokens that every grammar of the same Markov order gives positive probability;
+* parsing F1 (Viterbi and max-rule, sentences of at most ``--max-length`` words,
+  :func:`strgm.grammars.bracket_score.score_corpus`), the parser of
+  benchmarks/treebank_pcfg.py;
+* rules, nonterminals, seconds to build and to parse.
+
+    python benchmarks/grammar_smoothing.py [--markov 1] [--max-length 40] [--iters 200]
+
+Writes benchmarks/results/grammar_smoothing.{json,md,png} with the commit hash.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from strgm.grammars.bracket_score import score_corpus  # noqa: E402
+from strgm.grammars.ptb import tree_leaves  # noqa: E402
+from strgm.grammars.smoothing import smoothed_pcfg  # noqa: E402
+from strgm.grammars.smoothing.evaluate import collision_map, heldout_rule_probs, \
+    loglik_summary, select_collins_b  # noqa: E402
+from strgm.safe_io import atomic_write_text, strict_json  # noqa: E402
+from treebank_pcfg import load, parse_all  # noqa: E402
+
+OUT = ROOT / "benchmarks" / "results"
+
+
+def fit(train, smoothing, h, parent, b, iters) -> tuple:
+    """(grammar, info, seconds)."""
+    t0 = time.perf_counter()
+    g, info = smoothed_pcfg(train, smoothing, h, parent, collins_b=b, iters=iters)
+    return g, info, time.perf_counter() - t0
+
+
+def parse_scores(g, gold, sents) -> dict:
+    out = {}
+    for decode in ("viterbi", "maxrule"):
+        t0 = time.perf_counter()
+        parses = parse_all(g, sents, decode)
+        secs = time.perf_counter() - t0
+        s = score_corpus(gold, parses).summary()
+        out[decode] = {"f1": s["f1"], "precision": s["precision"], "recall": s["recall"],
+                       "exact_match": s["exact_match"], "no_parse": s["failed"],
+                       "seconds": secs}
+    return out
+
+
+def run_order(h, train, dev_fit, dev, test, gold, sents, a) -> list:
+    """All rows of one Markov order."""
+    ren = collision_map(train)
+    rows = []
+    for parent in (False, True):
+        b, scores = select_collins_b(dev_fit, dev, h, parent)
+        print(f"markov {h} parent {parent}: b = {b} ({scores})", flush=True)
+        for smoothing in ("none", "collins", "hdp"):
+            g, info, secs = fit(train, smoothing, h, parent, b, a.iters)
+            keys, n, p = heldout_rule_probs(g, test, ren, h, parent)
+            row = {"markov": h, "parent": parent, "smoothing": smoothing,
+                   "collins_b": b if smoothing == "collins" else None,
+                   "dev_scores": {str(k): v for k, v in scores.items()}
+                   if smoothing == "collins" else None,
+                   "rules": info["rules"], "nonterminals": info["nonterminals"],
+                   "unseen_rules": info.get("unseen_rules", 0), "alpha": info.get("alpha"),
+                   "build_seconds": secs, "heldout": loglik_summary(n, p),
+                   "_p": p, "_n": n}
+            row.update(parse_scores(g, gold, sents) if not a.no_parse else {})
+            print(json.dumps({k: v for k, v in row.items() if not k.startswith("_")}),
+                  flush=True)
+            rows.append(row)
+    common = np.all([r["_p"] > 0 for r in rows], axis=0)
+    for r in rows:
+        r["heldout_common"] = loglik_summary(r.pop("_n"), r.pop("_p"), common)
+    return rows
+
+
+def markdown(rows, meta) -> str:
+    head = ("| markov | parent | smoothing | rules | NTs | unseen rules | LL/token (own) | "
+            "zero-prob tokens | LL/token (common) | F1 viterbi | F1 max-rule | "
+            "build s | parse s (vit/mr) |\n" + "|---" * 13 + "|\n")
+    body = ""
+    for r in rows:
+        v, m = r.get("viterbi", {}), r.get("maxrule", {})
+        body += (f"| {r['markov']} | {'on' if r['parent'] else 'off'} | {r['smoothing']}"
+                 f"{' (b=' + str(r['collins_b']) + ')' if r['collins_b'] else ''} | "
+                 f"{r['rules']} | {r['nonterminals']} | {r['unseen_rules']} | "
+                 f"{r['heldout']['loglik_per_token']:.4f} | "
+                 f"{r['heldout']['zero_tokens']:.0f} | "
+                 f"{r['heldout_common']['loglik_per_token']:.4f} | "
+                 f"{100 * v.get('f1', float('nan')):.2f} | "
+                 f"{100 * m.get('f1', float('nan')):.2f} | {r['build_seconds']:.1f} | "
+                 f"{v.get('seconds', float('nan')):.0f}/{m.get('seconds', float('nan')):.0f} |\n")
+    return (f"# Backoff smoothing of treebank PCFG rules (commit {meta['commit']})\n\n"
+            f"Train wsj_0001-0159 ({meta['train_trees']} trees); held-out wsj_0160-0179: "
+            f"rule log-likelihood over the phrasal rules of all {meta['test_trees']} "
+            f"trees ({meta['tokens']:.0f} rule tokens), F1 over the {meta['sentences']} "
+            f"sentences of at most {meta['max_length']} words (evalb COLLINS.prm "
+            "conventions). Collins's b chosen on wsj_0140-0159 with 0001-0139 as training. "
+            "HDP: α sampled, Gamma(1, 1) priors, "
+            f"{meta['iters']} sweeps (second half averaged), seed 0. Unseen right-hand "
+            "sides kept per context: 5. 'own': tokens the grammar gives probability > 0; "
+            "'common': tokens every grammar of the same Markov order gives probability "
+            "> 0.\n\n" + head + body +
+            f"\nCommand: `{meta['command']}` ({meta['total_seconds']:.0f} s in all).\n")
+
+
+def plot(rows, path) -> str:
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "matplotlib not installed: no plot"
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+    names = [f"h{r['markov']} {'P' if r['parent'] else '-'} {r['smoothing']}" for r in rows]
+    x = np.arange(len(rows))
+    for k, dec in enumerate(("viterbi", "maxrule")):
+        ax1.bar(x + 0.4 * k, [100 * r.get(dec, {}).get("f1", np.nan) for r in rows], 0.4,
+                label=dec)
+    ax1.set_ylim(60, 80)
+    ax1.set_ylabel("F1 (≤ 40 words)")
+    ax1.legend()
+    ax2.bar(x, [r["heldout_common"]["loglik_per_token"] for r in rows])
+    ax2.set_ylabel("held-out rule LL / token (common tokens)")
+    ax2.set_ylim(min(r["heldout_common"]["loglik_per_token"] for r in rows) - 0.02,
+                 max(r["heldout_common"]["loglik_per_token"] for r in rows) + 0.02)
+    for ax in (ax1, ax2):
+        ax.set_xticks(x + 0.2)
+        ax.set_xticklabels(names, rotation=60, ha="right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return str(path)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--markov", nargs="+", type=int, default=[1])
+    ap.add_argument("--max-length", type=int, default=40)
+    ap.add_argument("--iters", type=int, default=200)
+    ap.add_argument("--no-parse", action="store_true")
+    a = ap.parse_args(argv)
+    t_all = time.perf_counter()
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+                            capture_output=True, text=True).stdout.strip()
+    train, dev_fit, dev, test = load(1, 159), load(1, 139), load(140, 159), load(160, 179)
+    gold = [t for t in test if len(tree_leaves(t)) <= a.max_length]
+    sents = [tree_leaves(t) for t in gold]
+    rows = [r for h in a.markov for r in run_order(h, train, dev_fit, dev, test, gold,
+                                                   sents, a)]
+    meta = {"commit": commit, "train_trees": len(train), "test_trees": len(test),
+            "sentences": len(sents), "max_length": a.max_length, "iters": a.iters,
+            "tokens": rows[0]["heldout"]["tokens"],
+            "command": "python benchmarks/grammar_smoothing.py " + " ".join(
+                argv if argv is not None else sys.argv[1:]),
+            "total_seconds": time.perf_counter() - t_all}
+    OUT.mkdir(parents=True, exist_ok=True)
+    meta["plot"] = plot(rows, OUT / "grammar_smoothing.png")
+    atomic_write_text(OUT / "grammar_smoothing.json", strict_json({"meta": meta, "rows": rows}))
+    atomic_write_text(OUT / "grammar_smoothing.md", markdown(rows, meta))
+    print(markdown(rows, meta))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
