@@ -9,6 +9,7 @@
     strgm pcfg train|parse ...      Bayesian PCFGs (see ``strgm pcfg --help``)
     strgm treebank grammar|yield|score ...  treebank PCFGs and bracket scores
     strgm tsg train|parse|show ...          Bayesian tree substitution grammars
+    strgm hmm train|score|decode ...        infinite HMMs (HDP-HMM-LT, HDP-HMM, sticky)
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import os
 import sys
 from typing import Optional
 
-from strgm.cli import beliefs, paradigm, pcfg, rules, train, treebank, tsg
+from strgm.cli import beliefs, hmm, paradigm, pcfg, rules, train, treebank, tsg
 from strgm.cli.errors import OneLineParser, bug_line, error_line
 from strgm.errors import StrgmError
 
@@ -40,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     rules.add_subparser(sub)
     treebank.add_subparser(sub)
     tsg.add_subparser(sub)
+    hmm.add_subparser(sub)
     return p
 
 

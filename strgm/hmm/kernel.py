@@ -17,19 +17,17 @@ Each step draws from a conditional of the joint posterior, so the posterior is t
 kernel's stationary distribution; the Geweke test in ``tests/hmm`` checks this. With
 ``model="hdp"`` φ ≡ 1 and q ≡ 0; with ``"sticky"`` φ ≡ 1 and κ > 0. Cost per sweep:
 O(N·L²) for step 1, O(L³·D) for step 2, O(Σ(n + q)) for the table counts, O(N + L·V)
-for the emissions. A warning (:class:`~strgm.errors.TruncationWarning`) is given when a
-sweep uses all L states.
+for the emissions. Each trace row records the number of states in use;
+:func:`strgm.hmm.training.run_chain` warns when the last sweep uses all L.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import warnings
-
 import numpy as np
 
-from strgm.errors import InputError, TruncationWarning
+from strgm.errors import InputError
 from strgm.hmm.auxiliary import log_gamma_posterior, slice_log
 from strgm.hmm.data import Sequences
 from strgm.hmm.forward import sample_states
@@ -59,12 +57,26 @@ class HMMSampler:
         """The same kernel for new observations of the same lengths (Geweke tests)."""
         return HMMSampler(Sequences(x, self.data.offsets), self.settings, self.emissions)
 
-    def init(self, seed: int) -> HMMState:
-        """A chain started from a prior draw of the parameters (hyperparameters at their
-        initial values) and z drawn given them."""
+    def init(self, seed: int, start: str = "random") -> HMMState:
+        """A chain's first state. ``"random"`` (default): hyperparameters at their
+        initial values, ℓ from its prior, every token's state uniform over the L states,
+        then every parameter drawn given those states (steps 3–5), so the chain starts
+        with all states in use and merges them, rather than having to discover states
+        whose β is tiny. ``"prior"``: every parameter from the prior, z given them."""
         rng = np.random.default_rng(seed)
         par = draw_parameters(self.settings, self.emissions, rng)
-        return self._states_given(par, rng)
+        if start == "prior":
+            return self._states_given(par, rng)
+        if start != "random":
+            raise InputError(f"unknown start {start!r} (expected 'random' or 'prior')")
+        z = rng.integers(0, self.settings.L, size=self.data.num_tokens)
+        shell = HMMState(iteration=0, z=z, u=np.zeros(self.settings.L + 1),
+                         q=np.zeros_like(par["pi"]), rng_state={},
+                         fingerprint=self.fingerprint, **par)
+        fields, _ = self._given_states(shell, z, par["ell"], par["lam"], rng)
+        return HMMState(iteration=0, z=z, ell=par["ell"], lam=par["lam"],
+                        rng_state=rng.bit_generator.state, fingerprint=self.fingerprint,
+                        **fields)
 
     def from_parameters(self, par: dict, rng) -> HMMState:
         """A state holding the parameters ``par`` (as :func:`draw_parameters` returns
@@ -93,35 +105,40 @@ class HMMSampler:
         stop = state.stop if s.model_length else None
         z, loglik = sample_states(data, p0, P, stop,
                                   self.emissions.loglik(state.params, data.x), rng)
-        n, ends = jump_counts(data, z, L)
         ell, lam, acc = state.ell, state.lam, 0
         if s.local:
+            n, _ = jump_counts(data, z, L)
             ell, acc = move_locations(n, state.pi, ell, lam, s.loc_step, rng)
             if s.sample_hypers:
                 lam, _ = move_scale(n, state.pi, ell, lam, s.a_lam, s.b_lam, s.lam_step, rng)
-            phi = similarity(ell, lam, True)
-        u = holding_times(n, state.pi, phi, rng)
-        q = failed_jumps(state.pi, phi, u, rng)
-        hyper = self._hyper_block(n + q, u, state, rng)
-        c = concentrations(hyper["alpha"], hyper["beta"], hyper["kappa"])
-        pi = draw_pi(c, n + q, u, rng)
-        params = self.emissions.posterior_draw(z, data.x, L, rng)
-        if s.model_length:
-            stop = rng.beta(s.a_end + ends, s.b_end + n[:L].sum(axis=1))
+        fields, q_total = self._given_states(state, z, ell, lam, rng)
         used = len(np.unique(z))
-        if used == L:
-            warnings.warn(f"all L = {L} states are in use: raise the truncation L",
-                          TruncationWarning, stacklevel=2)
         row = {"iteration": state.iteration + 1, "loglik": loglik, "states": used,
-               "alpha": hyper["alpha"], "gamma": hyper["gamma"], "kappa": hyper["kappa"],
-               "lam": float(lam), "q": float(q.sum())}
-        return HMMState(iteration=state.iteration + 1, z=z, pi=pi, ell=ell, lam=float(lam),
-                        stop=stop if s.model_length else state.stop, params=params, u=u,
-                        q=q, rng_state=rng.bit_generator.state,
+               "alpha": fields["alpha"], "gamma": fields["gamma"],
+               "kappa": fields["kappa"], "lam": float(lam), "q": q_total}
+        return HMMState(iteration=state.iteration + 1, z=z, ell=ell, lam=float(lam),
+                        rng_state=rng.bit_generator.state,
                         accepted=state.accepted + acc,
                         proposed=state.proposed + (L if s.local else 0),
                         fingerprint=state.fingerprint, trace=state.trace + [row],
-                        samples=state.samples, **hyper)
+                        samples=state.samples, **fields)
+
+    def _given_states(self, state, z, ell, lam, rng) -> tuple[dict, float]:
+        """Steps 3–5 of the sweep given z, ℓ, λ and the current π: the new u, q, α, γ,
+        κ, β, π, emission parameters and stopping probabilities (as HMMState fields),
+        and the total number of failed jumps."""
+        s, L = self.settings, self.settings.L
+        n, ends = jump_counts(self.data, z, L)
+        phi = similarity(ell, lam, s.local)
+        u = holding_times(n, state.pi, phi, rng)
+        q = failed_jumps(state.pi, phi, u, rng)
+        hyper = self._hyper_block(n + q, u, state, rng)
+        pi = draw_pi(concentrations(hyper["alpha"], hyper["beta"], hyper["kappa"]),
+                     n + q, u, rng)
+        params = self.emissions.posterior_draw(z, self.data.x, L, rng)
+        stop = (rng.beta(s.a_end + ends, s.b_end + n[:L].sum(axis=1)) if s.model_length
+                else state.stop)
+        return dict(pi=pi, params=params, stop=stop, u=u, q=q, **hyper), float(q.sum())
 
     def _hyper_block(self, N, u, state, rng) -> dict:
         """m̄, w | N; then γ, α, κ | m̄, w, u and β | γ, m̄ (module docstring, step 4)."""

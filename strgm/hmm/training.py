@@ -4,16 +4,18 @@
 ``burn_in`` sweeps it keeps every ``thin``-th state's HMM (p0, P, stop, emissions) in
 ``state.samples``, so the samples travel with checkpoints and a resumed run keeps the
 same ones as an uninterrupted run. Defaults: burn-in half the sweeps, thinning so that at
-most :data:`MAX_SAMPLES` samples are kept.
+most :data:`MAX_SAMPLES` samples are kept. A :class:`~strgm.errors.TruncationWarning` is
+given when the last sweep uses all L states (the weak-limit truncation is then too small).
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import replace
 
 import numpy as np
 
-from strgm.errors import InputError
+from strgm.errors import InputError, TruncationWarning
 from strgm.hmm.model import HMM, HMMPosterior, hmm_of_state
 from strgm.validate import check_int
 
@@ -53,6 +55,10 @@ def run_chain(kernel, state, iters: int, burn_in: int, thin: int, on_sweep=None,
             on_sweep(state)
         if checkpoint is not None and (k % checkpoint_every == 0 or k == iters):
             state.save(checkpoint)
+    L = kernel.settings.L
+    if state.trace and state.trace[-1]["states"] == L:
+        warnings.warn(f"the last sweep used all L = {L} states: the truncation is "
+                      "probably too small (raise L)", TruncationWarning, stacklevel=2)
     return state
 
 

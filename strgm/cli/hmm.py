@@ -1,0 +1,220 @@
+"""``strgm hmm train|score|decode``: infinite HMMs over symbol or vector sequences.
+
+    strgm hmm train SEQS --save MODEL [--model lt|hdp|sticky] [--iters N] [--seed S]
+                    [--states L] [--burn-in B] [--thin K] [--alpha A] [--gamma G]
+                    [--kappa K] [--eta E] [--fixed-hyper] [--vectors] [--no-length]
+                    [--checkpoint PATH] [--checkpoint-every K] [--resume PATH]
+                    [--json PATH] [--quiet]
+    strgm hmm score MODEL SEQS [--posterior-mean] [--json PATH]
+    strgm hmm decode MODEL SEQS
+
+SEQS holds one sequence per line: tokens separated by spaces, or one word of segmented
+IPA (tie bars and diacritics stay with their segment). With ``--vectors``, one vector per
+line (numbers separated by spaces) and a blank line between sequences; the emissions
+are then Gaussian with a Normal–inverse-Wishart prior centred on the data.
+
+``train`` runs the Gibbs sampler of docs/architecture.md §9 for ``--iters`` sweeps in all
+(resumed or not) and writes the thinned posterior samples after ``--burn-in`` (default
+half the sweeps; at most 20 samples). One progress line every few sweeps goes to stderr
+(log-likelihood of the data, states in use, α, γ, κ, λ).
+
+``score`` prints one line per sequence (log p in nats, length, the sequence), then a
+summary; its last line is ``mean log-likelihood per symbol: X nats`` (Σ log p / Σ length;
+each log p includes the sequence's end). By default p is the posterior predictive, the
+average over the saved samples; ``--posterior-mean`` uses the single posterior-mean model.
+A token never seen in training is scored with the model's unknown-symbol mass (the
+Dirichlet pseudo-count η of ``<unk>``) and counted in the summary. ``decode`` prints the
+Viterbi state sequence of each line under the posterior-mean model.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import warnings
+
+from strgm.errors import InputError, OptionError, TruncationWarning
+from strgm.validate import float_arg, int_arg
+
+__all__ = ["add_subparser"]
+
+
+def add_subparser(subparsers) -> None:
+    p = subparsers.add_parser("hmm", help="infinite HMMs: HDP-HMM with local transitions, "
+                                          "HDP-HMM, sticky HDP-HMM (Dawson 2015)")
+    sub = p.add_subparsers(dest="hmm_command", required=True)
+    t = sub.add_parser("train", help="sample an infinite HMM's posterior")
+    t.add_argument("seqs", help="one sequence per line")
+    t.add_argument("--save", required=True, metavar="MODEL", help="write the model here")
+    t.add_argument("--model", choices=("lt", "hdp", "sticky"), default="lt")
+    t.add_argument("--iters", type=int_arg(min=1), default=200,
+                   help="sweeps in all, resumed or not (default %(default)s)")
+    t.add_argument("--seed", type=int_arg(min=0), default=0)
+    t.add_argument("--states", "-L", type=int_arg(min=2), default=50, metavar="L",
+                   help="weak-limit truncation L (default %(default)s)")
+    t.add_argument("--burn-in", type=int_arg(min=0), default=None,
+                   help="sweeps before samples are kept (default: half of --iters)")
+    t.add_argument("--thin", type=int_arg(min=1), default=None,
+                   help="keep every K-th sweep after the burn-in (default: at most 20 "
+                        "samples). Both defaults depend on --iters: give them explicitly "
+                        "when a run will be extended with --resume and a larger --iters")
+    for name, default, what in (("alpha", 1.0, "initial α"), ("gamma", 1.0, "initial γ"),
+                                ("eta", 0.1, "Dirichlet parameter of the emissions")):
+        t.add_argument(f"--{name}", type=float_arg(min=0, min_open=True), default=default,
+                       help=f"{what} (default {default})")
+    t.add_argument("--kappa", type=float_arg(min=0), default=1.0,
+                   help="initial sticky mass κ (sticky model only; default 1)")
+    t.add_argument("--fixed-hyper", action="store_true", help="keep α, γ, κ, λ fixed")
+    t.add_argument("--vectors", action="store_true", help="real vectors, Gaussian emissions")
+    t.add_argument("--no-length", action="store_true",
+                   help="do not model sequence lengths (the model is then no string prior)")
+    t.add_argument("--checkpoint", default=None, help="checkpoint file, replaced atomically")
+    t.add_argument("--checkpoint-every", type=int_arg(min=1), default=10)
+    t.add_argument("--resume", default=None, help="continue the run in this checkpoint")
+    t.add_argument("--json", default=None, metavar="PATH", help="write the trace here")
+    t.add_argument("--quiet", action="store_true")
+    t.set_defaults(func=_train)
+
+    s = sub.add_parser("score", help="log-likelihood of sequences under a trained model")
+    s.add_argument("model")
+    s.add_argument("seqs")
+    s.add_argument("--posterior-mean", action="store_true",
+                   help="score with the posterior-mean model, not the sample average")
+    s.add_argument("--json", default=None, metavar="PATH", help="write the scores here")
+    s.set_defaults(func=_score)
+
+    d = sub.add_parser("decode", help="Viterbi states of sequences under a trained model")
+    d.add_argument("model")
+    d.add_argument("seqs")
+    d.set_defaults(func=_decode)
+
+
+def _read(path, vectors: bool, vocab=None):
+    """(Sequences, vocabulary, number of unseen tokens, the token tuples)."""
+    from strgm.hmm.data import Sequences, build_vocab, encode, read_symbol_file, \
+        read_vector_file
+
+    if vectors:
+        seqs = read_vector_file(path)
+        return Sequences.from_list(seqs), (), 0, None
+    toks = read_symbol_file(path)
+    vocab = build_vocab(toks) if vocab is None else vocab
+    seqs, unseen = encode(toks, vocab)
+    return seqs, vocab, unseen, toks
+
+
+def _kernel(args, seqs, vocab):
+    from strgm.hmm import Categorical, Gaussian, HMMSampler, HMMSettings
+
+    settings = HMMSettings(model=args.model, L=args.states, alpha=args.alpha,
+                           gamma=args.gamma, kappa=args.kappa if args.model == "sticky"
+                           else 0.0, eta=args.eta, sample_hypers=not args.fixed_hyper,
+                           model_length=not args.no_length)
+    em = Gaussian.from_data(seqs.x) if args.vectors else Categorical(len(vocab), args.eta)
+    return HMMSampler(seqs, settings, em)
+
+
+def _describe(state, t0: float, iters: int, local: bool) -> str:
+    r = state.trace[-1]
+    done = r["iteration"]
+    el = time.perf_counter() - t0
+    return (f"sweep {done}/{iters}: log-likelihood {r['loglik']:.1f}, {r['states']} states, "
+            f"α {r['alpha']:.3g}, γ {r['gamma']:.3g}"
+            + (f", κ {r['kappa']:.3g}" if r["kappa"] else "")
+            + (f", λ {r['lam']:.3g}" if local else "") + f"  {el:.1f}s")
+
+
+def _train(args) -> int:
+    """``hmm train`` (module docstring)."""
+    from strgm.hmm import HMMState
+    from strgm.hmm.model_file import save_model
+    from strgm.hmm.training import default_schedule, posterior_of, run_chain
+    from strgm.safe_io import atomic_write_json, check_output
+
+    for path, opt in ((args.save, "--save"), (args.checkpoint, "--checkpoint"),
+                      (args.json, "--json")):
+        if path:
+            check_output(path, opt)
+    if args.burn_in is not None and args.burn_in >= args.iters:
+        raise OptionError("--burn-in", args.burn_in, f"must be < --iters {args.iters}")
+    burn, thin = default_schedule(args.iters, args.burn_in, args.thin)
+    seqs, vocab, _, _ = _read(args.seqs, args.vectors)
+    kernel = _kernel(args, seqs, vocab)
+    if args.resume:
+        state = HMMState.load(args.resume, kernel)
+        if state.iteration > args.iters:
+            raise OptionError("--iters", args.iters, f"must be ≥ the {state.iteration} "
+                              f"sweeps already in checkpoint {args.resume}")
+    else:
+        state = kernel.init(args.seed)
+    t0, every = time.perf_counter(), max(1, args.iters // 50)
+
+    def show(st):
+        if not args.quiet and (st.iteration % every == 0 or st.iteration == args.iters):
+            print(_describe(st, t0, args.iters, kernel.settings.local), file=sys.stderr, flush=True)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", TruncationWarning)
+        state = run_chain(kernel, state, args.iters, burn, thin, on_sweep=show,
+                          checkpoint=args.checkpoint, checkpoint_every=args.checkpoint_every)
+    for w in caught:
+        print(f"strgm: warning: {w.message}", file=sys.stderr)
+    post = posterior_of(state, kernel, vocab)
+    training = {"iterations": state.iteration, "burn_in": burn, "thin": thin,
+                "seed": args.seed, "sequences": seqs.num_sequences,
+                "symbols": seqs.num_tokens, "data": str(args.seqs),
+                "last": state.trace[-1] if state.trace else {}}
+    save_model(args.save, post, training)
+    if args.json:
+        atomic_write_json(args.json, {"format": "strgm-hmm-trace", "version": 1,
+                                      "settings": kernel.settings.to_dict(),
+                                      "training": training, "trace": state.trace})
+    print(f"{seqs.num_sequences} sequences, {seqs.num_tokens} symbols, {state.iteration} "
+          f"sweeps ({time.perf_counter() - t0:.1f} s this run), {len(post.samples)} samples; "
+          f"model written to {args.save}", file=sys.stderr)
+    return 0
+
+
+def _load(args):
+    from strgm.hmm.model_file import load_model
+
+    post, _ = load_model(args.model)
+    vectors = post.samples[0].emissions.kind == "gaussian"
+    seqs, _, unseen, toks = _read(args.seqs, vectors, None if vectors else post.vocab)
+    if vectors and seqs.x.shape[1] != post.samples[0].emissions.D:
+        raise InputError(f"vectors of dimension {seqs.x.shape[1]}, the model's is "
+                         f"{post.samples[0].emissions.D}", str(args.seqs))
+    return post, seqs, unseen, toks
+
+
+def _score(args) -> int:
+    """``hmm score`` (module docstring)."""
+    from strgm.safe_io import atomic_write_json, check_output
+
+    if args.json:
+        check_output(args.json, "--json")
+    post, seqs, unseen, toks = _load(args)
+    ll = (post.mean().log_likelihoods(seqs) if args.posterior_mean
+          else post.log_likelihoods(seqs))
+    for i, v in enumerate(ll):
+        text = " ".join(toks[i]) if toks is not None else f"sequence {i + 1}"
+        print(f"{v:.4f}\t{seqs.lengths[i]}\t{text}")
+    per = float(ll.sum() / seqs.num_tokens)
+    print(f"sequences: {seqs.num_sequences}, symbols: {seqs.num_tokens}, tokens unseen in "
+          f"training: {unseen} (scored as <unk>)")
+    print(f"mean log-likelihood per symbol: {per:.4f} nats")
+    if args.json:
+        atomic_write_json(args.json, {"format": "strgm-hmm-scores", "version": 1,
+                                      "per_symbol": per, "unseen_tokens": unseen,
+                                      "posterior_mean": bool(args.posterior_mean),
+                                      "log_likelihoods": ll.tolist()})
+    return 0
+
+
+def _decode(args) -> int:
+    """``hmm decode``: Viterbi states, one line per sequence."""
+    post, seqs, _, _ = _load(args)
+    z, _ = post.mean().viterbi(seqs)
+    for s in range(seqs.num_sequences):
+        print(" ".join(str(int(k)) for k in z[seqs.offsets[s]:seqs.offsets[s + 1]]))
+    return 0

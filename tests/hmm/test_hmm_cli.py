@@ -1,0 +1,111 @@
+"""``strgm hmm train|score|decode``: outputs, exact resume, one-line errors naming the
+file, line, option or value, nothing half-written."""
+
+import json
+
+import numpy as np
+import pytest
+
+from tests.badinput.harness import assert_clean_error, run_cli
+
+WORDS = ["k a t", "k a t a", "t a k", "a t a k", "k a k", "t a t a", "a k a",
+         "k a t a k", "t a", "a t"] * 3
+
+
+@pytest.fixture
+def data(tmp_path):
+    (tmp_path / "seqs.txt").write_text("\n".join(WORDS) + "\n")
+    (tmp_path / "test.txt").write_text("k a t\nt a z a\n")
+    return tmp_path
+
+
+def _train(tmp, *extra, name="m.json", iters="6"):
+    o = run_cli(["hmm", "train", tmp / "seqs.txt", "--save", tmp / name, "--iters", iters,
+                 "--states", "5", *extra])
+    assert o.code == 0, o.stderr
+    return tmp / name, o
+
+
+def test_train_score_decode(data):
+    model, o = _train(data, "--json", data / "trace.json")
+    assert "sweep 6/6: log-likelihood" in o.stderr and "model written" in o.stderr
+    m = json.loads(model.read_text())
+    assert m["format"] == "strgm-hmm-model" and m["vocab"] == ["a", "k", "t", "<unk>"]
+    assert len(m["samples"]) == 3  # burn-in 3 of 6, thin 1
+    assert len(json.loads((data / "trace.json").read_text())["trace"]) == 6
+    s = run_cli(["hmm", "score", model, data / "test.txt"])
+    assert s.code == 0, s.stderr
+    lines = s.stdout.splitlines()
+    assert lines[-1].startswith("mean log-likelihood per symbol: ") and lines[-1].endswith(" nats")
+    assert "tokens unseen in training: 1" in lines[-2]
+    per_seq = [float(ln.split("\t")[0]) for ln in lines[:2]]
+    assert float(lines[-1].split()[-2]) == pytest.approx(sum(per_seq) / 7, abs=1e-3)
+    d = run_cli(["hmm", "decode", model, data / "test.txt"])
+    assert d.code == 0 and [len(x.split()) for x in d.stdout.splitlines()] == [3, 4]
+
+
+def test_resumed_run_equals_uninterrupted(data):
+    sched = ("--burn-in", "3", "--thin", "1")
+    whole, _ = _train(data, *sched, name="whole.json")
+    ck = data / "ck.json"
+    _train(data, *sched, "--checkpoint", ck, name="part.json", iters="4")
+    resumed, _ = _train(data, *sched, "--resume", ck, name="resumed.json")
+    a, b = json.loads(whole.read_text()), json.loads(resumed.read_text())
+    assert a["samples"] == b["samples"]
+
+
+@pytest.mark.parametrize("model", ["hdp", "sticky"])
+def test_other_models_train(data, model):
+    path, o = _train(data, "--model", model)
+    assert json.loads(path.read_text())["settings"]["model"] == model
+
+
+def test_vectors_with_gaussian_emissions(data):
+    rng = np.random.default_rng(0)
+    blocks = ["\n".join(f"{v[0]:.3f} {v[1]:.3f}" for v in rng.normal(size=(n, 2)) + off)
+              for n, off in ((5, 0), (4, 3), (6, -3))]
+    (data / "vec.txt").write_text("\n\n".join(blocks) + "\n")
+    o = run_cli(["hmm", "train", data / "vec.txt", "--vectors", "--save", data / "v.json",
+                 "--iters", "4", "--states", "4"])
+    assert o.code == 0, o.stderr
+    s = run_cli(["hmm", "score", data / "v.json", data / "vec.txt"])
+    assert s.code == 0 and "per symbol" in s.stdout.splitlines()[-1]
+
+
+def test_empty_sequence_names_file_and_line(data):
+    (data / "bad.txt").write_text("k a t\n\nt a\n")
+    o = run_cli(["hmm", "train", data / "bad.txt", "--save", data / "x.json"], watch=data)
+    assert_clean_error(o, "bad.txt:2", "empty sequence")
+
+
+@pytest.mark.parametrize("opt,value", [("--states", "1"), ("--alpha", "-1"),
+                                       ("--gamma", "0"), ("--kappa", "-0.5"),
+                                       ("--eta", "nan"), ("--iters", "0")])
+def test_bad_options(data, opt, value):
+    o = run_cli(["hmm", "train", data / "seqs.txt", "--save", data / "x.json", opt, value],
+                watch=data)
+    assert_clean_error(o, opt, value)
+
+
+def test_burn_in_past_iters(data):
+    o = run_cli(["hmm", "train", data / "seqs.txt", "--save", data / "x.json", "--iters",
+                 "5", "--burn-in", "5"], watch=data)
+    assert_clean_error(o, "--burn-in", "5")
+
+
+def test_resume_with_other_data_is_refused(data):
+    ck = data / "ck.json"
+    _train(data, "--checkpoint", ck, iters="2")
+    (data / "other.txt").write_text("a a\nk k\n")
+    o = run_cli(["hmm", "train", data / "other.txt", "--save", data / "y.json", "--states",
+                 "5", "--resume", ck], watch=data)
+    assert_clean_error(o, "ck.json", "different data or settings")
+
+
+def test_damaged_model_file(data):
+    model, _ = _train(data)
+    d = json.loads(model.read_text())
+    d["samples"][0]["P"][0][0] = 5.0
+    model.write_text(json.dumps(d))
+    o = run_cli(["hmm", "score", model, data / "test.txt"], watch=data)
+    assert_clean_error(o, "m.json", "does not sum to 1")
