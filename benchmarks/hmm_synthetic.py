@@ -4,14 +4,17 @@ recovery and held-out fit of the LT, plain and sticky HDP-HMMs against the true 
 The true model has K = 8 states on a line; from state k the chain stays with
 probability 0.5, moves to k ± 1 with 0.2 each (reflected at the ends) and jumps to a
 uniformly chosen state with the remaining 0.1; each sequence ends after a symbol with
-probability 0.05. State k emits symbols k and k + 1 (mod V = 8) with probability 0.4
-each and any other with 0.2 shared, so neighbouring states share symbols and the states
-are not identified by one symbol alone. 300 training sequences, 100 held out.
+probability 0.05. State k emits symbol k with probability 0.7, k + 1 (mod V = 8) with
+0.15 and the other six with 0.025 each, so neighbouring states share symbols and a state
+is not identified by its symbol alone: even the true model's Viterbi path misses about a
+quarter of the states (reported). 300 training sequences, 100 held out.
 
 For each model and seed the chain runs ``--iters`` sweeps (L = 20); every ``--every``
 sweeps it records the normalised Hamming distance between the sampled and the true
 training states after the best one-to-one matching (Hungarian algorithm on the
-co-occurrence counts; tokens of unmatched states count as errors) and the held-out
+co-occurrence counts; tokens of unmatched states count as errors), the many-to-one
+distance (each sampled state mapped to the true state it overlaps most, so splitting a
+true state costs nothing) and the held-out
 log-likelihood per symbol of the current state's HMM, with cumulative CPU seconds.
 
     python benchmarks/hmm_synthetic.py [--iters 300] [--seeds 0 1 2]
@@ -52,9 +55,9 @@ def true_model() -> HMM:
         P[k, k] += 0.5
         for j in (k - 1, k + 1):
             P[k, -j if j < 0 else (2 * (K - 1) - j if j >= K else j)] += 0.2
-    theta = np.full((K, V), 0.2 / (V - 2))
+    theta = np.full((K, V), 0.15 / (V - 2))
     for k in range(K):
-        theta[k, k % V] = theta[k, (k + 1) % V] = 0.4
+        theta[k, k % V], theta[k, (k + 1) % V] = 0.7, 0.15
     return HMM(np.full(K, 1.0 / K), P, np.full(K, STOP), {"theta": theta},
                Categorical(V, 1.0))
 
@@ -79,6 +82,12 @@ def hamming(z_true, z) -> float:
     return 1.0 - c[rows, cols].sum() / len(z)
 
 
+def many_to_one(z_true, z) -> float:
+    c = np.zeros((K, int(z.max()) + 1))
+    np.add.at(c, (z_true, z), 1)
+    return 1.0 - c.max(axis=0).sum() / len(z)
+
+
 def run(model, train, z_true, test, iters, every, seed) -> dict:
     kernel = HMMSampler(train, HMMSettings(model=model, L=20), Categorical(V, 0.5))
     state = kernel.init(seed)
@@ -89,6 +98,7 @@ def run(model, train, z_true, test, iters, every, seed) -> dict:
         if st.iteration % every == 0 or st.iteration == 1:
             h = hmm_of_state(st, kernel.settings, kernel.emissions)
             curve.append({"sweep": st.iteration, "cpu": cpu[0], "hamming": hamming(z_true, st.z),
+                          "many_to_one": many_to_one(z_true, st.z),
                           "heldout": float(h.log_likelihoods(test).sum() / test.num_tokens),
                           "states": st.trace[-1]["states"]})
         clock[0] = time.process_time()
@@ -99,18 +109,21 @@ def run(model, train, z_true, test, iters, every, seed) -> dict:
     return {"model": model, "seed": seed, "curve": curve}
 
 
-def summarise(runs, truth_ll, tail: int) -> list:
+def summarise(runs, truth_ll, truth_viterbi, tail: int) -> list:
     rows = []
     for m in dict.fromkeys(r["model"] for r in runs):
         mine = [r for r in runs if r["model"] == m]
         last = [r["curve"][-tail:] for r in mine]
         rows.append({"model": m, "seeds": len(mine),
                      "hamming": statistics.median(np.mean([p["hamming"] for p in c]) for c in last),
+                     "many_to_one": statistics.median(np.mean([p["many_to_one"] for p in c])
+                                                      for c in last),
                      "heldout": statistics.median(np.mean([p["heldout"] for p in c]) for c in last),
                      "states": statistics.median(c[-1]["states"] for c in last),
                      "cpu_per_sweep": statistics.median(r["curve"][-1]["cpu"] / r["curve"][-1]["sweep"]
                                                         for r in mine)})
-    rows.append({"model": "true model", "seeds": 0, "hamming": 0.0, "heldout": truth_ll,
+    rows.append({"model": "true model (its Viterbi path)", "seeds": 0,
+                 "hamming": truth_viterbi, "many_to_one": truth_viterbi, "heldout": truth_ll,
                  "states": K, "cpu_per_sweep": None})
     return rows
 
@@ -132,6 +145,8 @@ def plot(res, path) -> None:
         axes[0].plot([p["sweep"] for p in c], [p["hamming"] for p in c], **kw)
         axes[1].plot([p["cpu"] for p in c], [p["heldout"] for p in c], **kw)
     axes[1].axhline(res["truth_heldout"], color="k", ls="--", lw=1, label="true model")
+    axes[0].axhline(res["summary"][-1]["hamming"], color="k", ls="--", lw=1,
+                    label="true model's Viterbi path")
     axes[0].set(xlabel="sweep", ylabel="normalised Hamming distance", title="state recovery")
     axes[1].set(xlabel="CPU seconds", ylabel="held-out nats per symbol", title="held-out fit")
     for ax in axes:
@@ -146,11 +161,12 @@ def markdown(res) -> str:
              f"({res['train_tokens']} symbols), {res['n_test']} held out. L = 20, "
              f"{res['iters']} sweeps, seeds {res['seeds']}. Medians over seeds of the means "
              f"over the last {res['tail']} recorded points.", "",
-             "| model | Hamming after matching | held-out nats/symbol | states used | CPU s/sweep |",
-             "|---|---|---|---|---|"]
+             "| model | Hamming, one-to-one | Hamming, many-to-one | held-out nats/symbol "
+             "| states used | CPU s/sweep |", "|---|---|---|---|---|---|"]
     for r in res["summary"]:
         cps = "–" if r["cpu_per_sweep"] is None else f"{r['cpu_per_sweep']:.3f}"
-        lines.append(f"| {r['model']} | {r['hamming']:.3f} | {r['heldout']:.4f} | "
+        lines.append(f"| {r['model']} | {r['hamming']:.3f} | {r['many_to_one']:.3f} | "
+                     f"{r['heldout']:.4f} | "
                      f"{r['states']} | {cps} |")
     lines += ["", f"Command: `{res['command']}` ({res['seconds']:.0f} s in all)."]
     return "\n".join(lines) + "\n"
@@ -169,12 +185,13 @@ def main() -> int:
     train, z_true = simulate(h, 300, rng)
     test, _ = simulate(h, 100, rng)
     truth = float(h.log_likelihoods(test).sum() / test.num_tokens)
+    truth_viterbi = hamming(z_true, h.viterbi(train)[0])
     runs = [run(m, train, z_true, test, a.iters, a.every, s) for s in a.seeds for m in a.models]
     tail = max(1, len(runs[0]["curve"]) // 4)
     res = {"commit": commit(), "command": "python benchmarks/hmm_synthetic.py " + " ".join(sys.argv[1:]),
            "n_train": 300, "n_test": 100, "train_tokens": train.num_tokens,
            "iters": a.iters, "seeds": a.seeds, "tail": tail, "truth_heldout": truth,
-           "runs": runs, "summary": summarise(runs, truth, tail), "seconds": time.time() - t0}
+           "runs": runs, "summary": summarise(runs, truth, truth_viterbi, tail), "seconds": time.time() - t0}
     atomic_write_json(OUT / "hmm_synthetic.json", res)
     atomic_write_text(OUT / "hmm_synthetic.md", markdown(res))
     plot(res, OUT / "hmm_synthetic.png")
