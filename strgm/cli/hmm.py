@@ -121,7 +121,8 @@ def _describe(state, t0: float, iters: int, local: bool) -> str:
     return (f"sweep {done}/{iters}: log-likelihood {r['loglik']:.1f}, {r['states']} states, "
             f"α {r['alpha']:.3g}, γ {r['gamma']:.3g}"
             + (f", κ {r['kappa']:.3g}" if r["kappa"] else "")
-            + (f", λ {r['lam']:.3g}" if local else "") + f"  {el:.1f}s")
+            + (f", λ {r['lam']:.3g}, location moves accepted {r['loc_accept']:.2f}"
+               if local else "") + f"  {el:.1f}s")
 
 
 def _train(args) -> int:

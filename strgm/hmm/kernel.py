@@ -115,7 +115,8 @@ class HMMSampler:
         used = len(np.unique(z))
         row = {"iteration": state.iteration + 1, "loglik": loglik, "states": used,
                "alpha": fields["alpha"], "gamma": fields["gamma"],
-               "kappa": fields["kappa"], "lam": float(lam), "q": q_total}
+               "kappa": fields["kappa"], "lam": float(lam), "q": q_total,
+               "loc_accept": acc / L if s.local else None}
         return HMMState(iteration=state.iteration + 1, z=z, ell=ell, lam=float(lam),
                         rng_state=rng.bit_generator.state,
                         accepted=state.accepted + acc,

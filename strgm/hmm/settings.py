@@ -63,7 +63,7 @@ class HMMSettings:
     a_end: float = 1.0
     b_end: float = 1.0
     loc_dim: int = 2
-    loc_step: float = 0.5
+    loc_step: float = 2.0
     lam_step: float = 0.3
     model_length: bool = True
     sample_hypers: bool = True

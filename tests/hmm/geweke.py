@@ -29,6 +29,7 @@ def statistics(z, offsets, par, u, q, local=True) -> dict:
     for k in ("alpha", "gamma", "kappa", "lam"):
         out[k] = par[k]
     out["ell00"] = par["ell"][0, 0] if local else 0.0
+    out["ell0_sq"] = float((par["ell"][0] ** 2).sum()) if local else 0.0
     return out
 
 

@@ -12,7 +12,7 @@ from strgm.errors import TruncationWarning
 from strgm.hmm import Categorical, HMMSettings
 
 LENGTHS = [3, 3, 2]
-LIMIT = 4.0  # |z| for ~16 statistics; the correct kernels stay below 2.5 at these seeds
+LIMIT = 4.0  # |z| for ~17 statistics; the correct kernels stay below 2.5 at these seeds
 
 
 def _settings(model, hypers=True):
@@ -70,3 +70,13 @@ def test_negative_control_sticky_overrides(monkeypatch):
     monkeypatch.setattr(tr, "sticky_overrides", half)
     z = _geweke("sticky", 5000)
     assert max(abs(v) for v in z.values()) > LIMIT
+
+
+def test_negative_control_location_prior_dropped(monkeypatch):
+    """Location moves that forget the N(0, I) prior of ℓ must fail (on ‖ℓ_0‖²)."""
+    import strgm.hmm.locations as loc
+    from strgm.hmm.transitions import log_jump_likelihood, similarity
+    monkeypatch.setattr(loc, "_log_target", lambda n, pi, ell, lam: log_jump_likelihood(
+        n, pi, similarity(ell, lam, True)))
+    z = _geweke("lt", 5000, hypers=False)
+    assert abs(z["ell0_sq"]) > LIMIT
