@@ -21,6 +21,7 @@ import pynini
 from strgm.alphabet import Alphabet
 from strgm.errors import GraphError
 from strgm.factors import BinaryFactor, ConcatFactor, Factor, UnaryFactor
+from strgm.transducers.relabel import to_alphabet
 
 
 @dataclass(frozen=True)
@@ -86,23 +87,31 @@ class FactorGraph:
         for v in vs:
             self._g.add_edge(("factor", f.name), ("var", v))
 
-    def _check_fst(self, name: str, fst: pynini.Fst) -> None:
+    def _as_factor_fst(self, name: str, fst: pynini.Fst, labels: str,
+                       symbols: Optional[pynini.SymbolTable]) -> pynini.Fst:
+        """``fst`` as a log64 machine over this graph's alphabet labels (a copy)."""
         if not isinstance(fst, pynini.Fst):
             raise GraphError(f"factor {name!r}: expected a pynini.Fst, got {type(fst).__name__}")
-        if fst.arc_type() != "log64":
-            raise GraphError(f"factor {name!r}: arc type {fst.arc_type()!r}, expected log64 "
-                             "(use strgm.wfsa.as_log)")
+        return to_alphabet(fst, self.alphabet, labels=labels, symbols=symbols,
+                           where=f"factor {name!r}")
 
-    def add_unary(self, name: str, var: str, fst: pynini.Fst) -> None:
-        """A weighted acceptor on ``var`` (e.g. a prior)."""
-        self._check_fst(name, fst)
-        self._add_factor(UnaryFactor(name, var=var, fst=pynini.arcsort(fst.copy(), "ilabel")))
+    def add_unary(self, name: str, var: str, fst: pynini.Fst, *, labels: str = "auto",
+                  symbols: Optional[pynini.SymbolTable] = None) -> None:
+        """A weighted acceptor on ``var`` (e.g. a prior). Any ``pynini.Fst``: its weights
+        become log64 and its labels the alphabet's, by symbol table (the FST's, or
+        ``symbols``), by byte/UTF-8 code point, or as they are
+        (:func:`strgm.transducers.relabel.to_alphabet`; ``labels`` picks the way)."""
+        fst = self._as_factor_fst(name, fst, labels, symbols)
+        self._add_factor(UnaryFactor(name, var=var, fst=pynini.arcsort(fst, "ilabel")))
 
-    def add_binary(self, name: str, input_var: str, output_var: str, fst: pynini.Fst) -> None:
-        """A weighted transducer from ``input_var`` to ``output_var``."""
-        self._check_fst(name, fst)
+    def add_binary(self, name: str, input_var: str, output_var: str, fst: pynini.Fst, *,
+                   labels: str = "auto",
+                   symbols: Optional[pynini.SymbolTable] = None) -> None:
+        """A weighted transducer from ``input_var`` to ``output_var``; ``fst``,
+        ``labels`` and ``symbols`` as in :meth:`add_unary`."""
+        fst = self._as_factor_fst(name, fst, labels, symbols)
         self._add_factor(BinaryFactor(name, input_var=input_var, output_var=output_var,
-                                      fst=fst.copy()))
+                                      fst=fst))
 
     def add_concat(self, name: str, parts: Sequence[str], whole: str,
                    boundary: bool = False) -> None:
@@ -117,15 +126,16 @@ class FactorGraph:
         self._add_factor(ConcatFactor(name, parts=tuple(parts), whole=whole, boundary_label=b))
 
     def add_fst_file(self, name: str, path: str, input_var: str,
-                     output_var: Optional[str] = None) -> None:
-        """Load an OpenFst file as a factor: unary if ``output_var`` is None."""
+                     output_var: Optional[str] = None, labels: str = "auto") -> None:
+        """Load an OpenFst file as a factor: unary if ``output_var`` is None; its labels
+        are mapped as in :meth:`add_unary`."""
         from strgm.transducers.loading import load_fst_factor
 
-        fst = load_fst_factor(path, self.alphabet)
+        fst = load_fst_factor(path, self.alphabet, labels=labels)
         if output_var is None:
-            self.add_unary(name, input_var, pynini.project(fst, "input"))
+            self.add_unary(name, input_var, pynini.project(fst, "input"), labels="alphabet")
         else:
-            self.add_binary(name, input_var, output_var, fst)
+            self.add_binary(name, input_var, output_var, fst, labels="alphabet")
 
     # --- derived graphs -------------------------------------------------------------
     def observe(self, values: dict) -> "FactorGraph":
