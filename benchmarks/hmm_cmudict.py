@@ -25,14 +25,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hmm_common import OUT, NGram, cmudict_ipa, commit  # noqa: E402
+from hmm_common import NGram, cmudict_ipa, commit, write_results  # noqa: E402
 
 from strgm.errors import TruncationWarning  # noqa: E402
 from strgm.hmm import Categorical, HMMSampler, HMMSettings  # noqa: E402
 from strgm.hmm.data import build_vocab, encode  # noqa: E402
 from strgm.hmm.model import hmm_of_state  # noqa: E402
 from strgm.hmm.training import default_schedule, posterior_of, run_chain  # noqa: E402
-from strgm.safe_io import atomic_write_json, atomic_write_text  # noqa: E402
 
 
 def run_model(model, train, test, L, iters, every, seed) -> dict:
@@ -130,10 +129,7 @@ def main() -> int:
            "n_train": len(train), "n_test": len(test),
            "train_symbols": sum(map(len, train)), "test_symbols": sum(map(len, test)),
            "baselines": base, "hmm": hmm, "seconds": time.time() - t0}
-    atomic_write_json(OUT / "hmm_cmudict.json", res)
-    atomic_write_text(OUT / "hmm_cmudict.md", markdown(res))
-    plot(res, OUT / "hmm_cmudict.png")
-    print(markdown(res))
+    write_results("hmm_cmudict", res, markdown, plot)
     return 0
 
 

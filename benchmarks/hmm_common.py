@@ -21,6 +21,17 @@ OUT = ROOT / "benchmarks" / "results"
 END = "</s>"
 
 
+def write_results(name: str, res: dict, markdown, plot) -> None:
+    """Write OUT/name.{json,md,png} (the plot when matplotlib is installed) and print
+    the table."""
+    from strgm.safe_io import atomic_write_json, atomic_write_text
+
+    atomic_write_json(OUT / f"{name}.json", res)
+    atomic_write_text(OUT / f"{name}.md", markdown(res))
+    plot(res, OUT / f"{name}.png")
+    print(markdown(res))
+
+
 def commit() -> str:
     return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
                           capture_output=True, text=True).stdout.strip()

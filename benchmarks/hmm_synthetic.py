@@ -37,14 +37,13 @@ from scipy.optimize import linear_sum_assignment
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hmm_common import OUT, commit  # noqa: E402
+from hmm_common import commit, write_results  # noqa: E402
 
 from strgm.errors import TruncationWarning  # noqa: E402
 from strgm.hmm import Categorical, HMMSampler, HMMSettings  # noqa: E402
 from strgm.hmm.data import Sequences  # noqa: E402
 from strgm.hmm.model import HMM, hmm_of_state  # noqa: E402
 from strgm.hmm.training import run_chain  # noqa: E402
-from strgm.safe_io import atomic_write_json, atomic_write_text  # noqa: E402
 
 K, V, STOP = 8, 8, 0.05
 
@@ -192,10 +191,7 @@ def main() -> int:
            "n_train": 300, "n_test": 100, "train_tokens": train.num_tokens,
            "iters": a.iters, "seeds": a.seeds, "tail": tail, "truth_heldout": truth,
            "runs": runs, "summary": summarise(runs, truth, truth_viterbi, tail), "seconds": time.time() - t0}
-    atomic_write_json(OUT / "hmm_synthetic.json", res)
-    atomic_write_text(OUT / "hmm_synthetic.md", markdown(res))
-    plot(res, OUT / "hmm_synthetic.png")
-    print(markdown(res))
+    write_results("hmm_synthetic", res, markdown, plot)
     return 0
 
 

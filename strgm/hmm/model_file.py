@@ -19,6 +19,7 @@ from strgm.grammars.checkpoint import get_field, load_json_state, save_json_stat
 from strgm.hmm.emissions import emissions_from_dict
 from strgm.hmm.model import HMM, HMMPosterior
 from strgm.hmm.settings import HMMSettings
+from strgm.hmm.state import array_field
 
 __all__ = ["save_model", "load_model", "FORMAT"]
 
@@ -77,17 +78,7 @@ def _sample(r, i: int, L: int, em) -> HMM:
 
 
 def _arr(d, key, shape, where, signed=False) -> np.ndarray:
-    if key not in d:
-        raise InputError(f"{where}.{key} is missing")
-    try:
-        a = np.asarray(d[key], dtype=float)
-    except (TypeError, ValueError):
-        raise InputError(f"{where}.{key} is not an array of numbers") from None
-    if a.shape != shape:
-        raise InputError(f"{where}.{key} has shape {a.shape}, expected {shape}")
-    if not np.all(np.isfinite(a)) or (not signed and np.any(a < 0)):
-        raise InputError(f"{where}.{key} holds a non-finite or negative number")
-    return a
+    return array_field(d, key, shape=shape, signed=signed, where=where)
 
 
 def _prob(d, key, shape, where, rows: bool) -> np.ndarray:

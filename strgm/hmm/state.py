@@ -22,7 +22,7 @@ from strgm.errors import InputError
 from strgm.grammars.checkpoint import chain_trace, check_rng_state, count_field, \
     get_field, load_json_state, rng_from_state, save_json_state
 
-__all__ = ["HMMState", "FORMAT"]
+__all__ = ["HMMState", "FORMAT", "array_field"]
 
 FORMAT = "strgm-hmm-state"
 _FLOATS = ("alpha", "gamma", "kappa", "lam")
@@ -82,12 +82,12 @@ class HMMState:
             raise InputError(f"not an HMM sampler state (expected format {FORMAT!r})")
         ints = {k: count_field(d, k) for k in ("iteration", "accepted", "proposed")}
         vals = {k: _number(d, k) for k in _FLOATS}
-        arrays = {k: _array(d, k) for k in _ARRAYS}
-        z, q = _array(d, "z", int), _array(d, "q")
+        arrays = {k: array_field(d, k) for k in _ARRAYS}
+        z, q = array_field(d, "z", int), array_field(d, "q")
         if np.any(q != np.round(q)):
             raise InputError("field 'q' holds a count that is not an integer")
         params = get_field(d, "params", dict)
-        params = {k: _array(params, k) for k in params}
+        params = {k: array_field(params, k) for k in params}
         trace, _ = chain_trace({"trace": get_field(d, "trace", list)}, ints["iteration"])
         samples = get_field(d, "samples", list)
         if len(samples) > ints["iteration"] or not all(isinstance(x, dict) for x in samples):
@@ -128,19 +128,26 @@ def _number(d: dict, key: str) -> float:
     return float(v)
 
 
-def _array(d: dict, key: str, dtype=float) -> np.ndarray:
+def array_field(d: dict, key: str, dtype=float, shape=None, signed: bool = False,
+                where: str = "") -> np.ndarray:
+    """``d[key]`` as a finite float (or, with ``dtype=int``, integer-valued int64) array;
+    with ``shape``, of that shape; nonnegative unless ``signed`` (or the key is a
+    location or mean). An InputError naming ``where.key`` (or the field) otherwise."""
+    name = f"{where}.{key}" if where else f"field {key!r}"
     if key not in d:
-        raise InputError(f"field {key!r} is missing")
+        raise InputError(f"{name} is missing")
     try:
         a = np.asarray(d[key], dtype=float)
     except (TypeError, ValueError):
-        raise InputError(f"field {key!r} is not a (nested) list of numbers") from None
+        raise InputError(f"{name} is not a (nested) list of numbers") from None
+    if shape is not None and a.shape != shape:
+        raise InputError(f"{name} has shape {a.shape}, expected {shape}")
     if not np.all(np.isfinite(a)):
-        raise InputError(f"field {key!r} holds a non-finite value")
+        raise InputError(f"{name} holds a non-finite value")
+    if not signed and key not in ("ell", "mu") and np.any(a < 0):
+        raise InputError(f"{name} holds a negative number")
     if dtype is int:
         if np.any(a != np.round(a)):
-            raise InputError(f"field {key!r} holds a number that is not an integer")
+            raise InputError(f"{name} holds a number that is not an integer")
         a = a.astype(np.int64)
-    if key not in ("ell", "mu") and np.any(a < 0):
-        raise InputError(f"field {key!r} holds a negative number")
     return a
