@@ -18,8 +18,10 @@ averaged.  For each grammar:
 * rules, nonterminals, seconds to build and to parse.
 
     python benchmarks/grammar_smoothing.py [--markov 1] [--max-length 40] [--iters 200]
+                                           [--append]
 
-Writes benchmarks/results/grammar_smoothing.{json,md,png} with the commit hash.
+Writes benchmarks/results/grammar_smoothing.{json,md,png} with the commit hash;
+``--append`` keeps the rows of the other Markov orders already in the JSON file.
 """
 
 from __future__ import annotations
@@ -123,7 +125,9 @@ def markdown(rows, meta) -> str:
             "sides kept per context: 5. 'own': tokens the grammar gives probability > 0; "
             "'common': tokens every grammar of the same Markov order gives probability "
             "> 0.\n\n" + head + body +
-            f"\nCommand: `{meta['command']}` ({meta['total_seconds']:.0f} s in all).\n")
+            "\nCommands: " + "; ".join(f"`{r['command']}` (commit {r['commit']}, "
+                                       f"{r['seconds']:.0f} s)" for r in meta["runs"])
+            + ". Timings are wall-clock on a 2-core machine shared with another job.\n")
 
 
 def plot(rows, path) -> str:
@@ -154,13 +158,36 @@ def plot(rows, path) -> str:
     return str(path)
 
 
+def _runs(prev: dict) -> list:
+    """The runs recorded in an earlier JSON file (older files: one command)."""
+    m = prev["meta"]
+    return m.get("runs") or [{"markov": sorted({r["markov"] for r in prev["rows"]}),
+                              "commit": m["commit"], "seconds": m["total_seconds"],
+                              "command": m["command"]}]
+
+
+def rewrite() -> int:
+    """Markdown and plot again from the JSON file."""
+    d = json.loads((OUT / "grammar_smoothing.json").read_text())
+    d["meta"]["runs"] = _runs(d)
+    plot(d["rows"], OUT / "grammar_smoothing.png")
+    atomic_write_text(OUT / "grammar_smoothing.md", markdown(d["rows"], d["meta"]))
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--markov", nargs="+", type=int, default=[1])
     ap.add_argument("--max-length", type=int, default=40)
     ap.add_argument("--iters", type=int, default=200)
     ap.add_argument("--no-parse", action="store_true")
+    ap.add_argument("--append", action="store_true",
+                    help="keep the JSON file's rows of other Markov orders")
+    ap.add_argument("--rewrite", action="store_true",
+                    help="only rewrite the Markdown and plot from the JSON file")
     a = ap.parse_args(argv)
+    if a.rewrite:
+        return rewrite()
     t_all = time.perf_counter()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
                             capture_output=True, text=True).stdout.strip()
@@ -169,7 +196,16 @@ def main(argv=None) -> int:
     sents = [tree_leaves(t) for t in gold]
     rows = [r for h in a.markov for r in run_order(h, train, dev_fit, dev, test, gold,
                                                    sents, a)]
-    meta = {"commit": commit, "train_trees": len(train), "test_trees": len(test),
+    runs = [{"markov": a.markov, "commit": commit, "seconds": time.perf_counter() - t_all,
+             "command": "python benchmarks/grammar_smoothing.py " + " ".join(
+                 argv if argv is not None else sys.argv[1:])}]
+    old = OUT / "grammar_smoothing.json"
+    if a.append and old.exists():
+        prev = json.loads(old.read_text())
+        rows = [r for r in prev["rows"] if r["markov"] not in a.markov] + rows
+        rows.sort(key=lambda r: r["markov"])
+        runs = [r for r in _runs(prev) if not set(r["markov"]) & set(a.markov)] + runs
+    meta = {"commit": commit, "runs": runs, "train_trees": len(train), "test_trees": len(test),
             "sentences": len(sents), "max_length": a.max_length, "iters": a.iters,
             "tokens": rows[0]["heldout"]["tokens"],
             "command": "python benchmarks/grammar_smoothing.py " + " ".join(
