@@ -19,7 +19,7 @@ from scipy.stats import invwishart
 from strgm.errors import InputError
 from strgm.validate import check_float
 
-__all__ = ["Categorical", "Gaussian", "emissions_from_dict"]
+__all__ = ["Categorical", "Gaussian", "emissions_from_dict", "emitter"]
 
 
 class Categorical:
@@ -127,6 +127,14 @@ class Gaussian:
     def to_dict(self) -> dict:
         return {"kind": self.kind, "mu0": self.mu0.tolist(), "kappa0": self.kappa0,
                 "nu0": self.nu0, "psi0": self.psi0.tolist()}
+
+
+def emitter(emissions, params: dict, x: np.ndarray):
+    """The function pos ↦ (n, T, L) emission log-likelihoods of the tokens x[pos] that
+    :mod:`strgm.hmm.forward` takes, so the (N, L) matrix is never built whole."""
+    def emit(pos: np.ndarray) -> np.ndarray:
+        return emissions.loglik(params, x[pos.ravel()]).reshape(*pos.shape, -1)
+    return emit
 
 
 def emissions_from_dict(d: dict):

@@ -30,6 +30,7 @@ import numpy as np
 from strgm.errors import InputError
 from strgm.hmm.auxiliary import log_gamma_posterior, slice_log
 from strgm.hmm.data import Sequences
+from strgm.hmm.emissions import emitter
 from strgm.hmm.forward import sample_states
 from strgm.hmm.locations import move_locations, move_scale
 from strgm.hmm.prior import dirichlet, draw_parameters
@@ -87,7 +88,7 @@ class HMMSampler:
         s = self.settings
         phi = similarity(par["ell"], par["lam"], s.local)
         p0, P = jump_probabilities(par["pi"], phi)
-        loglik = self.emissions.loglik(par["params"], self.data.x)
+        loglik = emitter(self.emissions, par["params"], self.data.x)
         z, _ = sample_states(self.data, p0, P, par["stop"] if s.model_length else None,
                              loglik, rng)
         n, _ = jump_counts(self.data, z, s.L)
@@ -104,7 +105,7 @@ class HMMSampler:
         p0, P = jump_probabilities(state.pi, phi)
         stop = state.stop if s.model_length else None
         z, loglik = sample_states(data, p0, P, stop,
-                                  self.emissions.loglik(state.params, data.x), rng)
+                                  emitter(self.emissions, state.params, data.x), rng)
         ell, lam, acc = state.ell, state.lam, 0
         if s.local:
             n, _ = jump_counts(data, z, L)

@@ -25,6 +25,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from strgm.errors import InputError
+from strgm.hmm.emissions import emitter
 from strgm.hmm.forward import log_likelihoods, viterbi
 from strgm.hmm.transitions import jump_probabilities, similarity
 from strgm.wfsa.core import from_arc_table
@@ -43,8 +44,9 @@ class HMM:
     params: dict
     emissions: object
 
-    def loglik_tokens(self, x: np.ndarray) -> np.ndarray:
-        return self.emissions.loglik(self.params, x)
+    def loglik_tokens(self, x: np.ndarray):
+        """The tokens' emission log-likelihoods, computed chunk by chunk."""
+        return emitter(self.emissions, self.params, x)
 
     def log_likelihoods(self, seqs) -> np.ndarray:
         """log p(x_s) per sequence (forward algorithm)."""

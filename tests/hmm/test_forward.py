@@ -75,3 +75,15 @@ def test_viterbi_equals_enumeration(stop):
         arg = max(probs, key=probs.get)
         assert tuple(seqs.sequence(i) * 0 + z[seqs.offsets[i]:seqs.offsets[i + 1]]) == arg
         assert best[i] == pytest.approx(np.log(probs[arg]), abs=1e-10)
+
+
+def test_chunked_batches_give_the_same_results(monkeypatch):
+    """Cutting the length batches into chunks changes neither likelihoods nor Viterbi."""
+    rng = np.random.default_rng(4)
+    p0, P, s, theta = random_hmm(3, 3, rng)
+    seqs = Sequences.from_list([np.array(x) for x in SEQS * 7])
+    ll = np.log(theta).T[seqs.x]
+    whole = log_likelihoods(seqs, p0, P, s, ll), viterbi(seqs, p0, P, s, ll)[0]
+    monkeypatch.setattr(forward, "MAX_CELLS", 10)
+    cut = log_likelihoods(seqs, p0, P, s, ll), viterbi(seqs, p0, P, s, ll)[0]
+    assert np.allclose(whole[0], cut[0]) and np.array_equal(whole[1], cut[1])
