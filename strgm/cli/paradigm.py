@@ -34,12 +34,57 @@ def check_paths(args) -> None:
         from strgm.inference.saved import check_save_target
 
         check_save_target(args.save_beliefs)
+    args.ur_prior = resolve_prior(args)
     projection = getattr(args, "projection", None)
     allowed = _PROJECTIONS.get(getattr(args, "method", None), ())
     if projection is not None and projection not in allowed:
         raise OptionError("--projection", projection,
                           f"projection {projection!r} is not available for {args.method!r} "
                           "(ep: gradient or closed; pep: prox or grow)")
+
+
+def add_prior_option(group) -> None:
+    """``--prior``, the prior on underlying forms (``infer``, ``demo`` and ``train``)."""
+    group.add_argument("--prior", default=None, metavar="unigram|hmm:MODEL",
+                       help="prior on every morpheme's underlying form: unigram (geometric "
+                            "length × segment frequencies; the default) or hmm:MODEL, a "
+                            "`strgm hmm train` model as a string prior (docs/architecture.md "
+                            "§5); with --model, default the prior it was trained with")
+
+
+def resolve_prior(args):
+    """The UR prior of ``args`` (an :class:`~strgm.models.ur_prior.HMMPrior`, or None for
+    the unigram prior), read and checked before any work: ``--prior``, else the prior
+    ``--model`` was trained with. A prior other than the model's is a note on stderr."""
+    from strgm.models.ur_prior import (load_hmm_prior, parse_prior, prior_from_record,
+                                       recorded_prior)
+
+    model = getattr(args, "model", None)
+    record = recorded_prior(model) if model else None
+    if args.prior is None:
+        prior = prior_from_record(record, model) if record else None
+    else:
+        kind, path = parse_prior(args.prior, "--prior")
+        prior = load_hmm_prior(path) if kind == "hmm" else None
+        was = record.get("sha256") if isinstance(record, dict) else None
+        if record is not None and was != (prior.sha256 if prior else None):
+            print(f"strgm: note: --model {model} was trained with another UR prior "
+                  f"({record.get('path', record.get('kind'))}); using --prior {args.prior}",
+                  file=sys.stderr)
+    if prior is not None and getattr(args, "mean_length", None) is not None:
+        raise OptionError("--mean-length", args.mean_length, "sets the length of the "
+                          "unigram prior; the HMM prior (--prior) has its own")
+    return prior
+
+
+def note_unseen(prior, alphabet) -> None:
+    """One note on stderr listing the segments the HMM prior never saw (they share its
+    unknown-symbol mass), so that a vocabulary mismatch is never silent."""
+    missing = prior.unseen(alphabet) if prior is not None else []
+    if missing:
+        print(f"strgm: note: the HMM prior never saw {len(missing)} of the "
+              f"{alphabet.num_segments} segments ({' '.join(missing)}); they share its "
+              "unknown-symbol mass", file=sys.stderr)
 
 
 def _add_engine_options(p: argparse.ArgumentParser) -> None:
@@ -80,6 +125,7 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     m.add_argument("--mean-length", type=float_arg(0, min_open=True), default=None,
                    help="prior mean UR length (default: surface segments per morpheme)")
     m.add_argument("--model", default=None, help="trained phonology from `strgm train --save`")
+    add_prior_option(m)
 
 
 def _add_output_options(p: argparse.ArgumentParser) -> None:
@@ -137,13 +183,16 @@ def run_paradigm(paradigm, args, out=None, title: Optional[str] = None) -> int:
         from strgm.models.edit_model import PhonologyEditModel
 
         trained = PhonologyEditModel.load(args.model)
+    prior = getattr(args, "ur_prior", None)
     run = relabel(prepare_paradigm, paradigm, args.holdout, args.seed, trained,
-                  p_copy=args.p_copy, boundary=args.boundary, mean_length=args.mean_length)
+                  p_copy=args.p_copy, boundary=args.boundary, mean_length=args.mean_length,
+                  ur_prior=prior)
     model = run.model
+    note_unseen(prior, model.alphabet)
     print(title or f"{paradigm.source}", file=out)
     print(f"{len(paradigm)} words ({run.n_observed} observed), {len(model.morpheme_vars)} "
-          f"morphemes, {model.alphabet.num_segments} segments; method: {args.method}",
-          file=out)
+          f"morphemes, {model.alphabet.num_segments} segments; method: {args.method}; "
+          f"UR prior: {prior.describe() if prior else 'unigram'}", file=out)
     prog = progress(args)
     run = run_inference(run, args.method, progress=prog, **engine_options(args))
     prog.done()
@@ -151,8 +200,9 @@ def run_paradigm(paradigm, args, out=None, title: Optional[str] = None) -> int:
     if args.json:
         from strgm.safe_io import atomic_write_json
 
+        record = {"ur_prior": prior.record() if prior else {"kind": "unigram"}}
         atomic_write_json(args.json, report.result_json(run.result, model, args.top,
-                                                        run.scores))
+                                                        run.scores, record))
         print(f"\nwrote {args.json}", file=out)
     if getattr(args, "save_beliefs", None):
         run.result.save(args.save_beliefs)

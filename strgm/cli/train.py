@@ -13,6 +13,7 @@ from __future__ import annotations
 import warnings
 
 from strgm.cli.common import INFERENCE_METHODS, add_limit_options, check_outputs
+from strgm.cli.paradigm import add_prior_option, note_unseen, resolve_prior
 from strgm.errors import OptionError
 from strgm.validate import float_arg, int_arg
 
@@ -61,6 +62,7 @@ def add_subparser(sub) -> None:
                         "least half of the training words sharing a morpheme with it wrong; "
                         "edit: the trained edit phonology alone")
     p.add_argument("--quiet", action="store_true")
+    add_prior_option(p)
     p.add_argument("--show-processes", type=int_arg(0), default=10, metavar="N",
                    help="print the N strongest learned processes, e.g. 'd → t / _ #' "
                         "(0: none; default: %(default)s)")
@@ -168,6 +170,9 @@ def _check_run_options(args) -> None:
                           "features of its checkpoint; drop --tier-features with --resume")
     if args.resume:
         check_resume(args.resume)
+    if args.prior is not None and args.prior != "unigram" and (args.checkpoint or args.resume):
+        raise OptionError("--prior", args.prior, "an EM checkpoint does not record the UR "
+                          "prior; train with --prior hmm: without --checkpoint or --resume")
 
 
 def check_resume(path: str) -> None:
@@ -223,43 +228,69 @@ def _family_report(run, prog) -> dict:
     return out
 
 
-def cmd_train(args) -> int:
-    """Check every path, train (:func:`strgm.workflows.training.train_paradigm`), print
-    the trace and held-out scores, write ``--save`` and ``--json``."""
-    from strgm.datasets.paradigm import read_paradigm
-    from strgm.cli.report import training_text
-    from strgm.inference import Progress
-    from strgm.models.processes import learned_processes
-    from strgm.safe_io import atomic_write_json
+def _train(args, para, prog, prior):
+    """The training workflow with the options of ``args`` and the UR prior ``prior``."""
     from strgm.workflows.training import train_paradigm
 
-    check_outputs([(args.json, "--json", False), (args.save, "--save", False)],
-                  [args.file, args.resume])
-    check_outputs([(args.checkpoint, "--checkpoint", False)], [args.file])  # may = --resume
-    _check_run_options(args)
-    warnings.simplefilter("ignore")
-    para = read_paradigm(args.file)
-    prog = Progress(not args.quiet)  # lines every 10 s when stderr is not a terminal
     model = None if args.resume else initial_model(args, para.alphabet())
     transparent = None if args.resume or args.no_tier else \
         transparent_option(args.transparent, para.alphabet())
     infer_opts = {"max_iters": args.max_iters, "max_states": args.max_states}
     if args.max_memory is not None:
         infer_opts["max_memory"] = args.max_memory
-    run = train_paradigm(para, args.method, args.holdout, args.seed, model, progress=prog,
-                         transparent=transparent,
-                         em_iters=args.em_iters, l2=args.l2, l1=args.l1,
-                         infer_opts=infer_opts,
-                         checkpoint=args.checkpoint, resume=args.resume,
-                         restarts=args.restarts, restart_scale=args.restart_scale,
-                         restart_seed=args.seed, report=_reporter(prog))
-    prog.done()
-    out = {"trace": run.train.trace, **_choices_shown(run, args)}
-    processes = learned_processes(run.train.model, top=args.show_processes) \
-        if args.show_processes else []
-    print(training_text(run, processes=processes))
-    if processes:
-        out["processes"] = [p.to_dict() for p in processes]
+    return train_paradigm(para, args.method, args.holdout, args.seed, model, progress=prog,
+                          transparent=transparent, ur_prior=prior,
+                          em_iters=args.em_iters, l2=args.l2, l1=args.l1,
+                          infer_opts=infer_opts,
+                          checkpoint=args.checkpoint, resume=args.resume,
+                          restarts=args.restarts, restart_scale=args.restart_scale,
+                          restart_seed=args.seed, report=_reporter(prog))
+
+
+def cmd_train(args) -> int:
+    """Check every path and the UR prior, train (:func:`strgm.workflows.training.
+    train_paradigm`), print the trace and held-out scores, write ``--save`` (recording
+    the UR prior, so that ``strgm infer --model`` uses it too) and ``--json``."""
+    from strgm.datasets.paradigm import read_paradigm
+    from strgm.cli.report import training_text
+    from strgm.inference import Progress
+    from strgm.models.processes import learned_processes
+    from strgm.models.ur_prior import using_ur_prior
+    from strgm.safe_io import atomic_write_json
+
+    check_outputs([(args.json, "--json", False), (args.save, "--save", False)],
+                  [args.file, args.resume])
+    check_outputs([(args.checkpoint, "--checkpoint", False)], [args.file])  # may = --resume
+    _check_run_options(args)
+    prior = resolve_prior(args)
+    warnings.simplefilter("ignore")
+    para = read_paradigm(args.file)
+    note_unseen(prior, para.alphabet())
+    prog = Progress(not args.quiet)  # lines every 10 s when stderr is not a terminal
+    with using_ur_prior(prior):  # EM, the tier screening and the rule family alike
+        run = _train(args, para, prog, prior)
+        prog.done()
+        out = {"trace": run.train.trace, **_choices_shown(run, args),
+               "ur_prior": prior.record() if prior else {"kind": "unigram"}}
+        processes = learned_processes(run.train.model, top=args.show_processes) \
+            if args.show_processes else []
+        print(training_text(run, processes=processes))
+        if processes:
+            out["processes"] = [p.to_dict() for p in processes]
+        out.update(_outcome(run, args, prog))
+    if args.save:
+        run.train.model.save(args.save, {"method": args.method, "l2": args.l2,
+                                         "l1": args.l1, "ur_prior": out["ur_prior"]})
+        print(f"wrote {args.save}")
+    if args.json:
+        atomic_write_json(args.json, out)
+        print(f"wrote {args.json}")
+    return 0
+
+
+def _outcome(run, args, prog) -> dict:
+    """Print the URs' and held-out scores, and the family choice; the same for JSON."""
+    out = {}
     if run.train.result is not None:
         res, pm = run.train.result, run.train.graph_model
         out["underlying_forms"] = {lab: [[s, p] for s, p in res.belief(v).kbest(2)]
@@ -272,11 +303,4 @@ def cmd_train(args) -> int:
               "E-step ran")
     if args.family == "auto" and run.train.result is not None:
         out.update(_family_report(run, prog))
-    if args.save:
-        run.train.model.save(args.save, {"method": args.method, "l2": args.l2,
-                                         "l1": args.l1})
-        print(f"wrote {args.save}")
-    if args.json:
-        atomic_write_json(args.json, out)
-        print(f"wrote {args.json}")
-    return 0
+    return out

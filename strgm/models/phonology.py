@@ -1,10 +1,12 @@
 """The phonology model of Cotterell, Peng & Eisner (2015) as a string factor graph.
 
-For each morpheme m: a latent underlying form M_m with a prior factor (geometric length ×
-unigram, ``strgm.transducers.priors``). For each word w = m_1 … m_k: its underlying form
-U_w = M_{m_1} · (b ·) … · M_{m_k} (a concatenation factor; for k = 1 the morpheme itself),
-and its surface S_w = phonology(U_w), a binary factor holding the phonology transducer.
-S_w is observed when the paradigm gives the surface, latent otherwise (to predict).
+For each morpheme m: a latent underlying form M_m with a prior factor (by default geometric
+length × unigram, ``strgm.transducers.priors``; or any acceptor over the segments, e.g. a
+learned HMM: :mod:`strgm.models.ur_prior`, docs/architecture.md §5). For each word
+w = m_1 … m_k: its underlying form U_w = M_{m_1} · (b ·) … · M_{m_k} (a concatenation
+factor; for k = 1 the morpheme itself), and its surface S_w = phonology(U_w), a binary
+factor holding the phonology transducer. S_w is observed when the paradigm gives the
+surface, latent otherwise (to predict).
 
 The phonology defaults to the untrained copy-biased edit transducer (``p_copy`` = 0.99);
 any log64 transducer over the model's alphabet can be passed instead (e.g. a trained
@@ -25,6 +27,7 @@ from strgm.datasets.paradigm import Paradigm
 from strgm.errors import InputError, OptionError, UnknownSymbolError
 from strgm.graph import FactorGraph
 from strgm.models.scoring import HoldoutScores, score_words
+from strgm.models.ur_prior import active_ur_prior
 from strgm.validate import check_float, check_int, check_probability
 
 
@@ -95,7 +98,7 @@ def build_phonology_model(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = 
                           p_copy: float = 0.99, mean_length: Optional[float] = None,
                           boundary: Optional[str] = None,
                           phonology: Optional[pynini.Fst] = None,
-                          hidden: Iterable[str] = ()) -> PhonologyModel:
+                          hidden: Iterable[str] = (), ur_prior=None) -> PhonologyModel:
     """Build the factor graph for ``paradigm`` (see module docstring).
 
     ``alphabet`` defaults to the segments of the observed surfaces; with a ``boundary``
@@ -103,6 +106,11 @@ def build_phonology_model(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = 
     ``hidden`` names words (keys like ``"R01 PAST"``) to treat as unobserved.
     ``p_copy`` must lie in (0, 1) and ``mean_length`` be finite and > 0 (an infinite mean
     would make the prior improper and every observation look impossible).
+    ``ur_prior``: every morpheme's prior — a log64 acceptor over the segment labels
+    1..|segments|, or an object with ``acceptor(alphabet)`` (an
+    :class:`~strgm.models.ur_prior.HMMPrior`); default the prior of an enclosing
+    :func:`~strgm.models.ur_prior.using_ur_prior`, else the geometric-length unigram with
+    mean ``mean_length`` (which is refused with any other prior).
     """
     p_copy = check_probability("p_copy", p_copy)
     if mean_length is not None:
@@ -114,15 +122,12 @@ def build_phonology_model(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = 
     if hidden:
         paradigm = paradigm.with_hidden(hidden)
     alphabet = _model_alphabet(paradigm, alphabet, boundary)
-    mean = default_mean_length(paradigm) if mean_length is None else mean_length
     if phonology is None:
         phonology = ff.edit_transducer(alphabet.num_segments, ff.EditParams(p_copy),
                                        boundary_label=alphabet.boundary_label)
-    prior = ff.geometric_unigram_prior(alphabet.num_segments, mean,
-                                       unigram_from_paradigm(paradigm, alphabet))
+    prior, settings = _ur_prior(paradigm, alphabet, ur_prior, mean_length)
     model = PhonologyModel(paradigm, alphabet, FactorGraph(alphabet), phonology,
-                           settings={"p_copy": p_copy, "mean_length": mean,
-                                     "boundary": boundary})
+                           settings={"p_copy": p_copy, **settings, "boundary": boundary})
     for m in paradigm.morphemes:
         v = morpheme_var(m)
         model.graph.add_variable(v)
@@ -131,6 +136,24 @@ def build_phonology_model(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = 
     for e in paradigm.entries:
         _add_word(model, e)
     return model
+
+
+def _ur_prior(paradigm: Paradigm, alphabet: Alphabet, ur_prior,
+              mean_length: Optional[float]) -> tuple:
+    """(the morphemes' prior acceptor, its settings) for :func:`build_phonology_model`."""
+    if ur_prior is None:
+        ur_prior = active_ur_prior()
+    if ur_prior is None:
+        mean = default_mean_length(paradigm) if mean_length is None else mean_length
+        return ff.geometric_unigram_prior(alphabet.num_segments, mean, unigram_from_paradigm(
+            paradigm, alphabet)), {"mean_length": mean, "ur_prior": "unigram"}
+    if mean_length is not None:
+        raise OptionError("mean_length", mean_length, "sets the length of the default "
+                          "unigram prior; the UR prior given has its own length model")
+    if isinstance(ur_prior, pynini.Fst):
+        return ur_prior, {"mean_length": None, "ur_prior": "acceptor"}
+    return ur_prior.acceptor(alphabet), {"mean_length": None,
+                                         "ur_prior": ur_prior.describe()}
 
 
 def _model_alphabet(paradigm: Paradigm, alphabet: Optional[Alphabet],

@@ -81,20 +81,22 @@ def held_out_entries(paradigm: Paradigm, holdout, seed: int = 0) -> dict:
 
 def prepare_paradigm(paradigm: Paradigm, holdout: Optional[float] = None, seed: int = 0,
                      model=None, *, p_copy: float = 0.99, boundary: Optional[str] = None,
-                     mean_length: Optional[float] = None) -> ParadigmRun:
+                     mean_length: Optional[float] = None, ur_prior=None) -> ParadigmRun:
     """The graph of ``paradigm`` with its ``holdout`` words hidden (a fraction or word
     keys: :func:`held_out_entries`). ``model``: a trained phonology (a
     :class:`~strgm.models.edit_model.PhonologyEditModel`, e.g. from ``strgm train
     --save``) used as every word's phonology, over its own alphabet; default the
-    untrained copy-biased edit transducer with ``p_copy``. Bad keywords raise
-    :class:`~strgm.errors.OptionError` naming them (``fraction``, ``seed``, ``p_copy``,
-    ``boundary``, ``mean_length``)."""
+    untrained copy-biased edit transducer with ``p_copy``. ``ur_prior``: the prior on
+    every morpheme's underlying form (an :class:`~strgm.models.ur_prior.HMMPrior` or an
+    acceptor; default the geometric-length unigram, docs/architecture.md §5). Bad
+    keywords raise :class:`~strgm.errors.OptionError` naming them (``fraction``, ``seed``,
+    ``p_copy``, ``boundary``, ``mean_length``)."""
     held = held_out_entries(paradigm, holdout, seed)
     extra = {}
     if model is not None:
         extra = {"alphabet": model.alphabet, "phonology": model.fst()}
     pm = build_phonology_model(paradigm, p_copy=p_copy, hidden=held.keys(), boundary=boundary,
-                               mean_length=mean_length, **extra)
+                               mean_length=mean_length, ur_prior=ur_prior, **extra)
     return ParadigmRun(paradigm, pm, held)
 
 
@@ -115,11 +117,11 @@ def run_inference(run: ParadigmRun, method: str = "pruned",
 def infer_paradigm(paradigm: Paradigm, method: str = "pruned",
                    holdout: Optional[float] = None, seed: int = 0, model=None, *,
                    p_copy: float = 0.99, boundary: Optional[str] = None,
-                   mean_length: Optional[float] = None,
+                   mean_length: Optional[float] = None, ur_prior=None,
                    progress: Optional[Callable[[str], None]] = None, **opts) -> ParadigmRun:
     """Underlying forms of ``paradigm`` by ``method`` ("bp", "pruned", "ep", "pep"), with
     an optional seeded held-out evaluation: :func:`prepare_paradigm` then
     :func:`run_inference` (their docstrings list the keywords)."""
     run = prepare_paradigm(paradigm, holdout, seed, model, p_copy=p_copy, boundary=boundary,
-                           mean_length=mean_length)
+                           mean_length=mean_length, ur_prior=ur_prior)
     return run_inference(run, method, progress=progress, **opts)

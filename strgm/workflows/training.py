@@ -24,6 +24,7 @@ from strgm.models.em import TrainResult, predict
 from strgm.models.restarts import train_with_restarts
 from strgm.models.scoring import HoldoutScores, score_words
 from strgm.models.tier_choice import choose_transparent, with_transparent
+from strgm.models.ur_prior import active_ur_prior, using_ur_prior
 from strgm.workflows.paradigm import held_out_entries
 
 __all__ = ["TrainRun", "score_trained", "train_paradigm"]
@@ -40,6 +41,7 @@ class TrainRun:
     held_out: dict = field(default_factory=dict)
     scores: Optional[HoldoutScores] = None
     tier_choice: list = field(default_factory=list)  # [(transparent set, objective)]
+    ur_prior: object = None  # the UR prior EM used (None: the default unigram)
 
 
 def score_trained(r: TrainResult, words: list, k: int = 8) -> HoldoutScores:
@@ -57,7 +59,7 @@ def score_trained(r: TrainResult, words: list, k: int = 8) -> HoldoutScores:
 def train_paradigm(paradigm: Paradigm, method: str = "pruned",
                    holdout: Optional[float] = None, seed: int = 0, model=None, *,
                    transparent=None, progress: Optional[Callable[[str], None]] = None,
-                   **em_opts) -> TrainRun:
+                   ur_prior=None, **em_opts) -> TrainRun:
     """EM (:func:`strgm.models.restarts.train_with_restarts` with ``em_opts``:
     ``em_iters``, ``l2``, ``tol``, ``infer_opts``, ``checkpoint``, ``resume``,
     ``restarts``, ``restart_scale``, ``restart_seed``, ``report``) from ``model`` (default: the
@@ -67,15 +69,22 @@ def train_paradigm(paradigm: Paradigm, method: str = "pruned",
 
     ``transparent``: the vowels the harmony tier skips — None keeps ``model``'s, a
     sequence of vowels sets them, ``"auto"`` learns them from the training words
-    (:func:`strgm.models.tier_choice.choose_transparent`; not with ``resume``)."""
+    (:func:`strgm.models.tier_choice.choose_transparent`; not with ``resume``).
+
+    ``ur_prior``: the prior on the morphemes' underlying forms in every graph EM and the
+    tier screening build (an :class:`~strgm.models.ur_prior.HMMPrior`; default the
+    geometric-length unigram, or the prior of an enclosing
+    :func:`~strgm.models.ur_prior.using_ur_prior`; docs/architecture.md §5)."""
+    ur_prior = active_ur_prior() if ur_prior is None else ur_prior
     chosen = held_out_entries(paradigm, holdout, seed)
     held = {e.key: e for e in paradigm.entries if e.key in chosen}  # paradigm order
-    model, choice = _tier_start(paradigm, set(held), model, transparent, method, seed,
-                                progress, em_opts)
-    r = train_with_restarts(paradigm, method=method, heldout=set(held), model=model,
-                            progress=progress, **em_opts)
+    with using_ur_prior(ur_prior):
+        model, choice = _tier_start(paradigm, set(held), model, transparent, method, seed,
+                                    progress, em_opts)
+        r = train_with_restarts(paradigm, method=method, heldout=set(held), model=model,
+                                progress=progress, **em_opts)
     scores = score_trained(r, list(held.values())) if held and r.result is not None else None
-    return TrainRun(paradigm, r, held, scores, choice)
+    return TrainRun(paradigm, r, held, scores, choice, ur_prior)
 
 
 def _tier_start(paradigm, held, model, transparent, method, seed, progress, em_opts):

@@ -1,0 +1,175 @@
+"""Priors on underlying forms: the acceptor each morpheme's prior factor holds.
+
+Two priors (docs/architecture.md §5):
+
+* ``unigram`` (the default): geometric length × unigram,
+  p(u) = s·(1 − s)^|u|·Π_i q(u_i), s = 1/(1 + mean length), q the add-1 segment
+  frequencies of the observed surfaces (:func:`strgm.transducers.geometric_unigram_prior`);
+* ``hmm:MODEL``: a learned infinite HMM (a ``strgm hmm train`` model file) as a prior over
+  strings of the paradigm's segments (:func:`strgm.hmm.string_prior.hmm_string_prior`):
+  p(ε) = ``empty``, p(u) = (1 − ``empty``)·p_HMM(u) under the posterior-mean HMM, with the
+  HMM's unknown-symbol mass θ_k(<unk>) shared equally among the segments the HMM never
+  saw. Morpheme URs carry no boundary symbol, so the prior is over segments only.
+
+:class:`HMMPrior` holds the model, the file's SHA-256 (what a trained phonology records,
+:meth:`HMMPrior.record`, and :func:`prior_from_record` checks) and one acceptor per
+alphabet (EM rebuilds the graph every iteration). :func:`using_ur_prior` sets the prior
+that :func:`strgm.models.phonology.build_phonology_model` uses when it is given none, so
+that EM, the transparent-vowel screening and the rule family's UR candidates, which
+build their graphs themselves, all see the same prior.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from strgm.errors import InputError, OptionError
+
+__all__ = ["HMMPrior", "load_hmm_prior", "parse_prior", "using_ur_prior", "active_ur_prior",
+           "prior_from_record", "recorded_prior", "DEFAULT_EMPTY", "DEFAULT_MIN_OCCUPANCY"]
+
+#: p(ε) of the HMM prior: an affix's UR may be empty, an HMM string never is.
+DEFAULT_EMPTY = 0.05
+#: States visited less often per string are dropped (:meth:`strgm.hmm.model.HMM.pruned`).
+DEFAULT_MIN_OCCUPANCY = 1e-4
+
+_ACTIVE: ContextVar = ContextVar("strgm_ur_prior", default=None)
+
+
+@dataclass(eq=False)
+class HMMPrior:
+    """A learned HMM as the UR prior (module docstring)."""
+
+    posterior: object
+    path: str
+    sha256: str
+    empty: float = DEFAULT_EMPTY
+    min_occupancy: float = DEFAULT_MIN_OCCUPANCY
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    def _built(self, symbols: tuple):
+        from strgm.hmm.string_prior import hmm_string_prior
+
+        if symbols not in self._cache:
+            self._cache[symbols] = hmm_string_prior(self.posterior, symbols, self.empty,
+                                                    self.min_occupancy)
+        return self._cache[symbols]
+
+    def acceptor(self, alphabet):
+        """The log64 acceptor over the labels 1..|segments| of ``alphabet``."""
+        return self._built(tuple(alphabet.segment_symbols))[0]
+
+    def unseen(self, alphabet) -> list:
+        """The segments of ``alphabet`` that are not in the HMM's vocabulary."""
+        vocab = set(self.posterior.vocab)
+        return [s for s in alphabet.segment_symbols if s not in vocab]
+
+    def describe(self) -> str:
+        return f"hmm:{self.path}"
+
+    def record(self) -> dict:
+        """What a saved phonology keeps of this prior (:func:`prior_from_record`)."""
+        return {"kind": "hmm", "path": str(Path(self.path).resolve()),
+                "sha256": self.sha256, "empty": self.empty,
+                "min_occupancy": self.min_occupancy}
+
+
+def _sha256(path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def load_hmm_prior(path, empty: float = DEFAULT_EMPTY,
+                   min_occupancy: float = DEFAULT_MIN_OCCUPANCY) -> HMMPrior:
+    """The HMM prior of the model file at ``path``, checked at once: a missing or damaged
+    file, or an HMM that is no distribution over strings (Gaussian emissions, no length
+    model), is an :class:`InputError` naming the file."""
+    from strgm.hmm.model_file import load_model
+    from strgm.hmm.string_prior import hmm_string_prior
+    from strgm.safe_io import check_input
+
+    check_input(path, "HMM model (--prior hmm:MODEL)")
+    posterior, _ = load_model(path)
+    try:  # the checks of the prior itself, on a one-symbol alphabet (cheap)
+        hmm_string_prior(posterior, list(posterior.vocab[:1]), empty, min_occupancy)
+    except InputError as e:
+        if e.path is not None:
+            raise
+        raise InputError(f"HMM model cannot be a UR prior: {e.detail}", path=str(path)) \
+            from None
+    return HMMPrior(posterior, str(path), _sha256(path), empty, min_occupancy)
+
+
+def parse_prior(text: str, option: str = "prior") -> tuple:
+    """``("unigram", None)`` or ``("hmm", path)`` for the spelling of ``--prior``; anything
+    else is an :class:`OptionError` naming ``option``."""
+    if text == "unigram":
+        return "unigram", None
+    if isinstance(text, str) and text.startswith("hmm:"):
+        path = text[len("hmm:"):]
+        if not path.strip():
+            raise OptionError(option, text, "hmm: needs a model file, e.g. hmm:model.json")
+        return "hmm", path
+    raise OptionError(option, text, "expected unigram or hmm:MODEL (a `strgm hmm train` "
+                                    "model file)")
+
+
+@contextlib.contextmanager
+def using_ur_prior(prior):
+    """Within the block, ``build_phonology_model`` without a ``ur_prior`` uses ``prior``
+    (an :class:`HMMPrior`, or None for the default unigram prior)."""
+    token = _ACTIVE.set(prior)
+    try:
+        yield prior
+    finally:
+        _ACTIVE.reset(token)
+
+
+def active_ur_prior():
+    """The prior set by the innermost :func:`using_ur_prior`, or None."""
+    return _ACTIVE.get()
+
+
+def prior_from_record(record, where: str) -> Optional[HMMPrior]:
+    """The prior a saved phonology recorded (:meth:`HMMPrior.record`; None for the unigram
+    prior); its model file must still exist with the same SHA-256."""
+    if record is None or (isinstance(record, dict) and record.get("kind") == "unigram"):
+        return None
+    if not isinstance(record, dict) or record.get("kind") != "hmm" \
+            or not isinstance(record.get("path"), str):
+        raise InputError("phonology model is damaged: its ur_prior setting is not a prior "
+                         "record", path=where)
+    path = record["path"]
+    if not Path(path).is_file():
+        raise InputError(f"the model was trained with the HMM prior {path}, which is "
+                         "missing; pass --prior hmm:COPY to a copy of it", path=where)
+    prior = load_hmm_prior(path, record.get("empty", DEFAULT_EMPTY),
+                           record.get("min_occupancy", DEFAULT_MIN_OCCUPANCY))
+    if prior.sha256 != record.get("sha256"):
+        raise InputError(f"the HMM prior {path} has changed since the model was trained "
+                         "(SHA-256 differs); pass --prior to choose one", path=where)
+    return prior
+
+
+def recorded_prior(model_path) -> Optional[dict]:
+    """The ``ur_prior`` record in the settings of a phonology saved by ``strgm train
+    --save`` (None when it has none: saved before priors were recorded, or with no
+    settings)."""
+    import json
+
+    from strgm.safe_io import read_text
+
+    try:
+        d = json.loads(read_text(model_path, "phonology model"))
+    except ValueError:
+        return None  # the model's own loader names the damage
+    settings = d.get("settings") if isinstance(d, dict) else None
+    return settings.get("ur_prior") if isinstance(settings, dict) else None
