@@ -95,10 +95,10 @@ def _check_sides(fst, imap, omap, itab, otab, where, path) -> None:
         if not bad:
             continue
         named = [(a, table.find(a)) for a in bad]
-        missing = [f"label {a} (no symbol in the table)" for a, s in named if not s]
+        missing = [a for a, s in named if not s]
         if missing:
-            raise InputError(f"{where}: {side} {missing[0]} of {len(bad)} unmapped "
-                             f"label(s)", path=path)
+            raise InputError(f"{where}: {side} label {missing[0]} has no symbol in its "
+                             "symbol table", path=path)
         also = ", ".join(repr(s) for _, s in named[1:6])
         raise UnknownSymbolError(named[0][1], f"the {side} symbol table of {where}"
                                  + (f" (also {also})" if also else ""), path=path)
@@ -171,7 +171,7 @@ def _unmapped_text(labs, text, alphabet, where, also_alphabet: bool) -> str:
     bad = [int(a) for a in labs if int(a) not in text]
     msg = f"{where}: {_show(bad)} not the code point of a one-character alphabet symbol"
     if also_alphabet:
-        msg += f" nor alphabet labels 1..{alphabet.size}, and it has no symbol table"
+        msg += f" nor alphabet labels 1..{alphabet.size}, and the FST has no symbol table"
     if any(128 <= a <= 255 for a in bad):
         msg += "; compile non-ASCII text with token_type='utf8', not 'byte'"
     multi = [s for s in alphabet.symbols if len(s) > 1]

@@ -110,6 +110,11 @@ def test_unmapped_table_symbols_are_named():
     f.set_output_symbols(st)
     with pytest.raises(UnknownSymbolError, match="'ʒ'.*input symbol table of factor 'z'"):
         graph(*strgm_factors()).add_binary("z", "M", "I", f)
+    stray = pynini.accep("a", token_type=st)
+    stray.add_arc(stray.start(), pynini.Arc(42, 42, pynini.Weight.one("tropical"),
+                                            stray.start()))
+    with pytest.raises(InputError, match="input label 42 has no symbol in its symbol table"):
+        ff.to_alphabet(stray, A, symbols=st)
     used_only = pynini.accep("a b", token_type=st)  # ʒ in the table but unused: fine
     used_only.set_input_symbols(st)
     used_only.set_output_symbols(st)
@@ -156,8 +161,8 @@ def test_forced_modes_and_bad_arguments():
     with pytest.raises(GraphError, match="expected a pynini.Fst, got str"):
         graph(*strgm_factors()).add_binary("s", "M", "I", "d -> t")
     bare = pynini.accep("a", token_type=table())  # label 7: neither labels nor text
-    with pytest.raises(InputError, match=r"label 7 is not .*nor alphabet labels 1..6, and it "
-                                         "has no symbol table"):
+    with pytest.raises(InputError, match=r"label 7 is not .*nor alphabet labels 1..6, and the "
+                                         "FST has no symbol table"):
         ff.to_alphabet(bare, A)
 
 
