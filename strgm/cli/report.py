@@ -6,6 +6,7 @@ so an infinite -log p appears as the string ``"Infinity"``."""
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Optional
 
 from strgm.models.phonology import PhonologyModel
@@ -17,10 +18,27 @@ def _fmt(s: str, p: float) -> str:
     return f"{s or 'ε'} ({p:.3f})"
 
 
+def display_width(text: str) -> int:
+    """Columns ``text`` takes on a terminal: combining marks (tie bars, diacritics) and
+    zero-width characters take none, East Asian wide and full-width characters two, every
+    other character one (Unicode 15, UAX #11)."""
+    w = 0
+    for ch in unicodedata.normalize("NFC", text):
+        if unicodedata.category(ch) in ("Mn", "Me", "Cf"):
+            continue
+        w += 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+    return w
+
+
+def _pad(text: str, width: int) -> str:
+    return text + " " * max(0, width - display_width(text))
+
+
 def _table(header: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)] if rows else \
-        [len(h) for h in header]
-    line = lambda r: "  ".join(str(x).ljust(w) for x, w in zip(r, widths)).rstrip()  # noqa
+    """Columns aligned by display width (IPA with tie bars and diacritics lines up)."""
+    cols = list(zip(header, *rows)) if rows else [(h,) for h in header]
+    widths = [max(display_width(str(x)) for x in col) for col in cols]
+    line = lambda r: "  ".join(_pad(str(x), w) for x, w in zip(r, widths)).rstrip()  # noqa
     return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])
 
 

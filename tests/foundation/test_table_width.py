@@ -1,0 +1,25 @@
+"""Tables align IPA by display width, not by code points."""
+
+from strgm.cli.report import _table, display_width
+
+
+def test_display_width_of_ipa():
+    assert display_width("t͡ʃaː") == 4  # t, ʃ, a, ː: the tie bar takes no column
+    assert display_width("ŋ̊") == 1
+    assert display_width("日本") == 4
+    assert display_width("") == 0
+
+
+def test_columns_line_up_with_tie_bars():
+    text = _table(["ur", "p"], [["t͡ʃa", "0.5"], ["ka", "0.25"]])
+    lines = text.splitlines()
+    starts = [display_width(ln[: ln.index("0.")]) for ln in lines[2:]]
+    assert starts[0] == starts[1]
+
+
+def test_negative_control_code_point_padding_misaligns():
+    rows = [["t͡ʃa", "0.5"], ["ka", "0.25"]]
+    w = max(len(r[0]) for r in rows)
+    lines = ["  ".join([r[0].ljust(w), r[1]]) for r in rows]
+    starts = [display_width(ln[: ln.index("0.")]) for ln in lines]
+    assert starts[0] != starts[1]
