@@ -7,7 +7,8 @@
                      [--max-length N] [--scores FILE]
 
 ``train`` prints the per-iteration trace (stderr) and the final grammar in Johnson's format
-(stdout, or ``--out``).  ``parse`` prints exactly one Penn Treebank bracketed tree per
+(``--out FILE``, or stdout when it is a file or a pipe; on a terminal a summary with the
+rule count and the first rules, ``--out -`` for all of them).  ``parse`` prints exactly one Penn Treebank bracketed tree per
 line (stdout): the sentence's own words as leaves, the intermediate nodes of a binarised
 treebank grammar (labels with ``|<``) spliced out, tags renamed because they are also
 words (``.^``) restored; sentences without a parse print ``(no parse)`` and are listed on
@@ -60,7 +61,9 @@ def add_subparser(subparsers) -> None:
     t.add_argument("--iters", type=int_arg(min=1), default=20,
                    help="iterations in all, resumed or not (samplers: sweeps of the chain)")
     t.add_argument("--seed", type=int_arg(min=0), default=0)
-    t.add_argument("--out", default=None, help="write the final grammar here (else stdout)")
+    t.add_argument("--out", default=None,
+                   help="write the final grammar here; '-' for stdout (default: stdout "
+                        "when it is a file or pipe, a summary on a terminal)")
     t.add_argument("--chars", action="store_true", help="split corpus lines into characters")
     t.add_argument("--heldout", default=None, help="held-out yield file for perplexity")
     t.add_argument("--burn-in", type=int_arg(min=0), default=0,
@@ -256,8 +259,10 @@ def _train(args) -> int:
     text = format_grammar(g, theta, min_weight=args.min_weight or None)
     if args.out and args.out != "-":
         atomic_write_text(args.out, text)
-    else:
+    elif args.out == "-" or not sys.stdout.isatty():
         sys.stdout.write(text)
+    else:
+        sys.stdout.write(_grammar_summary(text))
     if args.trace_json:
         atomic_write_json(args.trace_json, trace)
     return 0
@@ -328,6 +333,16 @@ def _decode(args, g, corpus) -> list:
     except GrammarError as e:
         raise _located(e, args) from None
     return out
+
+
+def _grammar_summary(text: str, top: int = 10) -> str:
+    """What a terminal gets instead of thousands of rules: the count, the first ``top``
+    rules and how to get them all."""
+    rules = text.splitlines()
+    head = "\n".join(rules[:top])
+    more = (f"… {len(rules) - top} more\n" if len(rules) > top else "")
+    return (f"{len(rules)} rules; the first {min(top, len(rules))}:\n{head}\n{more}"
+            "write them all with --out FILE (or --out - for stdout)\n")
 
 
 def _print_parses(args, g, corpus, out) -> None:

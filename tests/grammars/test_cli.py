@@ -185,3 +185,13 @@ def test_resume_refuses_other_options_and_short_iters(files):
     assert_clean_error(o, "--iters", "6")
     o = run_cli(_train(d, "mh", "--resume", ck), watch=d)
     assert_clean_error(o, str(ck), "gibbs")
+
+
+def test_grammar_summary_instead_of_thousands_of_lines():
+    """On a terminal `pcfg train` prints a summary of the grammar, not every rule."""
+    from strgm.cli.pcfg import _grammar_summary
+
+    text = "".join(f"1.0 S --> w{i}\n" for i in range(500))
+    out = _grammar_summary(text)
+    assert out.startswith("500 rules; the first 10:") and "… 490 more" in out
+    assert len(out.splitlines()) == 13 and "--out -" in out
