@@ -4,8 +4,10 @@ display, argparse types, and re-labelling library keywords as command-line optio
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
+import warnings
 
 from strgm.errors import OptionError
 
@@ -27,6 +29,25 @@ def progress(args):
     enabled = not getattr(args, "quiet", False) and (getattr(args, "progress", False)
                                                     or sys.stderr.isatty())
     return Progress(enabled)
+
+
+@contextlib.contextmanager
+def warnings_as_lines(stream=None):
+    """Show each distinct warning raised inside the block once, as one line
+    ``strgm: warning: MESSAGE`` on stderr, instead of Python's two-line format with a
+    source line (or, as before, not at all)."""
+    seen = set()
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = str(message).splitlines()[0] if str(message) else category.__name__
+        if text not in seen:
+            seen.add(text)
+            print(f"strgm: warning: {text}", file=stream or sys.stderr, flush=True)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = show
+        yield
 
 
 def relabel(fn, *args, **kw):

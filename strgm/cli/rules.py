@@ -9,7 +9,6 @@ before the paradigm is read. ``--save`` writes the grammar as JSON (atomically);
 
 from __future__ import annotations
 
-import warnings
 
 from strgm.cli.common import check_outputs
 from strgm.errors import OptionError
@@ -76,7 +75,7 @@ def grammar_text(g) -> str:
 
 
 def cmd_rules(args) -> int:
-    from strgm.cli.common import progress
+    from strgm.cli.common import progress, warnings_as_lines
     from strgm.datasets.paradigm import read_paradigm
     from strgm.models.rule_phonology import (RuleRun, grammar_to_dict,
                                              train_rule_phonology)
@@ -92,20 +91,20 @@ def cmd_rules(args) -> int:
             raise OptionError(opt, value, "sets the search, and --grammar skips it; drop "
                                           f"{opt} or --grammar")
     saved = _load(args.grammar) if args.grammar else None
-    warnings.simplefilter("ignore")
     para = read_paradigm(args.file)
     held = sorted(held_out_entries(para, args.holdout, args.seed))
     prog = progress(args)
-    if saved is None:
-        run = train_rule_phonology(
-            para, held, progress=prog,
-            word_cost=WORD_COST if args.word_cost is None else args.word_cost,
-            ur_cost=UR_COST if args.ur_cost is None else args.ur_cost,
-            max_rules=MAX_RULES if args.max_rules is None else args.max_rules,
-            beam=args.beam, window=WINDOW if args.window is None else args.window)
-    else:
-        run = RuleRun(saved, [e for e in para.entries if e.key in set(held) and e.surface],
-                      {}, [])
+    with warnings_as_lines():
+        if saved is None:
+            run = train_rule_phonology(
+                para, held, progress=prog,
+                word_cost=WORD_COST if args.word_cost is None else args.word_cost,
+                ur_cost=UR_COST if args.ur_cost is None else args.ur_cost,
+                max_rules=MAX_RULES if args.max_rules is None else args.max_rules,
+                beam=args.beam, window=WINDOW if args.window is None else args.window)
+        else:
+            run = RuleRun(saved, [e for e in para.entries
+                                  if e.key in set(held) and e.surface], {}, [])
     prog.done()
     print(grammar_text(run.grammar))
     grammar = grammar_to_dict(run.grammar)

@@ -23,3 +23,17 @@ def test_negative_control_code_point_padding_misaligns():
     lines = ["  ".join([r[0].ljust(w), r[1]]) for r in rows]
     starts = [display_width(ln[: ln.index("0.")]) for ln in lines]
     assert starts[0] != starts[1]
+
+
+def test_warnings_become_one_line_each_once(capsys):
+    """Warnings inside a command are shown, one line each, once per message."""
+    import warnings
+
+    from strgm.cli.common import warnings_as_lines
+
+    with warnings_as_lines():
+        for _ in range(3):
+            warnings.warn("chain stuck: acceptance 1.000", UserWarning)
+        warnings.warn("second\nline hidden", RuntimeWarning)
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["strgm: warning: chain stuck: acceptance 1.000", "strgm: warning: second"]
