@@ -80,6 +80,11 @@ class GrammarError(StrgmError):
     """An ill-formed grammar, or a grammar that cannot parse what it must."""
 
 
+class MissingDependencyError(StrgmError, ImportError):
+    """An optional dependency is not installed; the message names what to install, e.g.
+    "plotting needs matplotlib: pip install 'strgm[plot]'"."""
+
+
 class TruncationWarning(UserWarning):
     """Every state of a truncated nonparametric model is in use: the truncation is
     probably too small."""

@@ -22,7 +22,7 @@ LAYERS = [
     ["strgm.grammars", "strgm.datasets"],
     ["strgm.hmm"],
     ["strgm.models"],
-    ["strgm.workflows"],
+    ["strgm.workflows", "strgm.plot"],
     ["strgm.cli"],
     ["strgm"],  # the package root re-exports the error hierarchy
 ]
