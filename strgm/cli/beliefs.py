@@ -69,7 +69,8 @@ def _show(say, v: str, row: dict, unknown: dict) -> None:
 def cmd_beliefs(args) -> int:
     """Top-k strings, probabilities of given strings, entropy (module docstring)."""
     from strgm.inference.result import InferenceResult
-    from strgm.safe_io import atomic_write_json, check_output, strict_json
+    from strgm.cli.json_output import document, write_document
+    from strgm.safe_io import check_output, strict_json
     from strgm.validate import check_int
 
     check_int("--top", args.top, min=1, max=100_000)
@@ -86,8 +87,8 @@ def cmd_beliefs(args) -> int:
         data[v], unknown = _query(r.belief(v), args)
         _show(say, v, data[v], unknown)
     if args.json == "-":
-        print(strict_json(data))
+        print(strict_json(document("strgm-beliefs", {"beliefs": data})))
     elif args.json:
-        atomic_write_json(args.json, data)
+        write_document(args.json, "strgm-beliefs", {"beliefs": data})
         print(f"wrote {args.json}")
     return 0

@@ -130,7 +130,8 @@ def _train(args) -> int:
     from strgm.hmm import HMMState
     from strgm.hmm.model_file import save_model
     from strgm.hmm.training import default_schedule, posterior_of, run_chain
-    from strgm.safe_io import atomic_write_json, check_output
+    from strgm.cli.json_output import write_document
+    from strgm.safe_io import check_output
 
     for path, opt in ((args.save, "--save"), (args.checkpoint, "--checkpoint"),
                       (args.json, "--json")):
@@ -167,9 +168,9 @@ def _train(args) -> int:
                 "last": state.trace[-1] if state.trace else {}}
     save_model(args.save, post, training)
     if args.json:
-        atomic_write_json(args.json, {"format": "strgm-hmm-trace", "version": 1,
-                                      "settings": kernel.settings.to_dict(),
-                                      "training": training, "trace": state.trace})
+        write_document(args.json, "strgm-hmm-trace", {
+            "settings": kernel.settings.to_dict(), "training": training,
+            "trace": state.trace})
     print(f"{seqs.num_sequences} sequences, {seqs.num_tokens} symbols, {state.iteration} "
           f"sweeps ({time.perf_counter() - t0:.1f} s this run), {len(post.samples)} samples; "
           f"model written to {args.save}", file=sys.stderr)
@@ -190,7 +191,8 @@ def _load(args):
 
 def _score(args) -> int:
     """``hmm score`` (module docstring)."""
-    from strgm.safe_io import atomic_write_json, check_output
+    from strgm.cli.json_output import write_document
+    from strgm.safe_io import check_output
 
     if args.json:
         check_output(args.json, "--json")
@@ -205,10 +207,9 @@ def _score(args) -> int:
           f"training: {unseen} (scored as <unk>)")
     print(f"mean log-likelihood per symbol: {per:.4f} nats")
     if args.json:
-        atomic_write_json(args.json, {"format": "strgm-hmm-scores", "version": 1,
-                                      "per_symbol": per, "unseen_tokens": unseen,
-                                      "posterior_mean": bool(args.posterior_mean),
-                                      "log_likelihoods": ll.tolist()})
+        write_document(args.json, "strgm-hmm-scores", {
+            "per_symbol": per, "unseen_tokens": unseen,
+            "posterior_mean": bool(args.posterior_mean), "log_likelihoods": ll.tolist()})
     return 0
 
 

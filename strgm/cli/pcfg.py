@@ -39,7 +39,8 @@ import os
 import sys
 
 from strgm.errors import GrammarError, InputError, MessageTooLargeError, OptionError
-from strgm.safe_io import atomic_write_json, atomic_write_text, check_output, sha256_file
+from strgm.cli.json_output import write_document
+from strgm.safe_io import atomic_write_text, check_output, sha256_file
 from strgm.validate import float_arg, int_arg, size_arg
 
 __all__ = ["add_subparser"]
@@ -264,7 +265,8 @@ def _train(args) -> int:
     else:
         sys.stdout.write(_grammar_summary(text))
     if args.trace_json:
-        atomic_write_json(args.trace_json, trace)
+        write_document(args.trace_json, "strgm-pcfg-trace", {"method": args.method,
+                                                              "trace": trace})
     return 0
 
 

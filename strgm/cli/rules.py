@@ -76,6 +76,7 @@ def grammar_text(g) -> str:
 
 def cmd_rules(args) -> int:
     from strgm.cli.common import progress, warnings_as_lines
+    from strgm.cli.json_output import write_document
     from strgm.datasets.paradigm import read_paradigm
     from strgm.models.rule_phonology import (RuleRun, grammar_to_dict,
                                              train_rule_phonology)
@@ -124,6 +125,6 @@ def cmd_rules(args) -> int:
         atomic_write_json(args.save, grammar)
         print(f"wrote {args.save}")
     if args.json:
-        atomic_write_json(args.json, out)
+        write_document(args.json, "strgm-rules", out)
         print(f"wrote {args.json}")
     return 0

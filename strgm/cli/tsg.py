@@ -35,7 +35,8 @@ import sys
 import time
 
 from strgm.errors import InputError, OptionError
-from strgm.safe_io import atomic_write_json, check_output
+from strgm.cli.json_output import write_document
+from strgm.safe_io import check_output
 from strgm.validate import float_arg, int_arg
 
 __all__ = ["add_subparser"]
@@ -149,8 +150,7 @@ def _train(args) -> int:
                   checkpoint_every=args.checkpoint_every)
     save_model(args.save, TSGModel(kernel, state, prepare))
     if args.trace_json:
-        atomic_write_json(args.trace_json, {"format": "strgm-tsg-trace", "version": 1,
-                                            "trace": state.trace})
+        write_document(args.trace_json, "strgm-tsg-trace", {"trace": state.trace})
     last = state.trace[-1] if state.trace else {}
     print(f"{len(trees)} trees, {state.iteration} sweeps ({time.perf_counter() - t0:.1f} s "
           f"this run), log-likelihood {last.get('log_likelihood', float('nan')):.1f}; "

@@ -130,7 +130,9 @@ def test_cli_saves_and_queries_beliefs(tmp_path, capsys):
                  "--entropy", "--json", str(out)]) == 0
     text = capsys.readouterr().out
     assert "5 beliefs from method pruned" in text and "M:PAST\td " in text
-    data = json.loads(out.read_text(encoding="utf-8"))
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert doc["format"] == "strgm-beliefs" and doc["strgm_version"]
+    data = doc["beliefs"]
     assert list(data) == ["M:PAST"] and data["M:PAST"]["top"][0][0] == "d"
     assert data["M:PAST"]["prob"]["d"] == pytest.approx(data["M:PAST"]["top"][0][1])
     assert data["M:PAST"]["entropy_nats"] >= 0
@@ -138,10 +140,10 @@ def test_cli_saves_and_queries_beliefs(tmp_path, capsys):
     assert main(["beliefs", str(d), "--var", "M:PAST", "--prob", "dq", "--json",
                  str(out)]) == 0
     assert "P(dq) = 0 (symbol 'q' is not in the alphabet)" in capsys.readouterr().out
-    data = json.loads(out.read_text(encoding="utf-8"))["M:PAST"]
+    data = json.loads(out.read_text(encoding="utf-8"))["beliefs"]["M:PAST"]
     assert data["prob"] == {"dq": 0.0} and data["not_in_alphabet"] == {"dq": ["q"]}
     assert main(["beliefs", str(d), "--var", "M:PAST", "--top", "1", "--json", "-"]) == 0
-    assert json.loads(capsys.readouterr().out)["M:PAST"]["top"][0][0] == "d"  # JSON only
+    assert json.loads(capsys.readouterr().out)["beliefs"]["M:PAST"]["top"][0][0] == "d"  # JSON only
     assert main(["beliefs", str(d), "--var", "M:NOPE"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--var" in err and "'M:NOPE'" in err

@@ -41,7 +41,7 @@ def test_train_writes_grammar_and_trace(files, method):
     assert o.stdout == ""
     h = read_grammar(out)
     assert len(h.rules) == 7
-    rows = json.loads(tr.read_text(), parse_constant=lambda c: pytest.fail(c))
+    rows = json.loads(tr.read_text(), parse_constant=lambda c: pytest.fail(c))["trace"]
     assert [r["iteration"] for r in rows][-1] == 3
 
 
@@ -122,7 +122,7 @@ def test_resume_at_every_checkpoint_is_byte_identical(files, monkeypatch, method
         assert _outputs(d, suffix) == straight, f"resumed after sweep {it}"
     assert len(trees) > 1  # the chain moves, so the comparison means something
     if extra:  # α moved too, and the resumed runs restored it
-        assert len({r["alpha"] for r in json.loads(straight[1])}) > 1
+        assert len({r["alpha"] for r in json.loads(straight[1])["trace"]}) > 1
 
 
 @pytest.mark.parametrize("method", ["em", "map", "vb", "cvb"])
@@ -146,7 +146,7 @@ def test_estimator_resume_at_every_checkpoint_is_byte_identical(files, monkeypat
     monkeypatch.undo()
     straight = _outputs(d, ".json")
     assert [it for it, _ in saved] == list(range(1, ITERS + 1))
-    assert len({json.dumps(r["neg_log_prob"]) for r in json.loads(straight[1])}) > 1
+    assert len({json.dumps(r["neg_log_prob"]) for r in json.loads(straight[1])["trace"]}) > 1
     for it, data in saved[:-1]:
         for n in ("out.lt", "trace.json"):
             (d / n).unlink()
