@@ -42,10 +42,13 @@ def save_json_state(path, d: dict) -> None:
         atomic_write_text(p, text + "\n")
 
 
-def load_json_state(path, what: str, build):
+RESUME_ADVICE = "delete it and start again, or resume from an intact copy"
+
+
+def load_json_state(path, what: str, build, advice: str = RESUME_ADVICE):
     """``build(d)`` of the JSON object in ``path`` (written by :func:`save_json_state`).
     Any ValueError of the decoding or of ``build`` becomes an InputError naming the file:
-    "damaged <what> (...)"."""
+    "damaged <what> (...); <advice>"."""
     p = Path(path)
     data = read_bytes(p, what)
     try:
@@ -56,8 +59,7 @@ def load_json_state(path, what: str, build):
         return build(d)
     except (ValueError, KeyError, OSError, EOFError, zipfile.BadZipFile) as e:
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise InputError(f"damaged {what} ({msg}); delete it and start again, or resume "
-                         "from an intact copy", str(p)) from None
+        raise InputError(f"damaged {what} ({msg}); {advice}", str(p)) from None
 
 
 def _refuse_constant(name):

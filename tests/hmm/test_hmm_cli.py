@@ -109,3 +109,11 @@ def test_damaged_model_file(data):
     model.write_text(json.dumps(d))
     o = run_cli(["hmm", "score", model, data / "test.txt"], watch=data)
     assert_clean_error(o, "m.json", "does not sum to 1")
+
+
+def test_truncated_model_file_says_retrain(data):
+    model, _ = _train(data)
+    model.write_text(model.read_text()[:50])
+    o = run_cli(["hmm", "score", model, data / "test.txt"], watch=data)
+    line = assert_clean_error(o, "m.json", "damaged HMM model file")
+    assert "train it again" in line and "resume" not in line

@@ -116,4 +116,5 @@ def load_model(path) -> TSGModel:
     """Read a model written by :func:`save_model`; a missing, damaged or foreign file is an
     InputError naming it."""
     p = Path(path)
-    return load_json_state(p, "TSG model", TSGModel.from_dict)
+    return load_json_state(p, "TSG model", TSGModel.from_dict,
+                           advice="train it again or restore an intact copy")
