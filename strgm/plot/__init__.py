@@ -7,7 +7,8 @@
 * :func:`plot_predictions`: held-out words, p(true form), right or wrong;
 * :func:`plot_tree`: a parse tree; :class:`TreeView` shows one in a notebook as SVG
   without matplotlib; :func:`graph_svg`: a factor graph as SVG through Graphviz;
-* :func:`save_figure`: writes a figure atomically, its format from the extension.
+* :func:`save_figure`: writes a figure atomically, its format from the extension;
+  :func:`check_figure_path` refuses a bad ``--plot`` path before the work starts.
 
 Every ``plot_*`` function takes an optional matplotlib ``ax`` and returns the Axes it
 drew on; none calls ``plt.show()``. matplotlib is imported only when a function runs:
@@ -21,9 +22,10 @@ from strgm.plot.belief import plot_belief
 from strgm.plot.convergence import plot_convergence
 from strgm.plot.graph import graph_svg
 from strgm.plot.predictions import plot_predictions
-from strgm.plot.save import save_figure
+from strgm.plot.save import check_figure_path, save_figure
 from strgm.plot.tradeoff import plot_tradeoff
 from strgm.plot.tree import TreeView, plot_tree, tree_svg
 
 __all__ = ["plot_belief", "plot_convergence", "plot_tradeoff", "plot_predictions",
-           "plot_tree", "TreeView", "tree_svg", "graph_svg", "save_figure"]
+           "plot_tree", "TreeView", "tree_svg", "graph_svg", "save_figure",
+           "check_figure_path"]

@@ -1,9 +1,11 @@
-"""Writing a figure to a file, atomically.
+"""Writing a figure to a file, atomically, and checking the file name beforehand.
 
 The figure is rendered in memory in the format of the file's extension, then written by
 :func:`strgm.safe_io.atomic_write_bytes` (a temporary sibling in the same directory,
 fsync, ``os.replace``): an interrupted or failed save leaves the old file, or none,
-never a half-written image, and no temporary file behind.
+never a half-written image, and no temporary file behind. :func:`check_figure_path`
+refuses a bad path before a long computation starts (as
+:func:`strgm.safe_io.check_output` does for ``--json``).
 """
 
 from __future__ import annotations
@@ -13,9 +15,33 @@ from pathlib import Path
 
 from strgm.errors import InputError
 from strgm.plot._mpl import require_matplotlib
-from strgm.safe_io import atomic_write_bytes
+from strgm.safe_io import atomic_write_bytes, check_output
 
-__all__ = ["save_figure"]
+__all__ = ["save_figure", "check_figure_path"]
+
+
+def _format(path: Path, option: str = "") -> str:
+    """The image format named by ``path``'s extension (lower case), or an InputError
+    listing the extensions matplotlib writes."""
+    require_matplotlib()
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    supported = FigureCanvasBase.get_supported_filetypes()
+    fmt = path.suffix[1:].lower()
+    if fmt not in supported:
+        what = f"unknown image extension {path.suffix!r}" if fmt else "no file extension"
+        where = f"option {option}: " if option else ""
+        raise InputError(f"{where}{what}; use one of "
+                         f"{', '.join('.' + e for e in sorted(supported))}", path=str(path))
+    return fmt
+
+
+def check_figure_path(path, option: str = "--plot") -> None:
+    """Refuse, before any work starts, a figure path with an unknown extension or that
+    cannot be written (``option`` names it in the message); needs matplotlib, so a
+    missing ``[plot]`` extra is reported before the work too."""
+    _format(Path(path), option)
+    check_output(path, option)
 
 
 def _figure(fig_or_ax):
@@ -38,12 +64,7 @@ def save_figure(fig_or_ax, path, dpi=None) -> Path:
     require_matplotlib()
     fig = _figure(fig_or_ax)
     p = Path(path)
-    fmt = p.suffix[1:].lower()
-    supported = fig.canvas.get_supported_filetypes()
-    if fmt not in supported:
-        what = f"unknown image extension {p.suffix!r}" if fmt else "no file extension"
-        raise InputError(f"{what}; use one of {', '.join('.' + e for e in sorted(supported))}",
-                         path=str(p))
+    fmt = _format(p)
     parent = p.parent if str(p.parent) else Path(".")
     if not parent.is_dir():
         raise InputError(f"cannot write: directory {str(parent)!r} does not exist",

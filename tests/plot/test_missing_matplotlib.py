@@ -7,8 +7,8 @@ import sys
 import pytest
 
 from strgm.errors import MissingDependencyError, StrgmError
-from strgm.plot import (plot_belief, plot_convergence, plot_predictions, plot_tradeoff,
-                        plot_tree, save_figure)
+from strgm.plot import (check_figure_path, plot_belief, plot_convergence, plot_predictions,
+                        plot_tradeoff, plot_tree, save_figure)
 
 CALLS = {
     "plot_belief": lambda: plot_belief([("a", 0.5), ("b", 0.5)], k=2),
@@ -18,6 +18,7 @@ CALLS = {
         {"w": {"gold": "a", "predicted": "a", "p_gold": 1.0, "exact": True}}),
     "plot_tree": lambda: plot_tree(("S", "a")),
     "save_figure": lambda: save_figure(object(), "x.png"),
+    "check_figure_path": lambda: check_figure_path("x.png"),
 }
 
 
@@ -30,7 +31,7 @@ def test_each_function_names_the_extra(monkeypatch, name):
     assert "\n" not in str(e.value)
 
 
-@pytest.mark.parametrize("name", [n for n in CALLS if n != "save_figure"])
+@pytest.mark.parametrize("name", [n for n in CALLS if "figure" not in n])
 def test_negative_control_with_matplotlib_they_draw(mpl, name):
     assert CALLS[name]() is not None
 

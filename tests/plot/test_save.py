@@ -6,7 +6,7 @@ import os
 import pytest
 
 from strgm.errors import InputError
-from strgm.plot import plot_convergence, save_figure
+from strgm.plot import check_figure_path, plot_convergence, save_figure
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -72,3 +72,12 @@ def test_a_failed_render_leaves_the_old_file_and_no_temporary(ax, tmp_path, monk
 def test_not_a_figure(mpl):
     with pytest.raises(InputError, match="Figure or Axes, got int"):
         save_figure(3, "x.png")
+
+
+def test_check_figure_path_before_the_work(mpl, tmp_path):
+    check_figure_path(tmp_path / "ok.pdf")  # fine: nothing is written
+    assert os.listdir(tmp_path) == []
+    with pytest.raises(InputError, match=r"option --plot: unknown image extension '\.txt'"):
+        check_figure_path(tmp_path / "out.txt")
+    with pytest.raises(InputError, match="option --fig: directory .* does not exist"):
+        check_figure_path(tmp_path / "no" / "out.png", "--fig")
