@@ -23,6 +23,8 @@ def add_subparser(sub) -> None:
                    help="also print the probability of STRING (repeatable)")
     b.add_argument("--entropy", action="store_true", help="also print each entropy (nats)")
     b.add_argument("--json", metavar="OUT", help="write what is shown as JSON")
+    b.add_argument("--plot", metavar="FILE.png", help="draw the top strings of the first "
+                   "--var (or the first variable) as bars (needs strgm[plot])")
     b.set_defaults(func=cmd_beliefs)
 
 
@@ -75,6 +77,9 @@ def cmd_beliefs(args) -> int:
 
     check_int("--top", args.top, min=1, max=100_000)
     check_output(args.json, "--json")
+    if args.plot:
+        from strgm.plot import check_figure_path
+        check_figure_path(args.plot)
     r = InferenceResult.load(args.dir)
     names = args.var or r.variables
     _check_names(r, names, args.dir)
@@ -91,4 +96,8 @@ def cmd_beliefs(args) -> int:
     elif args.json:
         write_document(args.json, "strgm-beliefs", {"beliefs": data})
         print(f"wrote {args.json}")
+    if args.plot:
+        from strgm.plot import plot_belief, save_figure
+        save_figure(plot_belief(r.belief(names[0]), k=args.top), args.plot)
+        say(f"wrote {args.plot}")
     return 0

@@ -72,6 +72,8 @@ def add_subparser(subparsers) -> None:
     t.add_argument("--checkpoint-every", type=int_arg(min=1), default=10)
     t.add_argument("--resume", default=None, help="continue the run in this checkpoint")
     t.add_argument("--json", default=None, metavar="PATH", help="write the trace here")
+    t.add_argument("--plot", default=None, metavar="FILE.png",
+                   help="draw the data log-likelihood per sweep (needs strgm[plot])")
     t.add_argument("--quiet", action="store_true")
     t.set_defaults(func=_train)
 
@@ -137,6 +139,9 @@ def _train(args) -> int:
                       (args.json, "--json")):
         if path:
             check_output(path, opt)
+    if args.plot:
+        from strgm.plot import check_figure_path
+        check_figure_path(args.plot)
     if args.burn_in is not None and args.burn_in >= args.iters:
         raise OptionError("--burn-in", args.burn_in, f"must be < --iters {args.iters}")
     burn, thin = default_schedule(args.iters, args.burn_in, args.thin)
@@ -171,6 +176,9 @@ def _train(args) -> int:
         write_document(args.json, "strgm-hmm-trace", {
             "settings": kernel.settings.to_dict(), "training": training,
             "trace": state.trace})
+    if args.plot:
+        from strgm.plot import plot_convergence, save_figure
+        save_figure(plot_convergence(state.trace, key="loglik", label=args.model), args.plot)
     print(f"{seqs.num_sequences} sequences, {seqs.num_tokens} symbols, {state.iteration} "
           f"sweeps ({time.perf_counter() - t0:.1f} s this run), {len(post.samples)} samples; "
           f"model written to {args.save}", file=sys.stderr)

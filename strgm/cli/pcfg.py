@@ -80,6 +80,9 @@ def add_subparser(subparsers) -> None:
     t.add_argument("--min-weight", type=float_arg(min=0, max=1, max_open=True), default=0.0,
                    help="omit rules whose final probability is below this from the output")
     t.add_argument("--trace-json", default=None, help="also write the trace as JSON here")
+    t.add_argument("--plot", default=None, metavar="FILE.png",
+                   help="draw log P(trees) per sweep (samplers) or -log P(corpus) per "
+                        "iteration (estimators); needs strgm[plot]")
     t.add_argument("--quiet", action="store_true", help="no per-iteration trace")
     _add_max_memory(t)
     t.set_defaults(func=_train)
@@ -113,6 +116,9 @@ def _check_options(args) -> None:
                                     ("--checkpoint", args.checkpoint)) if v and v != "-"]
     inputs = [(o, v) for o, v in (("the grammar", args.grammar), ("the corpus", args.corpus),
                                   ("--heldout", args.heldout), ("--resume", args.resume)) if v]
+    if args.plot:
+        from strgm.plot import check_figure_path
+        check_figure_path(args.plot)
     for i, (opt, v) in enumerate(outputs):
         check_output(v, opt)
         for other, w in inputs + outputs[:i]:
@@ -267,6 +273,10 @@ def _train(args) -> int:
     if args.trace_json:
         write_document(args.trace_json, "strgm-pcfg-trace", {"method": args.method,
                                                               "trace": trace})
+    if args.plot:
+        from strgm.plot import plot_convergence, save_figure
+        key = "log_p_trees" if args.method in SAMPLERS else "neg_log_prob"
+        save_figure(plot_convergence(trace, key=key, label=args.method), args.plot)
     return 0
 
 

@@ -70,6 +70,8 @@ def add_subparser(subparsers) -> None:
     t.add_argument("--checkpoint-every", type=int_arg(min=1), default=10)
     t.add_argument("--resume", default=None, help="continue the run in this checkpoint")
     t.add_argument("--trace-json", default=None, help="write the per-sweep trace here")
+    t.add_argument("--plot", default=None, metavar="FILE.png",
+                   help="draw the training log-likelihood per sweep (needs strgm[plot])")
     t.add_argument("--quiet", action="store_true")
     t.set_defaults(func=_train)
 
@@ -139,6 +141,9 @@ def _train(args) -> int:
                       (args.trace_json, "--trace-json")):
         if path:
             check_output(path, opt)
+    if args.plot:
+        from strgm.plot import check_figure_path
+        check_figure_path(args.plot)
     trees, prepare = prepare_trees(read_clean_trees(args.trees), args.unk_threshold,
                                    args.markov)
     cls = BlockedMHTSG if args.sampler == "blocked" else LocalGibbsTSG
@@ -151,6 +156,10 @@ def _train(args) -> int:
     save_model(args.save, TSGModel(kernel, state, prepare))
     if args.trace_json:
         write_document(args.trace_json, "strgm-tsg-trace", {"trace": state.trace})
+    if args.plot:
+        from strgm.plot import plot_convergence, save_figure
+        save_figure(plot_convergence(state.trace, key="log_likelihood", label=args.sampler),
+                    args.plot)
     last = state.trace[-1] if state.trace else {}
     print(f"{len(trees)} trees, {state.iteration} sweeps ({time.perf_counter() - t0:.1f} s "
           f"this run), log-likelihood {last.get('log_likelihood', float('nan')):.1f}; "
