@@ -77,11 +77,23 @@ def main(argv: Optional[list] = None) -> int:
         return code
 
 
+def _interrupted_in_compiled_code(e: BaseException) -> bool:
+    """Ctrl-C that arrived while a compiled (numba) kernel ran: Python raises the
+    KeyboardInterrupt as the kernel returns, and the caller sees a SystemError ("returned
+    a result with an exception set") whose context is that KeyboardInterrupt."""
+    seen = 0
+    while e is not None and seen < 8:
+        if isinstance(e, KeyboardInterrupt):
+            return True
+        e, seen = e.__cause__ or e.__context__, seen + 1
+    return False
+
+
 def _report(e: BaseException) -> tuple[str, int]:
     """(the one error line, the exit status) of an exception that ended a command."""
     if isinstance(e, StrgmError):
         return error_line(e), EXIT_INPUT
-    if isinstance(e, KeyboardInterrupt):
+    if isinstance(e, KeyboardInterrupt) or _interrupted_in_compiled_code(e):
         return error_line("interrupted"), EXIT_INTERRUPTED
     if isinstance(e, MemoryError):
         return error_line("out of memory; lower --max-states or --max-memory, or use "

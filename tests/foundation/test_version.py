@@ -60,3 +60,20 @@ def test_py_typed_marker_is_shipped_as_package_data():
     assert "py.typed" in cfg["tool"]["setuptools"]["package-data"]["strgm"]
     extras = cfg["project"]["optional-dependencies"]
     assert extras["nltk"] == ["nltk>=3.8"] and extras["docs"] == ["pdoc>=14"]
+
+
+def test_interrupt_inside_compiled_code_is_an_interrupt(capsys):
+    """A SystemError whose context is a KeyboardInterrupt (Ctrl-C landing in a numba
+    kernel) exits 130 'interrupted', not 3 'internal error'; a plain SystemError is
+    still a bug."""
+    from strgm.cli.app import EXIT_BUG, EXIT_INTERRUPTED, _report
+
+    try:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise SystemError("CPUDispatcher returned a result with an exception set")
+    except SystemError as e:
+        line, code = _report(e)
+    assert code == EXIT_INTERRUPTED and "interrupted" in line
+    assert _report(SystemError("other"))[1] == EXIT_BUG
