@@ -43,6 +43,34 @@ MAX_INPUT_BYTES = 1 << 30
 _NONFINITE = {"Infinity": math.inf, "-Infinity": -math.inf, "NaN": math.nan}
 
 
+#: Data shipped with the package, readable wherever a file is: ``example:NAME``
+#: (``strgm infer example:english-verbs``). Made for strgm, or derived from the CMU
+#: Pronouncing Dictionary (BSD licence, ``strgm/data/LICENSE-cmudict.txt``).
+EXAMPLES = {
+    "english-verbs": "english-verbs.tsv",  # 12 CMUdict verbs × bare/PAST/3SG/PROG
+    "synthetic": "synthetic.tsv",  # 40 words, known rules (synthetic-urs.tsv: gold URs)
+    "synthetic-urs": "synthetic-urs.tsv",
+    "toy-grammar": "toy-grammar.lt",  # Johnson's format
+    "toy-corpus": "toy-corpus.yld",  # sentences of the toy grammar
+    "trees": "trees.mrg",  # Penn Treebank trees written for strgm
+    "phonemes": "phonemes.txt",  # 400 CMUdict pronunciations in IPA, one per line
+}
+EXAMPLE_PREFIX = "example:"
+
+
+def resolve_input(path: PathLike) -> Path:
+    """``path`` as a Path; ``example:NAME`` becomes the shipped file of that name
+    (:data:`EXAMPLES`), an InputError listing the names for an unknown one."""
+    text = str(path)
+    if not text.startswith(EXAMPLE_PREFIX):
+        return Path(path)
+    name = text[len(EXAMPLE_PREFIX):]
+    if name not in EXAMPLES:
+        raise InputError(f"unknown example {name!r}; the examples are "
+                         f"{', '.join(sorted(EXAMPLES))}", path=text)
+    return Path(__file__).resolve().parent / "data" / EXAMPLES[name]
+
+
 def read_text(path: PathLike, what: str = "input") -> str:
     """The text of ``path`` decoded as UTF-8 (a leading byte-order mark is dropped).
 
@@ -60,8 +88,7 @@ def read_text(path: PathLike, what: str = "input") -> str:
 def read_bytes(path: PathLike, what: str = "input") -> bytes:
     """The bytes of ``path``, with :class:`InputError` for a missing, unreadable or
     oversized file (the size is checked before reading)."""
-    p = Path(path)
-    check_input(p, what)
+    p = check_input(path, what)
     try:
         return p.read_bytes()
     except OSError as e:
@@ -69,9 +96,10 @@ def read_bytes(path: PathLike, what: str = "input") -> bytes:
 
 
 def check_input(path: PathLike, what: str = "input", directory: bool = False) -> Path:
-    """``path`` as a :class:`Path` once it is known to exist with the right type and size;
-    otherwise :class:`InputError` naming it."""
-    p = Path(path)
+    """``path`` as a :class:`Path` once it is known to exist with the right type and size
+    (``example:NAME`` resolved to the shipped file); otherwise :class:`InputError` naming
+    it."""
+    p = resolve_input(path)
     try:
         st = p.stat()
     except FileNotFoundError:
