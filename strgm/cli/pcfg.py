@@ -177,6 +177,7 @@ def _resumed(args, state, settings: dict):
 
 
 def _sample(args, g, corpus, held, log):
+    from strgm.grammars.driver import stuck_chain
     from strgm.grammars.samplers import CollapsedMH, GibbsPCFG, SamplerState, run
 
     cls = GibbsPCFG if args.method == "gibbs" else CollapsedMH
@@ -195,8 +196,13 @@ def _sample(args, g, corpus, held, log):
     res = run(k, state, args.iters - state.iteration, burn_in=args.burn_in, eval_every=1,
               heldout=held, progress=not args.quiet, log=log, checkpoint=args.checkpoint,
               checkpoint_every=args.checkpoint_every)
+    acc = None
     if args.method == "mh" and res.state.proposed:
-        print(f"acceptance rate {res.state.accepted / res.state.proposed:.4f}", file=log)
+        acc = res.state.accepted / res.state.proposed
+        print(f"acceptance rate {acc:.4f}", file=log)
+    note = stuck_chain(res.trace, "log_p_trees", acceptance=acc)
+    if note:
+        print(f"strgm: warning: {note}", file=log)
     return res.theta_mean, res.trace
 
 

@@ -22,7 +22,7 @@ import time
 from strgm.errors import InputError
 from strgm.validate import check_int, check_size
 
-__all__ = ["drive"]
+__all__ = ["drive", "stuck_chain"]
 
 
 def drive(step, state, iters: int, *, describe=None, progress: bool = False, log=sys.stderr,
@@ -70,3 +70,19 @@ def chain_inputs(grammar, corpus, max_memory=None, compiled=None, purpose="estim
     if any(len(s) == 0 for s in sentences):
         raise InputError("the corpus holds an empty sentence")
     return cg, sentences
+
+
+def stuck_chain(trace, key: str, window: int = 10, acceptance=None):
+    """A one-line warning when a chain has not moved: ``key`` (its log P) took the same
+    value over the last ``window`` sweeps, or the MH acceptance rate is exactly 1 with a
+    constant log P (every proposal is the current state: each sentence has one parse, or
+    the proposal never leaves the current trees). None when the chain moved or the run
+    is shorter than ``window`` sweeps."""
+    values = [r[key] for r in trace if key in r][-window:]
+    if len(values) < window or len(set(values)) > 1:
+        return None
+    why = (f"acceptance {acceptance:.3f}, " if acceptance is not None else "")
+    return (f"the chain did not move: {why}{key} stayed at {values[-1]:.6g} for the last "
+            f"{window} sweeps; check that the sentences are ambiguous under the grammar, "
+            "or run more sweeps")
+

@@ -195,3 +195,17 @@ def test_grammar_summary_instead_of_thousands_of_lines():
     out = _grammar_summary(text)
     assert out.startswith("500 rules; the first 10:") and "… 490 more" in out
     assert len(out.splitlines()) == 13 and "--out -" in out
+
+
+def test_stuck_chain_is_warned_about(tmp_path):
+    """An MH chain on unambiguous sentences never changes its trees: the run says so."""
+    from strgm.grammars.driver import stuck_chain
+
+    (tmp_path / "g.lt").write_text("S --> A B\nA --> a\nB --> b\n")
+    (tmp_path / "c.yld").write_text("a b\na b\n")
+    o = run_cli(["pcfg", "train", tmp_path / "g.lt", tmp_path / "c.yld", "--method", "mh",
+                 "--iters", "12", "--out", tmp_path / "o.lt", "--quiet"])
+    assert o.code == 0 and "warning: the chain did not move: acceptance 1.000" in o.stderr
+    moving = [{"log_p_trees": -float(i % 3)} for i in range(12)]
+    assert stuck_chain(moving, "log_p_trees") is None  # negative control
+    assert stuck_chain(moving[:5], "log_p_trees") is None
