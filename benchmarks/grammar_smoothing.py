@@ -142,13 +142,14 @@ def plot(rows, path) -> str:
     except ImportError:
         return "matplotlib not installed: no plot"
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
-    names = [f"h{r['markov']} {'P' if r['parent'] else '-'} {r['smoothing']}" for r in rows]
+    names = [f"h{r['markov']} {'P' if r['parent'] else '-'} {r['smoothing']} "
+             f"(≤{r.get('max_length', '?')} w)" for r in rows]
     x = np.arange(len(rows))
     for k, dec in enumerate(("viterbi", "maxrule")):
         ax1.bar(x + 0.4 * k, [100 * r.get(dec, {}).get("f1", np.nan) for r in rows], 0.4,
                 label=dec)
     ax1.set_ylim(60, 80)
-    ax1.set_ylabel("F1 (≤ 40 words)")
+    ax1.set_ylabel("F1 (sentences up to the length in the label)")
     ax1.legend()
     ax2.plot(x + 0.2, [r["heldout_common"]["loglik_per_token"] for r in rows], "o")
     ax2.set_ylabel("held-out rule LL / token (common tokens)")
@@ -206,6 +207,9 @@ def main(argv=None) -> int:
     old = OUT / "grammar_smoothing.json"
     if a.append and old.exists():
         prev = json.loads(old.read_text())
+        for r in prev["rows"]:  # older files: the sentence set in the meta only
+            r.setdefault("max_length", prev["meta"]["max_length"])
+            r.setdefault("sentences", prev["meta"]["sentences"])
         rows = [r for r in prev["rows"] if r["markov"] not in a.markov] + rows
         rows.sort(key=lambda r: r["markov"])
         runs = [r for r in _runs(prev) if not set(r["markov"]) & set(a.markov)] + runs
