@@ -1,0 +1,31 @@
+"""The scripts in examples/ run to the end (from a directory where ../shared is absent,
+so they use the data shipped with the package and say so)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+FAST = ["underlying_forms.py", "train_phonology.py", "pcfg_prior_underlying_forms.py"]
+
+
+@pytest.mark.parametrize("name", FAST)
+def test_example_runs(name, tmp_path):
+    script = tmp_path / "ex" / "copy" / name
+    script.parent.mkdir(parents=True)
+    script.write_bytes((EXAMPLES / name).read_bytes())
+    r = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip()
+    if name == "underlying_forms.py":
+        assert "NOTE: the textbook data" in r.stdout
+
+
+@pytest.mark.slow
+def test_pcfg_morphology_example_runs(tmp_path):
+    r = subprocess.run([sys.executable, str(EXAMPLES / "pcfg_morphology.py")], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=1800)
+    assert r.returncode == 0, r.stderr[-2000:]
