@@ -34,6 +34,7 @@ import time
 import warnings
 
 from strgm.errors import InputError, OptionError, TruncationWarning
+from strgm.progress import StepProgress
 from strgm.validate import float_arg, int_arg
 
 __all__ = ["add_subparser"]
@@ -155,15 +156,18 @@ def _train(args) -> int:
     else:
         state = kernel.init(args.seed)
     t0, every = time.perf_counter(), max(1, args.iters // 50)
+    bar = StepProgress(args.iters, "sweeps", enabled=not args.quiet,
+                       initial=state.iteration)
 
     def show(st):
-        if not args.quiet and (st.iteration % every == 0 or st.iteration == args.iters):
-            print(_describe(st, t0, args.iters, kernel.settings.local), file=sys.stderr, flush=True)
+        bar.step(_describe(st, t0, args.iters, kernel.settings.local),
+                 show=st.iteration % every == 0 or st.iteration == args.iters)
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TruncationWarning)
         state = run_chain(kernel, state, args.iters, burn, thin, on_sweep=show,
                           checkpoint=args.checkpoint, checkpoint_every=args.checkpoint_every)
+    bar.close()
     for w in caught:
         print(f"strgm: warning: {w.message}", file=sys.stderr)
     post = posterior_of(state, kernel, vocab)

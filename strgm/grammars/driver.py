@@ -20,6 +20,7 @@ import sys
 import time
 
 from strgm.errors import InputError
+from strgm.progress import StepProgress
 from strgm.validate import check_int, check_size
 
 __all__ = ["drive", "stuck_chain"]
@@ -36,23 +37,31 @@ def drive(step, state, iters: int, *, describe=None, progress: bool = False, log
     iters = check_int("iters", iters, min=0)
     checkpoint_every = check_int("checkpoint_every", checkpoint_every, min=0)
     t0 = time.perf_counter()
+    with StepProgress(iters, enabled=progress and describe is not None, stream=log) as bar:
+        state, saved = _loop(step, state, iters, describe, bar, t0, checkpoint,
+                             checkpoint_every, callback, stop)
+    if checkpoint and saved != state.iteration:
+        state.save(checkpoint)
+    return state
+
+
+def _loop(step, state, iters, describe, bar, t0, checkpoint, checkpoint_every, callback,
+          stop):
+    """The steps of :func:`drive`: (last state, iteration of the last checkpoint)."""
     saved = None
     for _ in range(iters):
         if stop is not None and stop(state):
             break
         state = step(state)
         row = state.trace[-1]
-        if progress and describe is not None:
-            print(describe(state, row) + f"  {time.perf_counter() - t0:.1f}s", file=log,
-                  flush=True)
+        if describe is not None:
+            bar.step(describe(state, row) + f"  {time.perf_counter() - t0:.1f}s")
         if callback is not None:
             callback(state, row)
         if checkpoint and checkpoint_every and state.iteration % checkpoint_every == 0:
             state.save(checkpoint)
             saved = state.iteration
-    if checkpoint and saved != state.iteration:
-        state.save(checkpoint)
-    return state
+    return state, saved
 
 
 def chain_inputs(grammar, corpus, max_memory=None, compiled=None, purpose="estimate from"):

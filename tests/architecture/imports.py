@@ -13,7 +13,7 @@ PACKAGE = ROOT / "strgm"
 #: (the same entry) or of lower layers, never a sibling entry of its own layer.
 LAYERS = [
     ["strgm.errors"],
-    ["strgm.validate", "strgm.safe_io"],
+    ["strgm.validate", "strgm.safe_io", "strgm.progress"],
     ["strgm.alphabet", "strgm.wfsa"],
     ["strgm.transducers", "strgm.features"],
     ["strgm.factors"],
