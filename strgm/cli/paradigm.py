@@ -43,13 +43,14 @@ def check_paths(args) -> None:
                           "(ep: gradient or closed; pep: prox or grow)")
 
 
-def add_prior_option(group) -> None:
+def add_prior_option(group, model_option: bool = True) -> None:
     """``--prior``, the prior on underlying forms (``infer``, ``demo`` and ``train``)."""
     group.add_argument("--prior", default=None, metavar="unigram|hmm:MODEL",
                        help="prior on every morpheme's underlying form: unigram (geometric "
                             "length × segment frequencies; the default) or hmm:MODEL, a "
                             "`strgm hmm train` model as a string prior (docs/architecture.md "
-                            "§5); with --model, default the prior it was trained with")
+                            "§5)" + ("; with --model, default the prior it was trained with"
+                                     if model_option else "; --save records it"))
 
 
 def resolve_prior(args):

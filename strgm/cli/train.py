@@ -62,7 +62,7 @@ def add_subparser(sub) -> None:
                         "least half of the training words sharing a morpheme with it wrong; "
                         "edit: the trained edit phonology alone")
     p.add_argument("--quiet", action="store_true")
-    add_prior_option(p)
+    add_prior_option(p, model_option=False)
     p.add_argument("--show-processes", type=int_arg(0), default=10, metavar="N",
                    help="print the N strongest learned processes, e.g. 'd → t / _ #' "
                         "(0: none; default: %(default)s)")
