@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-FAST = ["underlying_forms.py", "train_phonology.py", "pcfg_prior_underlying_forms.py"]
+FAST = ["underlying_forms.py", "pcfg_prior_underlying_forms.py"]
+SLOW = ["train_phonology.py", "pcfg_morphology.py"]
 
 
 @pytest.mark.parametrize("name", FAST)
@@ -25,7 +26,8 @@ def test_example_runs(name, tmp_path):
 
 
 @pytest.mark.slow
-def test_pcfg_morphology_example_runs(tmp_path):
-    r = subprocess.run([sys.executable, str(EXAMPLES / "pcfg_morphology.py")], cwd=tmp_path,
+@pytest.mark.parametrize("name", SLOW)
+def test_slow_example_runs(name, tmp_path):
+    r = subprocess.run([sys.executable, str(EXAMPLES / name)], cwd=tmp_path,
                        capture_output=True, text=True, timeout=1800)
     assert r.returncode == 0, r.stderr[-2000:]
