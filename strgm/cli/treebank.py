@@ -201,7 +201,8 @@ def _score(args) -> int:
     res.skipped_long += len(gold) - len(kept)
     d = res.summary()
     if args.json:
-        print(json.dumps(d, indent=1))
+        from strgm.cli.json_output import document
+        print(json.dumps(document("strgm-treebank-score", d), indent=1))
         return 0
     print(f"sentences {d['sentences']} (failed {d['failed']}, longer than --max-length "
           f"skipped {d['skipped_long']})")

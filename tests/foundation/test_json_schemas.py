@@ -60,6 +60,18 @@ def test_grammar_traces(tmp_path):
     assert _validate(tmp_path / "p.json")["trace"]
 
 
+def test_treebank_score(tmp_path):
+    assert run_cli(["treebank", "grammar", "example:trees", "--out", tmp_path / "g.lt"]).code == 0
+    y = run_cli(["treebank", "yield", "example:trees"])
+    (tmp_path / "s.txt").write_text(y.stdout)
+    p = run_cli(["pcfg", "parse", tmp_path / "g.lt", tmp_path / "s.txt"])
+    (tmp_path / "p.txt").write_text(p.stdout)
+    s = run_cli(["treebank", "score", "example:trees", tmp_path / "p.txt", "--json"])
+    assert s.code == 0, s.stderr
+    (tmp_path / "score.json").write_text(s.stdout)
+    assert _validate(tmp_path / "score.json")["f1"] > 0.9
+
+
 def test_rules_and_beliefs(tmp_path):
     (tmp_path / "w.tsv").write_text(PARADIGM)
     o = run_cli(["rules", tmp_path / "w.tsv", "--json", tmp_path / "r.json"])
