@@ -199,11 +199,11 @@ def run_paradigm(paradigm, args, out=None, title: Optional[str] = None) -> int:
     prog.done()
     print(report.run_text(run, args.top), file=out)
     if args.json:
-        from strgm.safe_io import atomic_write_json
+        from strgm.cli.json_output import write_document
 
         record = {"ur_prior": prior.record() if prior else {"kind": "unigram"}}
-        atomic_write_json(args.json, report.result_json(run.result, model, args.top,
-                                                        run.scores, record))
+        write_document(args.json, "strgm-infer", report.result_json(
+            run.result, model, args.top, run.scores, record))
         print(f"\nwrote {args.json}", file=out)
     if getattr(args, "save_beliefs", None):
         run.result.save(args.save_beliefs)

@@ -256,7 +256,7 @@ def cmd_train(args) -> int:
     from strgm.inference import Progress
     from strgm.models.processes import learned_processes
     from strgm.models.ur_prior import using_ur_prior
-    from strgm.safe_io import atomic_write_json
+    from strgm.cli.json_output import write_document
 
     check_outputs([(args.json, "--json", False), (args.save, "--save", False)],
                   [args.file, args.resume])
@@ -283,7 +283,7 @@ def cmd_train(args) -> int:
                                          "l1": args.l1, "ur_prior": out["ur_prior"]})
         print(f"wrote {args.save}")
     if args.json:
-        atomic_write_json(args.json, out)
+        write_document(args.json, "strgm-train", out)
         print(f"wrote {args.json}")
     return 0
 

@@ -60,6 +60,18 @@ def test_grammar_traces(tmp_path):
     assert _validate(tmp_path / "p.json")["trace"]
 
 
+def test_infer_and_train(tmp_path):
+    o = run_cli(["infer", "example:english-verbs", "--holdout", "0.1", "--quiet", "--json",
+                 tmp_path / "i.json"])
+    assert o.code == 0, o.stderr
+    assert _validate(tmp_path / "i.json")["holdout"]["n"] > 0
+    (tmp_path / "w.tsv").write_text(PARADIGM)
+    o = run_cli(["train", tmp_path / "w.tsv", "--em-iters", "1", "--family", "edit",
+                 "--no-tier", "--quiet", "--json", tmp_path / "t.json"])
+    assert o.code == 0, o.stderr
+    assert _validate(tmp_path / "t.json")["trace"]
+
+
 def test_treebank_score(tmp_path):
     assert run_cli(["treebank", "grammar", "example:trees", "--out", tmp_path / "g.lt"]).code == 0
     y = run_cli(["treebank", "yield", "example:trees"])
