@@ -31,6 +31,19 @@ def progress(args):
     return Progress(enabled)
 
 
+def check_chain_outputs(outputs, plot=None) -> None:
+    """Before a sampler run: every ``(path, option)`` output can be written, and the
+    ``--plot`` figure path too (with matplotlib installed)."""
+    from strgm.safe_io import check_output
+
+    for path, opt in outputs:
+        if path:
+            check_output(path, opt)
+    if plot:
+        from strgm.plot import check_figure_path
+        check_figure_path(plot)
+
+
 @contextlib.contextmanager
 def warnings_as_lines(stream=None):
     """Show each distinct warning raised inside the block once, as one line

@@ -133,16 +133,11 @@ def _train(args) -> int:
     from strgm.hmm import HMMState
     from strgm.hmm.model_file import save_model
     from strgm.hmm.training import default_schedule, posterior_of, run_chain
+    from strgm.cli.common import check_chain_outputs
     from strgm.cli.json_output import write_document
-    from strgm.safe_io import check_output
 
-    for path, opt in ((args.save, "--save"), (args.checkpoint, "--checkpoint"),
-                      (args.json, "--json")):
-        if path:
-            check_output(path, opt)
-    if args.plot:
-        from strgm.plot import check_figure_path
-        check_figure_path(args.plot)
+    check_chain_outputs([(args.save, "--save"), (args.checkpoint, "--checkpoint"),
+                         (args.json, "--json")], args.plot)
     if args.burn_in is not None and args.burn_in >= args.iters:
         raise OptionError("--burn-in", args.burn_in, f"must be < --iters {args.iters}")
     burn, thin = default_schedule(args.iters, args.burn_in, args.thin)

@@ -36,7 +36,6 @@ import time
 
 from strgm.errors import InputError, OptionError
 from strgm.cli.json_output import write_document
-from strgm.safe_io import check_output
 from strgm.validate import float_arg, int_arg
 
 __all__ = ["add_subparser"]
@@ -137,13 +136,10 @@ def _train(args) -> int:
     from strgm.grammars.tsg import BlockedMHTSG, LocalGibbsTSG
     from strgm.grammars.tsg.model_file import TSGModel, prepare_trees, save_model
 
-    for path, opt in ((args.save, "--save"), (args.checkpoint, "--checkpoint"),
-                      (args.trace_json, "--trace-json")):
-        if path:
-            check_output(path, opt)
-    if args.plot:
-        from strgm.plot import check_figure_path
-        check_figure_path(args.plot)
+    from strgm.cli.common import check_chain_outputs
+
+    check_chain_outputs([(args.save, "--save"), (args.checkpoint, "--checkpoint"),
+                         (args.trace_json, "--trace-json")], args.plot)
     trees, prepare = prepare_trees(read_clean_trees(args.trees), args.unk_threshold,
                                    args.markov)
     cls = BlockedMHTSG if args.sampler == "blocked" else LocalGibbsTSG
