@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import sys
 import warnings
 
@@ -46,15 +47,17 @@ def check_chain_outputs(outputs, plot=None) -> None:
 
 @contextlib.contextmanager
 def warnings_as_lines(stream=None):
-    """Show each distinct warning raised inside the block once, as one line
+    """Show each kind of warning raised inside the block once, as one line
     ``strgm: warning: MESSAGE`` on stderr, instead of Python's two-line format with a
-    source line (or, as before, not at all)."""
+    source line (or not at all). Messages that differ only in their numbers (an E-step's
+    "stopped after 3 iterations (last change 1.4e+00)") count as one kind."""
     seen = set()
 
     def show(message, category, filename, lineno, file=None, line=None):
         text = str(message).splitlines()[0] if str(message) else category.__name__
-        if text not in seen:
-            seen.add(text)
+        kind = re.sub(r"\d[\d.e+-]*", "#", text)
+        if kind not in seen:
+            seen.add(kind)
             print(f"strgm: warning: {text}", file=stream or sys.stderr, flush=True)
 
     with warnings.catch_warnings():

@@ -10,7 +10,6 @@ surface much later as "observations inconsistent").
 
 from __future__ import annotations
 
-import warnings
 
 from strgm.cli.common import INFERENCE_METHODS, add_limit_options, check_outputs
 from strgm.cli.paradigm import add_prior_option, note_unseen, resolve_prior
@@ -256,6 +255,7 @@ def cmd_train(args) -> int:
     from strgm.inference import Progress
     from strgm.models.processes import learned_processes
     from strgm.models.ur_prior import using_ur_prior
+    from strgm.cli.common import warnings_as_lines
     from strgm.cli.json_output import write_document
 
     check_outputs([(args.json, "--json", False), (args.save, "--save", False)],
@@ -263,11 +263,10 @@ def cmd_train(args) -> int:
     check_outputs([(args.checkpoint, "--checkpoint", False)], [args.file])  # may = --resume
     _check_run_options(args)
     prior = resolve_prior(args)
-    warnings.simplefilter("ignore")
     para = read_paradigm(args.file)
     note_unseen(prior, para.alphabet())
     prog = Progress(not args.quiet)  # lines every 10 s when stderr is not a terminal
-    with using_ur_prior(prior):  # EM, the tier screening and the rule family alike
+    with using_ur_prior(prior), warnings_as_lines():  # EM, tier screening, rule family
         run = _train(args, para, prog, prior)
         prog.done()
         out = {"trace": run.train.trace, **_choices_shown(run, args),

@@ -35,5 +35,8 @@ def test_warnings_become_one_line_each_once(capsys):
         for _ in range(3):
             warnings.warn("chain stuck: acceptance 1.000", UserWarning)
         warnings.warn("second\nline hidden", RuntimeWarning)
+        warnings.warn("ep stopped after 3 iterations (last change 1.4e+00)", UserWarning)
+        warnings.warn("ep stopped after 3 iterations (last change 9.9e-01)", UserWarning)
     err = capsys.readouterr().err.splitlines()
-    assert err == ["strgm: warning: chain stuck: acceptance 1.000", "strgm: warning: second"]
+    assert err == ["strgm: warning: chain stuck: acceptance 1.000", "strgm: warning: second",
+                   "strgm: warning: ep stopped after 3 iterations (last change 1.4e+00)"]
