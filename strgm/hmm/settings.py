@@ -41,8 +41,9 @@ class HMMSettings:
     Beta prior on each state's probability of ending a sequence (``model_length``:
     with it the HMM is a distribution over strings of every length ≥ 1; without it the
     lengths are given). ``loc_dim`` is D, the dimension of the state locations
-    (prior N(0, I)); ``loc_step`` and ``lam_step`` the random-walk scales of their
-    Metropolis–Hastings moves.
+    (prior N(0, I)); ``loc_step`` and ``lam_step`` the base random-walk scales of their
+    Metropolis–Hastings moves, divided by √(1 + jump counts) so that large data keep
+    the moves acceptable (:mod:`strgm.hmm.locations`).
     """
 
     model: str = "lt"
