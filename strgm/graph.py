@@ -18,6 +18,7 @@ from typing import Iterable, Optional, Sequence
 import networkx as nx
 import pynini
 
+from strgm import display
 from strgm.alphabet import Alphabet
 from strgm.errors import GraphError
 from strgm.factors import BinaryFactor, ConcatFactor, Factor, UnaryFactor
@@ -39,7 +40,8 @@ class Variable:
 class FactorGraph:
     """A factor graph over strings on one alphabet.
 
-    >>> from strgm.alphabet import Alphabet
+    >>> from strgm import display
+from strgm.alphabet import Alphabet
     >>> import strgm.transducers as ff
     >>> g = FactorGraph(Alphabet("ab"))
     >>> g.add_variable("M"); g.add_variable("S", observed="ab")
@@ -237,3 +239,40 @@ class FactorGraph:
                 lines.append(f'  "f:{f.name}" -- "v:{v}";')
         lines.append("}")
         return "\n".join(lines) + "\n"
+
+    # --- notebook display (strgm.display) ---------------------------------------------
+    def _repr_svg_(self) -> Optional[str]:
+        """The graph laid out by Graphviz (``dot -Tsvg`` on :meth:`to_dot`, with a
+        timeout), or None when ``dot`` is not on PATH or fails: the notebook then falls
+        back to :meth:`_repr_html_`. The last picture is kept for the same dot text."""
+        key = (self.to_dot(), display.has_program("dot"))
+        cached = getattr(self, "_svg_cache", None)
+        if cached is None or cached[0] != key:
+            cached = (key, display.dot_to_svg(key[0]) if key[1] else None)
+            self._svg_cache = cached
+        return cached[1]
+
+    def _repr_html_(self) -> Optional[str]:
+        """A summary table (variables with their observations and degrees, factors with
+        their kinds and variables; at most ``display.MAX_ROWS`` rows each), or None when
+        :meth:`_repr_svg_` has a picture: notebook front ends prefer HTML to SVG, so
+        returning both would hide the picture."""
+        if self._repr_svg_() is not None:
+            return None
+        cap = display.MAX_ROWS
+        names = list(self.variables)
+        vrows = [(v, display.shown(self.alphabet.join(x.observed)) if x.is_observed
+                  else "latent", self.degree(v))
+                 for v, x in ((v, self.variables[v]) for v in names[:cap])]
+        frows = [(f.name, f.kind, ", ".join(f.variables))
+                 for f in list(self.factors.values())[:cap]]
+        n_obs = sum(x.is_observed for x in self.variables.values())
+        head = display.facts([("variables", len(names)), ("observed", n_obs),
+                              ("factors", len(self.factors)),
+                              ("a tree (BP exact)", "yes" if self.is_acyclic() else "no")])
+        return display.card(
+            "FactorGraph", head,
+            display.table(["variable", "observed", "degree"], vrows,
+                          more=len(names) - len(vrows), more_what="variables"),
+            display.table(["factor", "kind", "variables"], frows,
+                          more=len(self.factors) - len(frows), more_what="factors"))

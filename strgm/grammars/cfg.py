@@ -32,6 +32,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from strgm import display
 from strgm.errors import GrammarError
 from strgm.validate import check_float
 
@@ -149,6 +150,25 @@ class Grammar:
 
     def is_terminal(self, sym: str) -> bool:
         return sym not in self.nt_index
+
+    def _repr_html_(self, max_lhs: int = 5, max_rules: int = 5) -> str:
+        """Notebook display: the counts, then the ``max_rules`` most probable rules (θ of
+        :meth:`probabilities`) of the first ``max_lhs`` left-hand sides, start first."""
+        theta = self.probabilities()
+        lhs = [self.start] + [a for a in self.nonterminals if a != self.start][:max_lhs - 1]
+        rows, more = [], []
+        for a in lhs:
+            idx = np.flatnonzero(self.lhs_index == self.nt_index[a])
+            top = idx[np.argsort(-theta[idx], kind="stable")[:max_rules]]
+            pairs = [(" ".join(self.rules[i].rhs), theta[i]) for i in top]
+            rows += display.ranked_rows(pairs, first=(a, "→"))
+            if len(idx) > len(top):
+                rows.append((a, "→", f"… {len(idx) - len(top)} more rules", "", ""))
+        head = display.facts([("start", self.start), ("nonterminals", self.n_lhs),
+                              ("terminals", len(self.terminals)), ("rules", len(self.rules))])
+        return display.card("Grammar", head, display.table(
+            ["lhs", "", "rhs", "θ", ""], rows, more=self.n_lhs - len(lhs),
+            more_what="left-hand sides"))
 
 
 @dataclass

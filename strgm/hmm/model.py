@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy.special import logsumexp
 
+from strgm import display
 from strgm.errors import InputError
 from strgm.hmm.emissions import emitter
 from strgm.hmm.forward import log_likelihoods, viterbi
@@ -31,6 +32,35 @@ from strgm.hmm.transitions import jump_probabilities, similarity
 from strgm.wfsa.core import from_arc_table
 
 __all__ = ["HMM", "HMMPosterior", "hmm_of_state"]
+
+
+def _emissions_of(h, k: int, vocab: tuple, top: int) -> str:
+    """State k's ``top`` most probable symbols (categorical) or its mean (Gaussian)."""
+    if "theta" in h.params:
+        row = np.asarray(h.params["theta"][k])
+        return ", ".join(f"{vocab[v] if v < len(vocab) else v} {row[v]:.2g}"
+                         for v in np.argsort(-row, kind="stable")[:top])
+    if "mu" in h.params:
+        return "μ = " + np.array2string(np.asarray(h.params["mu"][k]), precision=2,
+                                        threshold=2 * top)
+    return ""
+
+
+def _states_html(h, vocab: tuple, title: str, info: list, max_states: int = 10,
+                max_symbols: int = 5) -> str:
+    """Notebook display of an HMM: ``info`` facts, then its ``max_states`` most used
+    states (expected visits per sequence, :meth:`HMM.occupancy`, else p0) with their
+    stop probabilities and emissions."""
+    try:
+        weight, what = h.occupancy(), "visits"
+    except (InputError, np.linalg.LinAlgError):
+        weight, what = np.asarray(h.p0, dtype=float), "p0"
+    order = np.argsort(-weight, kind="stable")[:max_states]
+    rows = [(str(k), float(weight[k]), "" if h.stop is None else float(h.stop[k]),
+             _emissions_of(h, int(k), vocab, max_symbols)) for k in order]
+    return display.card(title, display.facts(info), display.table(
+        ["state", what, "stop", "emissions"], rows, more=len(weight) - len(order),
+        more_what="states"))
 
 
 @dataclass(frozen=True)
@@ -73,6 +103,12 @@ class HMM:
         keep[np.argmax(occ)] = True
         return replace(self, p0=self.p0[keep], P=self.P[np.ix_(keep, keep)],
                        stop=self.stop[keep], params={k: v[keep] for k, v in self.params.items()})
+
+    def _repr_html_(self) -> str:
+        """Notebook display: the most used states and what they emit (:func:`_states_html`)."""
+        info = [("states", len(self.p0)), ("emissions", getattr(self.emissions, "kind", "?")),
+                ("length model", "no" if self.stop is None else "yes")]
+        return _states_html(self, (), "HMM", info)
 
     def to_wfsa(self, columns: np.ndarray | None = None, empty: float = 0.0):
         """Log64 acceptor of this HMM (module docstring). Arc labels are symbol index + 1;
@@ -126,3 +162,12 @@ class HMMPosterior:
         stop = None if s[0].stop is None else np.mean([h.stop for h in s], axis=0)
         return HMM(np.mean([h.p0 for h in s], axis=0), np.mean([h.P for h in s], axis=0),
                    stop, s[0].emissions.mean([h.params for h in s]), s[0].emissions)
+
+    def _repr_html_(self) -> str:
+        """Notebook display: the samples and vocabulary, then the posterior-mean model's
+        most used states (:func:`_states_html`) with the vocabulary's symbols."""
+        m = self.mean()
+        info = [("samples", len(self.samples)), ("vocabulary", len(self.vocab)),
+                ("model", getattr(self.settings, "model", "?")), ("states", len(m.p0)),
+                ("emissions", getattr(m.emissions, "kind", "?"))]
+        return _states_html(m, tuple(self.vocab), "HMMPosterior (posterior-mean model)", info)

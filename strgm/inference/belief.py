@@ -11,11 +11,18 @@ from typing import Optional, Sequence
 import numpy as np
 import pynini
 
+from strgm import display
 from strgm.alphabet import Alphabet
-from strgm.errors import DivergenceError, InconsistentEvidenceError
+from strgm.errors import DivergenceError, InconsistentEvidenceError, StrgmError
 from strgm.wfsa import entropy as _entropy
 from strgm.wfsa import kbest as _kbest
 from strgm.wfsa import log_partition, sample as _sample, score_strings
+
+
+#: The notebook display computes the entropy only of beliefs with at most this many
+#: states (exact, or a Monte-Carlo estimate from DISPLAY_ENTROPY_SAMPLES samples).
+DISPLAY_ENTROPY_STATES = 200
+DISPLAY_ENTROPY_SAMPLES = 200
 
 
 class Belief:
@@ -83,3 +90,29 @@ class Belief:
     def __repr__(self) -> str:
         top = ", ".join(f"{s or 'ε'}:{p:.3f}" for s, p in self.kbest(3))
         return f"Belief({self.name!r}, [{top}])"
+
+    def _display_entropy(self) -> Optional[str]:
+        """The entropy for the notebook display, when the belief is small enough."""
+        if self._fst.num_states() > DISPLAY_ENTROPY_STATES:
+            return None
+        try:
+            h, se = self.entropy(return_stderr=True, n_samples=DISPLAY_ENTROPY_SAMPLES)
+        except (StrgmError, ValueError, ArithmeticError):
+            return None
+        if not np.isfinite(h):
+            return None
+        return f"{h:.3g} nats" if se == 0 else f"≈ {h:.3g} ± {se:.2g} nats (Monte-Carlo)"
+
+    def _repr_html_(self, k: int = 10) -> str:
+        """The ``k`` most probable strings (:meth:`kbest`, never the whole support, which
+        may be infinite) with probabilities and bars, the mass they cover, the number of
+        states and, for a small automaton, the entropy (:meth:`entropy`)."""
+        pairs = self.kbest(k)
+        info = [("states", self._fst.num_states()),
+                (f"top {len(pairs)} mass", f"{sum(p for _, p in pairs):.1%}")]
+        h = self._display_entropy()
+        if h is not None:
+            info.append(("entropy", h))
+        return display.card(f"Belief of {self.name}", display.facts(info),
+                            display.table(["string", "probability", ""],
+                                          display.ranked_rows(pairs)))

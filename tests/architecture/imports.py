@@ -13,7 +13,7 @@ PACKAGE = ROOT / "strgm"
 #: (the same entry) or of lower layers, never a sibling entry of its own layer.
 LAYERS = [
     ["strgm.errors"],
-    ["strgm.validate", "strgm.safe_io", "strgm.progress"],
+    ["strgm.validate", "strgm.safe_io", "strgm.progress", "strgm.display"],
     ["strgm.alphabet", "strgm.wfsa"],
     ["strgm.transducers", "strgm.features"],
     ["strgm.factors"],
@@ -23,6 +23,7 @@ LAYERS = [
     ["strgm.hmm"],
     ["strgm.models"],
     ["strgm.workflows", "strgm.plot"],
+    ["strgm.distributed"],
     ["strgm.cli"],
     ["strgm"],  # the package root re-exports the error hierarchy
 ]
