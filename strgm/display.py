@@ -115,18 +115,20 @@ def has_program(program: str = "dot") -> bool:
     return shutil.which(program) is not None
 
 
-def dot_to_svg(dot: str, timeout: float = DOT_TIMEOUT, program: str = "dot"
+def dot_to_svg(dot: str, timeout: Optional[float] = None, program: str = "dot"
                ) -> Optional[str]:
     """The SVG of Graphviz ``dot`` text, from ``program -Tsvg`` (the ``<svg>`` element
     only: the XML prolog and doctype are dropped), or None when ``program`` is not on
-    PATH, exits with an error, prints no SVG or takes more than ``timeout`` seconds.
+    PATH, exits with an error, prints no SVG or takes more than ``timeout`` seconds
+    (default :data:`DOT_TIMEOUT`).
     Graphviz escapes the labels it writes into the SVG."""
     exe = shutil.which(program)
     if exe is None:
         return None
     try:
         done = subprocess.run([exe, "-Tsvg"], input=dot.encode("utf-8"),
-                              capture_output=True, timeout=timeout, check=False)
+                              capture_output=True, check=False,
+                              timeout=DOT_TIMEOUT if timeout is None else timeout)
     except (OSError, subprocess.SubprocessError):
         return None
     if done.returncode != 0:
