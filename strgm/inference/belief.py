@@ -109,7 +109,7 @@ class Belief:
         states and, for a small automaton, the entropy (:meth:`entropy`)."""
         pairs = self.kbest(k)
         info = [("states", self._fst.num_states()),
-                (f"top {len(pairs)} mass", f"{sum(p for _, p in pairs):.1%}")]
+                (f"mass of the top {len(pairs)}", f"{sum(p for _, p in pairs):.1%}")]
         h = self._display_entropy()
         if h is not None:
             info.append(("entropy", h))
