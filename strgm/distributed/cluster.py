@@ -107,7 +107,8 @@ class TaskPool:
         """``value`` sent once to the workers (a future), or itself when serial."""
         if self.client is None:
             return value
-        return self.client.scatter(value, broadcast=broadcast, hash=False)
+        # wrapped in a list: Dask would scatter a dict's values under the dict's keys
+        return self.client.scatter([value], broadcast=broadcast, hash=False)[0]
 
     def map(self, fn: Callable, items: Sequence, *shared, key: str = "strgm") -> list:
         """``[fn(item, *shared) for item in items]``; ``shared`` are values or futures

@@ -33,8 +33,8 @@ from strgm.grammars.cfg import Grammar, Rule, compile_grammar
 from strgm.grammars.chart import CorpusCounts, corpus_inside_outside
 from strgm.grammars.estimator_kernels import EMKernel, MAPKernel, VBKernel
 
-__all__ = ["ShardedEStep", "SHARDED_METHODS", "decode_grammar", "encode_corpus",
-           "encode_grammar", "shard_estep", "shard_indices", "sharded_kernel"]
+__all__ = ["ShardedEStep", "SHARDED_METHODS", "decode_corpus", "decode_grammar",
+           "encode_corpus", "encode_grammar", "shard_estep", "shard_indices", "sharded_kernel"]
 
 #: Estimators whose E-step is one inside–outside pass under a fixed θ.
 SHARDED_METHODS = ("em", "map", "vb")
@@ -44,7 +44,8 @@ _CACHE: "OrderedDict[str, object]" = OrderedDict()
 
 
 def encode_grammar(g: Grammar, max_chart_bytes=None) -> dict:
-    """The rules of ``g`` as numpy arrays (weights left out: they travel as θ)."""
+    """The rules of ``g`` as numpy arrays: symbols, left-hand sides, flattened right-hand
+    sides and their offsets, start symbol, raw weights and pseudocounts (NaN: none)."""
     symbols = list(g.nonterminals) + list(g.terminals)
     index = {s: i for i, s in enumerate(symbols)}
     rhs = np.array([index[x] for r in g.rules for x in r.rhs], dtype=np.int32)
@@ -52,6 +53,9 @@ def encode_grammar(g: Grammar, max_chart_bytes=None) -> dict:
     arrays = {"symbols": np.array(symbols, dtype=str), "lhs": g.lhs_index.astype(np.int32),
               "rhs": rhs, "offsets": offsets,
               "start": np.array([index[g.start]], dtype=np.int32),
+              "weights": np.asarray(g.weights, dtype=float),
+              "pseudocounts": np.array([np.nan if r.pseudocount is None else r.pseudocount
+                                        for r in g.rules] + [g.default_pseudocount]),
               "max_chart_bytes": np.array([-1.0 if max_chart_bytes is None
                                            else float(max_chart_bytes)])}
     h = hashlib.sha256()
@@ -63,13 +67,15 @@ def encode_grammar(g: Grammar, max_chart_bytes=None) -> dict:
 
 
 def decode_grammar(arrays: dict) -> Grammar:
-    """The grammar :func:`encode_grammar` encoded (unit weights, same rule order)."""
+    """The grammar :func:`encode_grammar` encoded (same rules in the same order)."""
     sym = [str(s) for s in arrays["symbols"]]
     nts = sym[:int(arrays["lhs"].max()) + 1]
-    off, rhs = arrays["offsets"], arrays["rhs"]
-    rules = [Rule(nts[int(a)], tuple(sym[int(j)] for j in rhs[off[i]:off[i + 1]]))
+    off, rhs, pc = arrays["offsets"], arrays["rhs"], arrays["pseudocounts"]
+    rules = [Rule(nts[int(a)], tuple(sym[int(j)] for j in rhs[off[i]:off[i + 1]]),
+                  float(arrays["weights"][i]), None if np.isnan(pc[i]) else float(pc[i]))
              for i, a in enumerate(arrays["lhs"])]
-    return Grammar(rules, start=sym[int(arrays["start"][0])])
+    return Grammar(rules, start=sym[int(arrays["start"][0])],
+                   default_pseudocount=float(pc[-1]))
 
 
 def compiled(arrays: dict):
@@ -107,7 +113,8 @@ def encode_corpus(sentences, idx, symbols: dict) -> dict:
             "unknown": np.array(sorted(extra, key=extra.get), dtype=str)}
 
 
-def _sentences(shard: dict, symbols: list) -> list:
+def decode_corpus(shard: dict, symbols: list) -> list:
+    """The sentences :func:`encode_corpus` encoded, as tuples of words."""
     sym = symbols + [str(s) for s in shard["unknown"]]
     ends = np.cumsum(shard["lengths"])
     toks = shard["tokens"]
@@ -117,8 +124,8 @@ def _sentences(shard: dict, symbols: list) -> list:
 def shard_estep(shard: dict, grammar: dict, theta: np.ndarray):
     """One task: (log P(w_i | θ) of the shard's sentences, their summed expected counts)."""
     cg = compiled(grammar)
-    res = corpus_inside_outside(cg, _sentences(shard, [str(s) for s in grammar["symbols"]]),
-                                theta)
+    words = decode_corpus(shard, [str(s) for s in grammar["symbols"]])
+    res = corpus_inside_outside(cg, words, theta)
     return res.logZ, res.counts
 
 

@@ -1,0 +1,110 @@
+"""K independent chains of a PCFG sampler (Gibbs or collapsed MH), one task each.
+
+Chain k starts from seed ``seed + k`` (chain 0 is the single-chain run of the same seed)
+and runs :func:`strgm.grammars.samplers.run` unchanged, so each chain is an exact MCMC
+chain whatever the others do; MH stays exact too (nothing is shared between chains).
+Each task gets the grammar and the corpus as numpy arrays
+(:func:`~strgm.distributed.pcfg_shards.encode_grammar`, broadcast once) and returns the
+chain's averaged E[θ | t, α] and its trace as columns of numpy arrays.
+
+The pooled estimate is the mean of the chains' averages (each averages the same number of
+sweeps, so it is the average over all kept sweeps), and the chains' log P(t | α) after
+burn-in are summarised by split-R̂ and the effective sample size
+(:mod:`strgm.distributed.diagnostics`; Gelman et al., BDA3 §11.4–11.5).  A task whose
+worker dies is re-run from its seed with the same result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from strgm.distributed.diagnostics import chain_summary
+from strgm.distributed.pcfg_shards import decode_corpus, decode_grammar, encode_corpus, \
+    encode_grammar
+from strgm.validate import check_int
+
+__all__ = ["ChainsResult", "run_chain", "run_chains"]
+
+#: The quantity whose convergence is reported.
+QUANTITY = "log_p_trees"
+
+
+@dataclass
+class ChainsResult:
+    """The pooled θ, each chain's θ̄, trace, acceptance rate and unparsable sentences, and
+    the R̂/ESS summary of log P(t | α) after burn-in (None with fewer than 4 draws)."""
+
+    theta: np.ndarray
+    thetas: list
+    traces: list
+    seeds: list
+    acceptance: list = field(default_factory=list)
+    unparsable: list = field(default_factory=list)
+    summary: dict | None = None
+
+
+def _columns(trace: list) -> dict:
+    keys = list(trace[0]) if trace else []
+    return {k: np.array([r.get(k, np.nan) for r in trace]) for k in keys}
+
+
+def _rows(cols: dict) -> list:
+    keys = list(cols)
+    return [dict(zip(keys, vals)) for vals in zip(*(cols[k].tolist() for k in keys))]
+
+
+def run_chain(task: dict, problem: dict) -> dict:
+    """One chain (a task): ``task`` holds seed, iters, burn_in, method, alpha,
+    resample_alpha; ``problem`` the encoded grammar, corpus and held-out corpus."""
+    from strgm.grammars.samplers import CollapsedMH, GibbsPCFG, run
+
+    g = decode_grammar(problem["grammar"])
+    symbols = [str(s) for s in problem["grammar"]["symbols"]]
+    corpus = decode_corpus(problem["corpus"], symbols)
+    held = decode_corpus(problem["heldout"], symbols) if "heldout" in problem else None
+    cls = GibbsPCFG if task["method"] == "gibbs" else CollapsedMH
+    mem = task.get("max_memory")
+    k = cls(g, corpus, alpha=task.get("alpha"), resample_alpha=task.get("resample_alpha",
+                                                                        False),
+            max_memory=mem)
+    state = k.init(task["seed"])
+    res = run(k, state, task["iters"], burn_in=task["burn_in"], eval_every=1, heldout=held)
+    st = res.state
+    return {"theta": res.theta_mean, "trace": _columns(res.trace),
+            "accepted": np.array([st.accepted, st.proposed], dtype=np.int64),
+            "unparsable": np.array([i for i, t in enumerate(state.trees) if t is None],
+                                   dtype=np.int64)}
+
+
+def encode_problem(grammar, corpus, heldout=None) -> dict:
+    """Grammar, corpus and held-out corpus as arrays (one dict, broadcast once)."""
+    arrays = encode_grammar(grammar)
+    symbols = {str(s): i for i, s in enumerate(arrays["symbols"])}
+    out = {"grammar": arrays, "corpus": encode_corpus(corpus, range(len(corpus)), symbols)}
+    if heldout is not None:
+        out["heldout"] = encode_corpus(heldout, range(len(heldout)), symbols)
+    return out
+
+
+def run_chains(pool, method: str, grammar, corpus, *, chains: int, seed: int = 0,
+               iters: int, burn_in: int = 0, alpha=None, resample_alpha: bool = False,
+               heldout=None, max_memory=None) -> ChainsResult:
+    """``chains`` independent chains of ``method`` (gibbs or mh) on ``pool`` (module
+    docstring); the chains' results come back in seed order."""
+    chains = check_int("chains", chains, min=1)
+    problem = pool.scatter(encode_problem(grammar, corpus, heldout))
+    tasks = [{"seed": seed + c, "iters": iters, "burn_in": burn_in, "method": method,
+              "alpha": alpha, "resample_alpha": resample_alpha, "max_memory": max_memory}
+             for c in range(chains)]
+    out = pool.map(run_chain, tasks, problem, key="strgm-chain")
+    pool.release(problem)
+    traces = [_rows(o["trace"]) for o in out]
+    thetas = [np.asarray(o["theta"]) for o in out]
+    acc = [float(a / p) if p else float("nan") for a, p in (o["accepted"] for o in out)]
+    kept = [[r[QUANTITY] for r in t if r["iteration"] > burn_in] for t in traces]
+    summary = chain_summary(np.array(kept), QUANTITY) if kept and len(kept[0]) >= 4 else None
+    return ChainsResult(np.mean(thetas, axis=0), thetas, traces, [t["seed"] for t in tasks],
+                        acc if method == "mh" else [],
+                        [o["unparsable"].tolist() for o in out], summary)

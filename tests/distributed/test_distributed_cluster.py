@@ -1,0 +1,127 @@
+"""strgm.distributed on a real LocalCluster of 2 worker processes (started and stopped by
+the module fixture): sharded PCFG E-steps, EM and sampler chains equal the serial runs, a
+worker killed during a task leaves the result unchanged, and an unreachable scheduler is
+a one-line error."""
+
+import os
+import socket
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("distributed")
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grammars"))
+from pcfg_oracles import R  # noqa: E402
+
+from strgm.distributed.chains import run_chains  # noqa: E402
+from strgm.distributed.cluster import TaskPool, open_pool, parse_scheduler  # noqa: E402
+from strgm.distributed.pcfg_shards import ShardedEStep, shard_estep, sharded_kernel  # noqa: E402
+from strgm.errors import OptionError  # noqa: E402
+from strgm.grammars.cfg import Grammar, compile_grammar  # noqa: E402
+from strgm.grammars.chart import corpus_inside_outside  # noqa: E402
+from strgm.grammars.estimators import em, run, vb  # noqa: E402
+from strgm.grammars.samplers import CollapsedMH, GibbsPCFG  # noqa: E402
+from strgm.grammars.samplers import run as run_sampler  # noqa: E402
+
+G = Grammar([R("S", "A", "B"), R("S", "B", "A"), R("S", "S", "S"), R("S", "A"),
+             R("A", "a"), R("A", "b"), R("A", "A", "A"),
+             R("B", "a"), R("B", "b"), R("B", "a", "b")])
+CORPUS = [tuple(x) for x in ["ab", "ba", "aab", "abb", "a", "bab", "abab", "bba", "aabab",
+                             "abba", "b", "babab"]]
+
+
+@pytest.fixture(scope="module")
+def pool():
+    with open_pool(parse_scheduler("local:2")) as p:
+        assert p.n_workers == 2
+        yield p
+
+
+def test_sharded_estep_equals_serial(pool):
+    cg = compile_grammar(G)
+    theta = np.random.default_rng(0).dirichlet(np.ones(len(G.rules)))
+    corpus = CORPUS + [("x", "a")]  # an unknown word: unparsable, as serially
+    want = corpus_inside_outside(cg, corpus, theta)
+    got = ShardedEStep(pool, cg, corpus)(theta)
+    np.testing.assert_allclose(got.counts, want.counts, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(got.logZ, want.logZ, rtol=1e-10)
+    assert got.unparsable == want.unparsable == [len(CORPUS)]
+
+
+def test_negative_control_a_lost_shard_is_seen(pool):
+    cg = compile_grammar(G)
+    step = ShardedEStep(pool, cg, CORPUS)
+    step.shards = step.shards[1:]  # broken: one shard's counts never added
+    got = step(G.probabilities())
+    want = corpus_inside_outside(cg, CORPUS, G.probabilities())
+    assert not np.allclose(got.counts, want.counts, rtol=1e-10)
+
+
+@pytest.mark.parametrize("method,fit", [("em", em), ("vb", vb)])
+def test_em_and_vb_iterations_equal_serial(pool, method, fit):
+    k = sharded_kernel(method, G, CORPUS, 0.5 if method == "vb" else None, pool=pool)
+    state = run(k, k.init(), 4)
+    ref = fit(G, CORPUS, iters=4, **({"alpha": 0.5} if method == "vb" else {}))
+    np.testing.assert_allclose(k.result(state).theta, ref.theta, rtol=1e-10, atol=1e-13)
+    for a, b in zip(state.trace, ref.trace):
+        assert a["neg_log_prob"] == pytest.approx(b["neg_log_prob"], rel=1e-10)
+
+
+def test_cvb_is_refused():
+    with pytest.raises(OptionError, match="--method.*cvb"):
+        sharded_kernel("cvb", G, CORPUS, pool=TaskPool(None))
+
+
+@pytest.mark.parametrize("method,cls", [("gibbs", GibbsPCFG), ("mh", CollapsedMH)])
+def test_chains_equal_serial_chains(pool, method, cls):
+    got = run_chains(pool, method, G, CORPUS, chains=3, seed=5, iters=12, burn_in=4)
+    serial = run_chains(TaskPool(None), method, G, CORPUS, chains=3, seed=5, iters=12,
+                        burn_in=4)
+    for c in range(3):
+        k = cls(G, CORPUS)
+        ref = run_sampler(k, k.init(5 + c), 12, burn_in=4, eval_every=1)
+        np.testing.assert_array_equal(got.thetas[c], ref.theta_mean)
+        assert got.traces[c] == ref.trace == serial.traces[c]
+    np.testing.assert_array_equal(got.theta, np.mean(got.thetas, axis=0))
+    assert got.summary == serial.summary and got.summary["chains"] == 3
+    assert got.summary["draws_per_chain"] == 8
+
+
+def _estep_dying_once(shard, grammar, theta, marker):
+    """The real shard E-step, except that the first task to run kills its own worker
+    process (os._exit: no exception, no clean-up), as a crashed node would."""
+    if not os.path.exists(marker):
+        Path(marker).write_text(str(os.getpid()))
+        os._exit(1)
+    return shard_estep(shard, grammar, theta)
+
+
+def test_worker_killed_during_a_task_gives_the_same_result(pool, tmp_path):
+    cg = compile_grammar(G)
+    step = ShardedEStep(pool, cg, CORPUS)
+    theta = pool.scatter(G.probabilities())
+    marker = str(tmp_path / "died")
+    parts = pool.map(_estep_dying_once, step.shards, step.grammar, theta, marker)
+    assert os.path.exists(marker)  # a worker did die
+    counts = sum(c for _, c in parts)
+    want = corpus_inside_outside(cg, CORPUS, G.probabilities())
+    np.testing.assert_allclose(counts, want.counts, rtol=1e-10)
+    pool.client.wait_for_workers(2, timeout=60)  # the nanny restarted it
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_unreachable_scheduler_is_one_line_error():
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    with pytest.raises(OptionError) as e:
+        with open_pool(parse_scheduler(address), timeout=1):
+            pass
+    msg = str(e.value)
+    assert "\n" not in msg and address in msg and "--scheduler" in msg
