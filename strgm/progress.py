@@ -1,16 +1,56 @@
-"""Progress of runs with a known number of steps (sampler sweeps, estimator updates).
+"""Progress displays on stderr, built on tqdm (https://tqdm.github.io, a maintained
+library).
 
-On a terminal: a tqdm bar (https://tqdm.github.io, a maintained library) with the count,
-rate, elapsed time and ETA, and the latest step's summary (log P, acceptance, …) after
-it. Elsewhere (a log file, a pipe): the summaries as plain lines, so logs stay readable
-and tests can read them. Off entirely when ``enabled`` is false (``--quiet``).
+* :class:`StepProgress`, for runs with a known number of steps (sampler sweeps,
+  estimator updates): on a terminal a bar with the count, rate, elapsed time and ETA, and
+  the latest step's summary (log P, acceptance, …) after it; elsewhere (a log file, a
+  pipe) the summaries as plain lines, so logs stay readable and tests can read them.
+* :class:`StatusProgress`, the ``progress(message)`` callback of the inference engine and
+  of EM. Messages are plain strings; a :class:`Status` (a ``str`` that also carries
+  ``done``/``total`` of its stage, e.g. factor visits of a message-passing run or words of
+  a count pass) drives a bar with an ETA for that stage on a terminal, and an ETA on the
+  throttled lines elsewhere. Any callable that takes a string (``list.append``, ``print``)
+  is a valid callback too: it simply gets the text.
+
+Both are off entirely when ``enabled`` is false (``--quiet``).
 """
 
 from __future__ import annotations
 
 import sys
+import time
+from typing import Optional
 
-__all__ = ["StepProgress"]
+__all__ = ["StepProgress", "StatusProgress", "Status", "tagged"]
+
+
+class Status(str):
+    """A progress message that says how far its stage is: ``done`` of ``total`` units of
+    the stage named ``stage`` (the bar's label). Compares and prints as its text;
+    ``detail`` is the text without the tags :func:`tagged` put in front (a bar shows
+    them in its label already)."""
+
+    done: int
+    total: int
+    stage: str
+    detail: str
+
+    def __new__(cls, text: str, done: int, total: int, stage: str = "",
+                detail: Optional[str] = None):
+        self = super().__new__(cls, text)
+        self.done, self.total, self.stage = int(done), int(total), stage
+        self.detail = text if detail is None else detail
+        return self
+
+
+def tagged(message: str, tag: str) -> str:
+    """``"TAG: message"``, keeping a :class:`Status`'s counters (and its stage, prefixed
+    by the tag, so that each EM iteration's E-step is a stage of its own)."""
+    text = f"{tag}: {message}"
+    if isinstance(message, Status):
+        return Status(text, message.done, message.total, f"{tag} {message.stage}".strip(),
+                      message.detail)
+    return text
 
 
 class StepProgress:
@@ -48,3 +88,106 @@ class StepProgress:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class StatusProgress:
+    """The ``progress(message)`` callback shown on ``stream`` (stderr by default).
+
+    On a terminal: a :class:`Status` message moves a tqdm bar of its stage (count, rate,
+    ETA, the message after it); a new stage replaces the bar; a plain message is shown
+    after the bar, or on a line rewritten in place when there is none. Elsewhere: at most
+    one line per ``interval`` seconds, ``[elapsed] message`` with the stage's ETA, so a
+    long run in a log file shows that it is alive without flooding it."""
+
+    def __init__(self, enabled: bool = False, stream=None, interval: float = 10.0):
+        self.enabled = enabled
+        self.stream = stream or sys.stderr
+        self.t0 = time.perf_counter()
+        isatty = getattr(self.stream, "isatty", None)
+        self.inline = bool(isatty and isatty())
+        self.interval = interval
+        self._last = -float("inf")
+        self._open = False  # an inline line is on the screen
+        self._bar = None
+        self._stage: Optional[tuple] = None  # (stage, total, start time, done at start)
+        self._done = 0  # units done at the last Status message
+        self._drawn = -float("inf")  # when a plain message was last drawn
+
+    def __call__(self, msg: str) -> None:
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        eta = self._track(msg, now)
+        if self.inline:
+            self._show_inline(msg, now)
+        elif now - self._last >= self.interval:
+            tail = f" (stage ETA {eta:.0f} s)" if eta is not None else ""
+            self.stream.write(f"[{now - self.t0:7.1f}s] {msg}{tail}\n")
+            self._last = now
+            self.stream.flush()
+
+    def _track(self, msg: str, now: float) -> Optional[float]:
+        """Follow the stages of :class:`Status` messages; the current stage's ETA in
+        seconds (linear in the units done), or None."""
+        if not isinstance(msg, Status) or msg.total <= 0:
+            return None
+        st, last = self._stage, self._done
+        self._done = msg.done
+        if st is None or st[0] != msg.stage or st[1] != msg.total or msg.done < last:
+            self._stage = st = (msg.stage, msg.total, now, msg.done)  # a new stage
+            self._close_bar()
+        done = msg.done - st[3]
+        return (now - st[2]) * (msg.total - msg.done) / done if done > 0 else None
+
+    def _show_inline(self, msg: str, now: float) -> None:
+        """A stage's bar (closed when the stage is complete); a plain message after the
+        bar or on a line of its own without a bar (either redrawn at most every 0.1 s)."""
+        if isinstance(msg, Status) and msg.total > 0:
+            if msg.done >= msg.total:
+                self._close_bar()
+                self._stage = None
+                return
+            if self._bar is None:
+                from tqdm import tqdm
+                self._wipe()
+                self._bar = tqdm(total=msg.total, initial=msg.done, desc=msg.stage,
+                                 file=self.stream, dynamic_ncols=True, leave=False)
+            self._bar.set_postfix_str(msg.detail[:60], refresh=False)
+            self._bar.update(msg.done - self._bar.n)  # redraws at most every 0.1 s
+        elif self._bar is not None:
+            if now - self._drawn >= 0.1:
+                self._bar.set_postfix_str(str(msg)[:60])
+                self._drawn = now
+        elif now - self._drawn >= 0.1:
+            self.stream.write(f"\r[{now - self.t0:7.1f}s] {msg}\033[K")
+            self._open, self._drawn = True, now
+            self.stream.flush()
+
+    def _wipe(self) -> None:
+        if self._open:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+            self._open = False
+
+    def _close_bar(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+    def clear(self) -> None:
+        """Take the display off the screen, so that other output starts on a clean line
+        (the next message brings it back)."""
+        if self.enabled and self.inline:
+            self._close_bar()
+            self._stage = None
+            self._wipe()
+
+    def done(self) -> None:
+        """The run is over: remove the bar, end an inline line."""
+        if self.enabled and self.inline:
+            self._close_bar()
+            self._stage = None
+            if self._open:
+                self.stream.write("\n")
+                self.stream.flush()
+                self._open = False

@@ -20,12 +20,12 @@ when they do, and its exact belief is the most expensive one to query.
 
 from __future__ import annotations
 
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from strgm.errors import MessageTooLargeError
+from strgm.progress import Status, StatusProgress as Progress  # noqa: F401 (re-exported)
 from strgm.graph import FactorGraph
 from strgm.wfsa import guard
 from strgm.inference.side import VariableSide
@@ -39,51 +39,6 @@ class SweepStats:
     seconds: float = 0.0
     stop_reason: str = "max_iters"  # "converged" | "max_iters" | "max_seconds"
     max_message_states: int = 0
-
-
-class Progress:
-    """A progress display on stderr (silent when ``enabled`` is False).
-
-    On a terminal it is one line, rewritten in place. Elsewhere (a log file, a pipe) each
-    message is a line of its own, at most one per ``interval`` seconds, so a long run
-    shows that it is alive without flooding the log."""
-
-    def __init__(self, enabled: bool = False, stream=None, interval: float = 10.0):
-        self.enabled = enabled
-        self.stream = stream or sys.stderr
-        self.t0 = time.perf_counter()
-        isatty = getattr(self.stream, "isatty", None)
-        self.inline = bool(isatty and isatty())
-        self.interval = interval
-        self._last = -float("inf")
-        self._open = False  # an inline line is on the screen
-
-    def __call__(self, msg: str) -> None:
-        if not self.enabled:
-            return
-        now = time.perf_counter()
-        if self.inline:
-            self.stream.write(f"\r[{now - self.t0:7.1f}s] {msg}\033[K")
-            self._open = True
-        elif now - self._last >= self.interval:
-            self.stream.write(f"[{now - self.t0:7.1f}s] {msg}\n")
-            self._last = now
-        else:
-            return
-        self.stream.flush()
-
-    def clear(self) -> None:
-        """Wipe the inline line, so that other output starts on a clean line."""
-        if self.enabled and self.inline and self._open:
-            self.stream.write("\r\033[K")
-            self.stream.flush()
-            self._open = False
-
-    def done(self) -> None:
-        if self.enabled and self.inline and self._open:
-            self.stream.write("\n")
-            self.stream.flush()
-            self._open = False
 
 
 def run_sweeps(graph: FactorGraph, side: VariableSide, max_iters: int = 10,
@@ -132,6 +87,10 @@ def run_sweeps(graph: FactorGraph, side: VariableSide, max_iters: int = 10,
             break
     sweeper.send_to_leaves()
     stats.seconds = time.perf_counter() - t0
+    if progress is not None:  # the stage is over (a bar closes)
+        total = 2 * len(sweeper.factor_order) * max_iters
+        progress(Status(f"{stats.stop_reason} after {stats.iterations} iterations", total,
+                        total, sweeper.stage(max_iters)))
     return stats
 
 
@@ -182,10 +141,13 @@ class _Sweeper:
         self.side.start_sweep()
         seq = self.factor_order if direction == 1 else self.factor_order[::-1]
         for j, fname in enumerate(seq):
-            if self.progress is not None and j % 25 == 0:
-                self.progress(f"iteration {it + 1}/{max_iters} "
-                              f"{'forward' if direction == 1 else 'backward'} "
-                              f"factor {j + 1}/{len(seq)}")
+            if self.progress is not None:
+                n = len(seq)
+                self.progress(Status(f"iteration {it + 1}/{max_iters} "
+                                     f"{'forward' if direction == 1 else 'backward'} "
+                                     f"factor {j + 1}/{n}",
+                                     2 * n * it + (0 if direction == 1 else n) + j,
+                                     2 * n * max_iters, self.stage(max_iters)))
             for v in self._targets(fname, direction):
                 if self.side.tracks_versions:
                     key = tuple(self.side.version(u)
@@ -194,6 +156,11 @@ class _Sweeper:
                         continue  # inputs unchanged since this message was computed
                     self.computed_from[(fname, v)] = key
                 self.send(fname, v)
+
+    @staticmethod
+    def stage(max_iters: int) -> str:
+        """The name of a run's progress stage (the factor visits of all iterations)."""
+        return f"message passing (≤ {max_iters} iterations)"
 
     def _targets(self, fname: str, direction: int) -> list:
         graph, fpos = self.graph, self.pos[("factor", fname)]

@@ -47,6 +47,7 @@ from strgm.inference.belief import Belief
 from strgm.models.edit_model import PhonologyEditModel
 from strgm.models.phonology import build_phonology_model
 from strgm.models.scoring import score_words
+from strgm.progress import tagged
 from strgm.models.training import expected_counts, m_step
 from strgm.safe_io import (atomic_write_json, check_output, json_float, read_text,
                            strict_json)
@@ -186,7 +187,7 @@ def train_phonology(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
 
 def _tagged(progress: Optional[Callable[[str], None]], tag: str):
     """``progress`` with every message prefixed by ``tag`` (None stays None)."""
-    return (lambda msg: progress(f"{tag}: {msg}")) if progress else None
+    return (lambda msg: progress(tagged(msg, tag))) if progress else None
 
 
 def _rerun_final(ck: Checkpoint, train: Paradigm, method: str, infer_opts: dict,

@@ -28,6 +28,7 @@ from strgm.models.baselines import surface_allomorphs
 from strgm.models.em import split
 from strgm.models.rule_apply import EDGE, SegmentRule, rules_fst
 from strgm.models.rule_search import RuleGrammar, learn_rules
+from strgm.progress import tagged
 from strgm.validate import check_float, check_int
 
 
@@ -71,7 +72,7 @@ def rule_candidates(paradigm, heldout: Sequence[str], extra: Optional[dict] = No
     """(alphabet, morpheme → candidate URs as label tuples, best first; module
     docstring). ``extra``: morpheme → URs as strings (e.g. trained k-best), tried first."""
     tell = None if progress is None else \
-        (lambda msg: progress(f"rule search, UR candidates: {msg}"))
+        (lambda msg: progress(tagged(msg, "rule search, UR candidates")))
     alphabet, _, allo, kbest = surface_allomorphs(paradigm, heldout, progress=tell)
     out = {}
     for m in allo:

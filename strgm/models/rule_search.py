@@ -49,6 +49,7 @@ import numpy as np
 from strgm.models.rule_apply import (EDGE, SegmentRule, apply_rule, apply_rules, pack,
                                      unpack)
 from strgm.models.rule_classes import SegmentFeatures
+from strgm.progress import tagged
 from strgm.models.rule_proposals import extent, screen
 
 _MAX_CANDIDATES = 3  # URs tried per morpheme
@@ -211,7 +212,7 @@ def learn_rules(symbols: Sequence[str], words: Sequence, candidates: dict, *,
         if fit_first:
             _ur_step(s, urs, [])
         tell = None if progress is None else \
-            (lambda msg, i=start: progress(f"rule search, start {i + 1}/2: {msg}"))
+            (lambda msg, i=start: progress(tagged(msg, f"rule search, start {i + 1}/2")))
         runs.append(_beam_search(s, urs, max_rules, rounds, exact_checks, beam, tell))
     return min(runs, key=lambda g: g.description_length)
 

@@ -30,6 +30,7 @@ from strgm.datasets.paradigm import Paradigm
 from strgm.models.edit_model import PhonologyEditModel
 from strgm.models.em import split, train_phonology
 from strgm.models.ipa_features import feature_table, vowels
+from strgm.progress import tagged
 from strgm.validate import check_int
 
 __all__ = ["transparent_candidates", "choose_transparent", "with_transparent"]
@@ -79,8 +80,8 @@ def choose_transparent(paradigm: Paradigm, heldout: set, model: PhonologyEditMod
     subset = Paradigm(tuple(words), paradigm.source)
     scores = []
     for i, c in enumerate(cands):
-        tell = (lambda msg, i=i: progress(f"harmony tier, candidate {i + 1}/{len(cands)}"
-                                          f": {msg}")) if progress else None
+        tell = (lambda msg, i=i: progress(tagged(
+            msg, f"harmony tier, candidate {i + 1}/{len(cands)}"))) if progress else None
         r = train_phonology(subset, model=with_transparent(model, c, p_copy), method=method,
                             em_iters=screen_iters, l2=l2, infer_opts=dict(infer_opts or {}),
                             progress=tell)

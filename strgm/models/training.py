@@ -39,6 +39,7 @@ import numpy as np
 import pynini
 from scipy.optimize import minimize
 
+from strgm.progress import Status
 from strgm.transducers.contextual_edit import EditStructure
 from strgm.wfsa.operations import compose
 from strgm.wfsa.expectations import expected_arc_counts
@@ -94,7 +95,8 @@ def expected_counts(structure: EditStructure, theta: np.ndarray, pairs: list,
     ll = 0.0
     for i, (mu, s) in enumerate(pairs):
         if progress:
-            progress(f"expected edit counts: word {i + 1}/{len(pairs)}")
+            progress(Status(f"expected edit counts: word {i + 1}/{len(pairs)}", i + 1,
+                            len(pairs), "expected counts"))
         c, lz = event_counts(structure, id_belief(t_ids, structure, mu, s))
         total += c
         ll += lz
