@@ -26,8 +26,13 @@ def check_paths(args) -> None:
     the method/projection combination too."""
     from strgm.safe_io import check_input
 
-    check_outputs([(args.json, "--json", False), (args.save_beliefs, "--save-beliefs", True)],
+    check_outputs([(args.json, "--json", False), (args.save_beliefs, "--save-beliefs", True),
+                   (getattr(args, "plot", None), "--plot", False)],
                   [getattr(args, "file", None), args.model])
+    if getattr(args, "plot", None):
+        from strgm.plot import check_figure_path
+
+        check_figure_path(args.plot)
     if getattr(args, "model", None):
         check_input(args.model, "phonology model (--model)")
     if getattr(args, "save_beliefs", None):
@@ -143,6 +148,10 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
                         "predict them (at least one word is kept for training)")
     o.add_argument("--seed", type=int_arg(0), default=0,
                    help="holdout seed (default: %(default)s)")
+    o.add_argument("--plot", metavar="FILE.png",
+                   help="draw the run: belief change per iteration, held-out predictions, "
+                        "the least certain morpheme's URs (.png/.pdf/.svg; needs "
+                        "strgm[plot])")
     o.add_argument("--quiet", action="store_true", help="no progress display")
     o.add_argument("--progress", action="store_true", help="progress even when not a tty")
 
@@ -208,6 +217,11 @@ def run_paradigm(paradigm, args, out=None, title: Optional[str] = None) -> int:
     if getattr(args, "save_beliefs", None):
         run.result.save(args.save_beliefs)
         print(f"saved {len(run.result.variables)} beliefs to {args.save_beliefs}", file=out)
+    if getattr(args, "plot", None):
+        from strgm.plot import plot_inference_run, save_figure
+
+        save_figure(plot_inference_run(run), args.plot)
+        print(f"wrote {args.plot}", file=out)
     return 0
 
 

@@ -41,6 +41,10 @@ def add_subparser(sub) -> None:
     add_limit_options(p, "each E-step")
     p.add_argument("--json", metavar="OUT", help="write trace and held-out scores as JSON")
     p.add_argument("--save", metavar="MODEL", help="write the trained phonology (JSON)")
+    p.add_argument("--plot", metavar="FILE.png",
+                   help="draw the run: EM objective per iteration, held-out predictions, "
+                        "the least certain morpheme's URs (.png/.pdf/.svg; needs "
+                        "strgm[plot])")
     p.add_argument("--checkpoint", metavar="PATH", help="checkpoint θ after every iteration")
     p.add_argument("--resume", metavar="CHECKPOINT",
                    help="continue from a --checkpoint file")
@@ -258,8 +262,12 @@ def cmd_train(args) -> int:
     from strgm.cli.common import warnings_as_lines
     from strgm.cli.json_output import write_document
 
-    check_outputs([(args.json, "--json", False), (args.save, "--save", False)],
-                  [args.file, args.resume])
+    check_outputs([(args.json, "--json", False), (args.save, "--save", False),
+                   (args.plot, "--plot", False)], [args.file, args.resume])
+    if args.plot:
+        from strgm.plot import check_figure_path
+
+        check_figure_path(args.plot)
     check_outputs([(args.checkpoint, "--checkpoint", False)], [args.file])  # may = --resume
     _check_run_options(args)
     prior = resolve_prior(args)
@@ -284,6 +292,11 @@ def cmd_train(args) -> int:
     if args.json:
         write_document(args.json, "strgm-train", out)
         print(f"wrote {args.json}")
+    if args.plot:
+        from strgm.plot import plot_training_run, save_figure
+
+        save_figure(plot_training_run(run), args.plot)
+        print(f"wrote {args.plot}")
     return 0
 
 

@@ -5,6 +5,8 @@
   log P per sweep;
 * :func:`plot_tradeoff`: CPU seconds against accuracy or cross-entropy (e.g. PEP's λ);
 * :func:`plot_predictions`: held-out words, p(true form), right or wrong;
+* :func:`plot_inference_run` / :func:`plot_training_run`: one figure that sums up a
+  phonology run (``strgm infer|train --plot``);
 * :func:`plot_tree`: a parse tree; :class:`TreeView` shows one in a notebook as SVG
   without matplotlib; :func:`graph_svg`: a factor graph as SVG through Graphviz;
 * :func:`save_figure`: writes a figure atomically, its format from the extension;
@@ -22,10 +24,11 @@ from strgm.plot.belief import plot_belief
 from strgm.plot.convergence import plot_convergence
 from strgm.plot.graph import graph_svg
 from strgm.plot.predictions import plot_predictions
+from strgm.plot.run_summary import plot_inference_run, plot_training_run
 from strgm.plot.save import check_figure_path, save_figure
 from strgm.plot.tradeoff import plot_tradeoff
 from strgm.plot.tree import TreeView, plot_tree, tree_svg
 
 __all__ = ["plot_belief", "plot_convergence", "plot_tradeoff", "plot_predictions",
            "plot_tree", "TreeView", "tree_svg", "graph_svg", "save_figure",
-           "check_figure_path"]
+           "check_figure_path", "plot_inference_run", "plot_training_run"]

@@ -102,6 +102,9 @@ def plot_convergence(rows_or_values, key=None, ax=None, label=None, log=None):
     finite = [y for y in ys if math.isfinite(y)]
     if not finite:
         ax.set_title("no finite value to plot")
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # iterations are whole numbers
     ax.set_xlabel("iteration")
     ax.set_ylabel(plain(ylabel))
     if label is not None:
