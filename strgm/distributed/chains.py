@@ -108,3 +108,34 @@ def run_chains(pool, method: str, grammar, corpus, *, chains: int, seed: int = 0
     return ChainsResult(np.mean(thetas, axis=0), thetas, traces, [t["seed"] for t in tasks],
                         acc if method == "mh" else [],
                         [o["unparsable"].tolist() for o in out], summary)
+
+
+def report_chains(res: ChainsResult, method: str, log) -> list:
+    """Print what a sampler run prints, chain by chain (unparsable sentences of chain 0,
+    acceptance rates, stuck chains), then one line of split-R̂ and ESS; returns the trace
+    rows of every chain, each with its ``chain`` (0-based) and ``seed``."""
+    from strgm.grammars.driver import stuck_chain
+
+    bad = res.unparsable[0] if res.unparsable else []
+    if bad:
+        print(f"warning: {len(bad)} sentence(s) have no parse (line numbers "
+              f"{[i + 1 for i in bad[:20]]}); they are left out", file=log)
+    rows = []
+    for c, trace in enumerate(res.traces):
+        acc = res.acceptance[c] if res.acceptance else None
+        if acc is not None:
+            print(f"chain {c}: acceptance rate {acc:.4f}", file=log)
+        note = stuck_chain(trace, QUANTITY, acceptance=acc)
+        if note:
+            print(f"strgm: warning: chain {c}: {note}", file=log)
+        rows += [{"chain": c, "seed": res.seeds[c], **r} for r in trace]
+    s = res.summary
+    if s is None:
+        print(f"{len(res.traces)} chains: too few sweeps after --burn-in for R-hat and ESS "
+              "(need 4)", file=log)
+    else:
+        print(f"{s['chains']} chains × {s['draws_per_chain']} sweeps after burn-in: "
+              f"split R-hat of log P(t) {s['rhat']:.4f}, effective sample size "
+              f"{s['ess']:.1f}" + ("  (R-hat > 1.1: the chains disagree; run more sweeps)"
+                                   if s["rhat"] > 1.1 else ""), file=log)
+    return rows

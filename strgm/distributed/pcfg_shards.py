@@ -196,3 +196,17 @@ def sharded_kernel(method: str, grammar, corpus, alpha=None, heldout=None, max_m
                                           "and vb (and --chains the samplers)")
     third = tol if method == "em" else alpha
     return _KERNELS[method](grammar, corpus, third, heldout, max_memory).attach(pool, n_shards)
+
+
+def fit_on_pool(pool, method: str, grammar, corpus, *, iters: int, alpha=None,
+                heldout=None, max_memory=None, progress: bool = False, log=None):
+    """EM, MAP-EM or VB (:func:`strgm.grammars.estimators.fit`) with the E-step on
+    ``pool``: the same :class:`~strgm.grammars.estimator_kernels.FitResult`, trace rows
+    with the seconds since the start included."""
+    import sys
+
+    from strgm.grammars.estimators import _check_args, _fit
+
+    _check_args(iters, alpha if method != "em" else None)
+    kernel = sharded_kernel(method, grammar, corpus, alpha, heldout, max_memory, pool=pool)
+    return _fit(kernel, iters, progress, log or sys.stderr)
