@@ -36,6 +36,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from ep_common import FLOOR, RESULTS, gold_xent, plt_or_none, save  # noqa: E402
 from strgm.errors import StrgmError  # noqa: E402
 from strgm.inference import infer  # noqa: E402
+from strgm.progress import StepProgress  # noqa: E402
 from strgm.models.phonology import build_phonology_model, holdout_split, score_holdout  # noqa: E402,E501
 
 RUNS = os.path.join(RESULTS, "pep_speed_runs")
@@ -113,6 +114,7 @@ def one(model, name: str, max_iters: int, gold, heldout, score: bool) -> dict:
 
 def run(a) -> None:
     os.makedirs(RUNS, exist_ok=True)
+    bar = StepProgress(len(a.words) * len(a.methods), "pep_speed runs")  # ETA on a tty
     for words in a.words:
         model, gold, heldout = setup(a.dataset, words, a.phonology)
         for name in a.methods:
@@ -131,6 +133,8 @@ def run(a) -> None:
             path = os.path.join(RUNS, f"{a.dataset}_{a.phonology}_{words}_{name}.json")
             with open(path, "w") as fh:
                 json.dump(rec, fh, indent=1)
+            bar.step(f"{words} words, {name}", show=False)
+    bar.close()
 
 
 def revision() -> str:

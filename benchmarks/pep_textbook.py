@@ -26,6 +26,8 @@ import sys
 import threading
 import time
 
+from strgm.progress import StepProgress
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "..", "shared", "data", "phonology")
 RESULTS = os.path.join(HERE, "results")
@@ -59,10 +61,13 @@ def run(args) -> list:
     if os.path.exists(times):  # a new run replaces the old one's table
         os.remove(times)
     rows = []
-    for path in sorted(glob.glob(os.path.join(DATA, "*.tsv"))):
-        for method in args.methods:
+    grid = [(path, method) for path in sorted(glob.glob(os.path.join(DATA, "*.tsv")))
+            for method in args.methods]
+    with StepProgress(len(grid), "pep_textbook runs") as bar:  # a bar with ETA on a tty
+        for path, method in grid:
             rows.append(run_one(args, path, method))
             print(json.dumps(rows[-1]), flush=True)
+            bar.step(f"{os.path.basename(path)} {method}", show=False)
     return rows
 
 
