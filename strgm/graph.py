@@ -269,7 +269,10 @@ from strgm.alphabet import Alphabet
         n_obs = sum(x.is_observed for x in self.variables.values())
         head = display.facts([("variables", len(names)), ("observed", n_obs),
                               ("factors", len(self.factors)),
-                              ("a tree (BP exact)", "yes" if self.is_acyclic() else "no")])
+                              ("a tree (BP exact)", "yes" if self.is_acyclic() else "no"),
+                              ("picture", "Graphviz's dot failed on this graph"
+                               if display.has_program("dot") else "install Graphviz (the "
+                               "dot program: apt/brew/conda install graphviz) to draw it")])
         return display.card(
             "FactorGraph", head,
             display.table(["variable", "observed", "degree"], vrows,
