@@ -20,7 +20,7 @@ import os
 import sys
 from typing import Optional
 
-from strgm.cli import beliefs, hmm, paradigm, pcfg, rules, train, treebank, tsg
+from strgm.cli import beliefs, draw, hmm, paradigm, pcfg, rules, train, treebank, tsg
 from strgm.cli.errors import OneLineParser, bug_line, error_line
 from strgm.cli.version import package_version
 from strgm.errors import StrgmError
@@ -46,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     treebank.add_subparser(sub)
     tsg.add_subparser(sub)
     hmm.add_subparser(sub)
+    draw.add_subparser(sub)
     return p
 
 

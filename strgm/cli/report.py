@@ -90,7 +90,8 @@ def result_json(result, model: PhonologyModel, k: int, scores: Optional[HoldoutS
         "timing": {"inference_seconds": result.seconds, "iterations": result.iterations,
                    "converged": result.converged,
                    "stop_reason": result.extra.get("stop_reason"),
-                   "last_change": result.deltas[-1] if result.deltas else None},
+                   "last_change": result.deltas[-1] if result.deltas else None,
+                   "belief_changes": list(result.deltas)},
         "alphabet": model.alphabet.to_dict(),
         "morphemes": {lab: [[s, p] for s, p in result.belief(v).kbest(k)]
                       for lab, v in model.morpheme_vars.items()},
