@@ -139,3 +139,33 @@ def report_chains(res: ChainsResult, method: str, log) -> list:
               f"{s['ess']:.1f}" + ("  (R-hat > 1.1: the chains disagree; run more sweeps)"
                                    if s["rhat"] > 1.1 else ""), file=log)
     return rows
+
+
+def check_parallel(method: str, chains: int, spec, checkpoint=None, resume=None):
+    """``--chains`` and ``--scheduler`` (``spec``) of ``strgm pcfg train``, before any
+    work: chains are for the samplers, a checkpoint holds one serial chain, and collapsed
+    VB's sweep is sequential. Returns ``spec``."""
+    from strgm.errors import OptionError
+
+    sampler = method in ("gibbs", "mh")
+    if chains > 1 and not sampler:
+        raise OptionError("--chains", chains, "independent chains are for the samplers "
+                                              "(--method gibbs or mh)")
+    if sampler and (chains > 1 or spec is not None) and (checkpoint or resume):
+        opt, v = ("--chains", chains) if chains > 1 else ("--scheduler", spec.describe())
+        raise OptionError(opt, v, "a checkpoint holds one chain run here; drop "
+                                  "--checkpoint and --resume")
+    if spec is not None and method == "cvb":
+        raise OptionError("--scheduler", spec.describe(), "collapsed VB updates one "
+                          "sentence at a time against all others; --scheduler serves em, "
+                          "map, vb and the samplers")
+    return spec
+
+
+def sample_chains(pool, method: str, grammar, corpus, log, **kw) -> tuple:
+    """(pooled θ, trace rows of every chain, extra trace-JSON fields) of
+    :func:`run_chains` with ``kw``, reported on ``log`` (:func:`report_chains`)."""
+    res = run_chains(pool, method, grammar, corpus, **kw)
+    rows = report_chains(res, method, log)
+    return res.theta, rows, {"chains": len(res.traces), "seeds": res.seeds,
+                             "diagnostics": res.summary}

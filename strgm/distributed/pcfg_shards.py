@@ -200,9 +200,9 @@ def sharded_kernel(method: str, grammar, corpus, alpha=None, heldout=None, max_m
 
 def fit_on_pool(pool, method: str, grammar, corpus, *, iters: int, alpha=None,
                 heldout=None, max_memory=None, progress: bool = False, log=None):
-    """EM, MAP-EM or VB (:func:`strgm.grammars.estimators.fit`) with the E-step on
-    ``pool``: the same :class:`~strgm.grammars.estimator_kernels.FitResult`, trace rows
-    with the seconds since the start included."""
+    """EM, MAP-EM or VB (:func:`strgm.grammars.estimators.fit`, same keywords) with the
+    E-step on ``pool``: the same :class:`~strgm.grammars.estimator_kernels.FitResult`,
+    trace rows with the seconds since the start included."""
     import sys
 
     from strgm.grammars.estimators import _check_args, _fit
