@@ -11,6 +11,9 @@ Model: θ_A ~ Dir(α_A) for every nonterminal A, t_i ~ PCFG(θ) conditioned on y
   min{1, P(t'_i | t₋ᵢ, α) P(t_i | w_i, θ̃) / (P(t_i | t₋ᵢ, α) P(t'_i | w_i, θ̃))}, where the
   collapsed ratio is a ratio of Γ functions (computed with log-Γ over touched rules only)
   and the proposal's partition functions cancel.  Cost per sentence: one inside pass.
+  A proposal t'_i = t_i is "accepted" whatever the coin says but moves nothing; with a
+  sparse prior it is most proposals, so each sweep reports it apart from the accepted
+  real moves t'_i ≠ t_i (:func:`mh_sweep_stats`).
 
 Both follow the kernel protocol ``state = kernel.init(seed)``, ``state = kernel.sample(state)``
 (one sweep, returns a new state; the input state is not modified), with the whole chain
@@ -44,7 +47,7 @@ from strgm.grammars.sampler_state import SamplerState, check_state
 from strgm.validate import check_float, check_int
 
 __all__ = ["SamplerState", "GibbsPCFG", "CollapsedMH", "run", "RunResult", "sample_dirichlet",
-           "collapsed_log_prob", "generate"]
+           "collapsed_log_prob", "generate", "mh_sweep_stats"]
 
 
 def sample_dirichlet(rng, a, lhs, n_lhs):
@@ -207,6 +210,11 @@ class CollapsedMH(_Kernel):
         self.accept_all = accept_all
 
     def sample(self, state: SamplerState) -> SamplerState:
+        """One sweep. Besides the cumulative ``accepted``/``proposed`` (a proposal identical
+        to the current tree counts as accepted, as before), the new state's ``sweep_stats``
+        holds this sweep's ``proposed``, ``proposed_same`` (t'_i = t_i, no move whatever
+        the coin says) and ``accepted_moved`` (t'_i ≠ t_i accepted): real moves are
+        ``accepted_moved`` out of ``proposed − proposed_same``."""
         self.check(state)
         rng = state.rng()
         lhs, nl = self.lhs, self.n_lhs
@@ -216,7 +224,7 @@ class CollapsedMH(_Kernel):
         F = state.counts.copy()
         trees = list(state.trees)
         tot = np.bincount(lhs, weights=F + alpha, minlength=nl)
-        acc = prop = 0
+        prop = same = moved = 0
         for i in rng.permutation(len(self.corpus)):
             t = trees[i]
             if t is None:
@@ -231,34 +239,36 @@ class CollapsedMH(_Kernel):
             t2 = tuple(draws[0][1])
             prop += 1
             if t2 == t:
-                acc += 1
+                same += 1
                 continue
             f2 = self._f(t2)
-            if self.accept_all:
-                ok = True
-            else:
-                touched = np.flatnonzero((f > 0) | (f2 > 0))
-                A = np.unique(lhs[touched])
-                base = Fm[touched] + alpha[touched]
-                # log P(t'|t-i) - log P(t|t-i)
-                lr = (gammaln(base + f2[touched]).sum() - gammaln(base + f[touched]).sum()
-                      - gammaln(totm[A] + np.bincount(lhs, weights=f2, minlength=nl)[A]).sum()
-                      + gammaln(totm[A] + np.bincount(lhs, weights=f, minlength=nl)[A]).sum())
-                # + log q(t) - log q(t'), q = PCFG(θ̃) (partition functions cancel)
-                lth = np.log(th[touched])
-                lr += float((f[touched] - f2[touched]) @ lth)
-                ok = lr >= 0 or rng.random() < math.exp(lr)
-            if ok:
-                acc += 1
+            if self.accept_all or self._accept(f, f2, Fm, totm, alpha, th, rng):
+                moved += 1
                 trees[i] = t2
                 F = Fm + f2
                 tot = totm + np.bincount(lhs, weights=f2, minlength=nl)
         new = copy.copy(state)
         new.iteration, new.trees, new.counts, new.alpha = state.iteration + 1, trees, F, alpha
         new.rng_state = rng.bit_generator.state
+        acc = same + moved
         new.accepted, new.proposed = state.accepted + acc, state.proposed + prop
         new.last_accept = acc / prop if prop else float("nan")
+        new.sweep_stats = {"proposed": prop, "proposed_same": same, "accepted_moved": moved}
         return new
+
+    def _accept(self, f, f2, Fm, totm, alpha, th, rng) -> bool:
+        """The MH coin for t_i (counts f) → t'_i (counts f2) given f(t₋ᵢ) = Fm."""
+        lhs, nl = self.lhs, self.n_lhs
+        touched = np.flatnonzero((f > 0) | (f2 > 0))
+        A = np.unique(lhs[touched])
+        base = Fm[touched] + alpha[touched]
+        # log P(t'|t-i) - log P(t|t-i)
+        lr = (gammaln(base + f2[touched]).sum() - gammaln(base + f[touched]).sum()
+              - gammaln(totm[A] + np.bincount(lhs, weights=f2, minlength=nl)[A]).sum()
+              + gammaln(totm[A] + np.bincount(lhs, weights=f, minlength=nl)[A]).sum())
+        # + log q(t) - log q(t'), q = PCFG(θ̃) (partition functions cancel)
+        lr += float((f[touched] - f2[touched]) @ np.log(th[touched]))
+        return lr >= 0 or rng.random() < math.exp(lr)
 
 
 @dataclass
@@ -313,13 +323,15 @@ def run(kernel: _Kernel, state: SamplerState, iters: int, burn_in: int = 0, thin
 
 
 def _trace_row(kernel, state, mean, eval_every, heldout) -> dict:
-    """log P(t | α), acceptance, rules above 1e-7, α; every ``eval_every`` sweeps also
+    """log P(t | α), acceptance, rules above 1e-7, α (MH also the sweep's move counts,
+    :func:`mh_sweep_stats`); every ``eval_every`` sweeps also
     −log P(w | θ̄), bits/token and held-out perplexity under θ̄ = ``mean``."""
     row = {"iteration": state.iteration,
            "log_p_trees": collapsed_log_prob(state.counts, state.alpha, kernel.lhs, kernel.n_lhs),
            "rules_above_1e-7": rules_above(mean), "alpha": float(np.mean(state.alpha))}
     if kernel.kind == "mh":
         row["acceptance"] = state.last_accept
+        row.update(mh_sweep_stats(state))
     if eval_every and state.iteration % eval_every == 0:
         res = corpus_inside_outside(kernel.cg, kernel.corpus, mean, counts=False)
         f = np.isfinite(res.logZ)
@@ -331,10 +343,25 @@ def _trace_row(kernel, state, mean, eval_every, heldout) -> dict:
     return row
 
 
+def mh_sweep_stats(state) -> dict:
+    """The last sweep's MH move counts (:meth:`CollapsedMH.sample`) and
+    ``acceptance_moved`` = accepted_moved / (proposed − proposed_same), the acceptance
+    rate of proposals that differ from the current tree (None when every proposal was the
+    current tree: a JSON null, so that traces stay comparable with ``==``); {} for a state
+    that no sweep of this process made."""
+    st = getattr(state, "sweep_stats", None)
+    if st is None:
+        return {}
+    changed = st["proposed"] - st["proposed_same"]
+    return dict(st, acceptance_moved=st["accepted_moved"] / changed if changed else None)
+
+
 def _describe(state, row) -> str:
     msg = f"[{state.kind}] iter {state.iteration:5d}  log P(t) {row['log_p_trees']:.3f}"
     if "acceptance" in row:
         msg += f"  accept {row['acceptance']:.3f}"
+    if "proposed_same" in row:
+        msg += f" (same {row['proposed_same']}, moved {row['accepted_moved']})"
     if "neg_log_prob" in row:
         msg += f"  -logP(w) {row['neg_log_prob']:.3f}"
     if "heldout_perplexity" in row:
