@@ -2,8 +2,9 @@
 data are hidden from them), have cell ids, show at least one plot, and say loudly that
 they used small data: each prints its own marker line, listed in SMALL_DATA_NOTES.
 
-Measured on 2 cores shared with other jobs: explore_underlying_forms and bayesian_pcfgs
-about 10 s each, pep_speed_accuracy about 25 s, train_phonology about 30 s."""
+CPU seconds of each notebook's kernel (2 cores): explore_underlying_forms 5,
+bayesian_pcfgs 5, pep_speed_accuracy 17, train_phonology 14; the wall time adds a few
+seconds of kernel start and grows with whatever else shares the machine."""
 
 import shutil
 from pathlib import Path
