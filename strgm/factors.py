@@ -66,6 +66,13 @@ class Factor(ABC):
         with ε-arcs left in (every query works on ε-arcs)."""
         return self.message_to(var, incoming, num_labels)
 
+    def moment_message(self, var: str):
+        """EP's message to ``var`` when it is not an automaton but a *moment oracle*: an
+        object with ``moments(features, theta, what)`` giving E_p̂[f] and log Z for
+        p̂ ∝ μ_{F→var} ⊙ ENCODE(θ) (a grammar factor, whose language is context-free).
+        None (the default): the message is the WFSA of :meth:`message_to`."""
+        return None
+
     def summed_inputs(self, var: str) -> tuple[str, ...]:
         """The neighbours whose messages μ_{F→var} sums over in an ε-closure (none
         here). When that sum diverges, damping their messages makes it finite."""
@@ -159,6 +166,13 @@ class ConcatFactor(Factor):
     def kind(self) -> str:
         return "concat"
 
+    def moment_message(self, var: str):
+        """EP's message to ``var`` when it is not an automaton but a *moment oracle*: an
+        object with ``moments(features, theta, what)`` giving E_p̂[f] and log Z for
+        p̂ ∝ μ_{F→var} ⊙ ENCODE(θ) (a grammar factor, whose language is context-free).
+        None (the default): the message is the WFSA of :meth:`message_to`."""
+        return None
+
     def summed_inputs(self, var: str) -> tuple[str, ...]:
         """μ_{F→M_i} inserts the other parts' messages around Σ* and sums them against
         the whole's message."""
@@ -183,3 +197,23 @@ class ConcatFactor(Factor):
                           f"message from factor {self.name!r} to variable {var!r}",
                           num_labels)
         raise GraphError(f"factor {self.name!r} is not attached to {var!r}")
+
+
+#: Model type -> builder of its factor: ``builder(model, name, var, alphabet, **options)``.
+#: Layers above this one define models that become factors (a grammar, in
+#: :mod:`strgm.grammars.factor`) and register their builder here when imported, so that
+#: :meth:`strgm.graph.FactorGraph.add_grammar` can build them without importing upward.
+_BUILDERS: dict = {}
+
+
+def register_factor_builder(model_type: type, builder) -> None:
+    """Make ``builder`` the way to turn instances of ``model_type`` into factors."""
+    _BUILDERS[model_type] = builder
+
+
+def factor_builder(model):
+    """The registered builder for ``model``'s type (or a base type), or None."""
+    for cls in type(model).__mro__:
+        if cls in _BUILDERS:
+            return _BUILDERS[cls]
+    return None

@@ -21,7 +21,7 @@ import pynini
 from strgm import display
 from strgm.alphabet import Alphabet
 from strgm.errors import GraphError
-from strgm.factors import BinaryFactor, ConcatFactor, Factor, UnaryFactor
+from strgm.factors import BinaryFactor, ConcatFactor, Factor, UnaryFactor, factor_builder
 from strgm.transducers.relabel import to_alphabet
 
 
@@ -126,6 +126,25 @@ from strgm.alphabet import Alphabet
                 raise GraphError(f"factor {name!r} wants a boundary but the alphabet has none")
             b = self.alphabet.boundary_label
         self._add_factor(ConcatFactor(name, parts=tuple(parts), whole=whole, boundary_label=b))
+
+    def add_grammar(self, name: str, var: str, grammar, *, inference: str = "exact",
+                    **options) -> None:
+        """A grammar factor F(v) = P_G(v) on ``var``: ``grammar`` is a model whose layer
+        registered a factor builder (:func:`strgm.factors.register_factor_builder`) — a
+        :class:`strgm.grammars.cfg.Grammar` (a PCFG). Under EP/PEP its message is a moment
+        oracle: exact moments on the Bar-Hillel intersection with the cavity
+        (``inference="exact"``) or importance-sampled ones (``"sample"``), never an
+        enumeration of strings; ``options`` (``estimator="em"|"vb"`` to learn the rule
+        probabilities in the graph, ``params`` to share them, ``max_len``, ``n_samples``,
+        ``seed``) are described at :func:`strgm.grammars.factor.grammar_factor`."""
+        build = factor_builder(grammar)
+        if build is None:
+            raise GraphError(f"factor {name!r}: expected a grammar (strgm.grammars.Grammar), "
+                             f"got {type(grammar).__name__}")
+        if var not in self.variables:
+            raise GraphError(f"factor {name!r} refers to unknown variable {var!r}")
+        self._add_factor(build(grammar, name, var, self.alphabet, inference=inference,
+                               **options))
 
     def add_fst_file(self, name: str, path: str, input_var: str,
                      output_var: Optional[str] = None, labels: str = "auto") -> None:

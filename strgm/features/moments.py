@@ -357,7 +357,13 @@ def p_moments(p: pynini.Fst, features: FeatureSet, theta: Optional[Theta] = None
     ``compositions`` (default: a shared cache of 16 messages) and is re-weighted with
     numpy: EP's K passes re-project the same message against changing cavities. The
     returned ``arc_counts`` are on the arcs of C's cover DFA.
+
+    ``p`` may also be a *moment oracle* (a grammar factor's EP message, see
+    :meth:`strgm.factors.Factor.moment_message`): its ``moments(features, theta, what)``
+    answers instead, with no composition.
     """
+    if not isinstance(p, pynini.Fst):  # a moment oracle (strgm.factors.Factor.moment_message)
+        return p.moments(features, theta, what)
     cache = compositions if compositions is not None else _SHARED
     comp = cache.get(p, features, what)
     dfa = comp.cover.dfa

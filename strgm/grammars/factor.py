@@ -36,19 +36,20 @@ to length L and scoring them with the chart code (guarded by ``max_strings``).
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Optional
 
 import numpy as np
 import pynini
 
-from strgm.errors import GraphError, InconsistentEvidenceError, InputError, \
+from strgm.errors import GrammarError, GraphError, InconsistentEvidenceError, InputError, \
     MessageTooLargeError
-from strgm.factors import Factor
+from strgm.factors import Factor, register_factor_builder
 from strgm.features.theta import FeatureSet, Theta
 from strgm.grammars.cfg import Grammar, compile_grammar
 from strgm.grammars.chart import corpus_inside_outside
+from strgm.grammars.factor_message import GrammarMessage, GrammarParameters
 from strgm.grammars.factor_moments import MAX_ITERS, TOL, GrammarMoments, pcfg_moments
 from strgm.grammars.factor_product import ProductAutomaton, product_automaton, \
     terminal_labels
@@ -59,7 +60,8 @@ from strgm.wfsa.construct import weighted_strings
 
 __all__ = ["PCFGFactor", "pcfg_moments", "sampled_moments", "SampledMoments",
            "ProductAutomaton", "product_automaton", "sample_strings", "string_features",
-           "exact_message", "terminal_labels", "GrammarMoments", "MAX_ITERS", "TOL"]
+           "exact_message", "terminal_labels", "GrammarMoments", "MAX_ITERS", "TOL",
+           "grammar_factor", "check_subcritical", "GrammarMessage", "GrammarParameters"]
 
 
 def exact_message(grammar: Grammar, labels, max_len: int, theta=None,
@@ -99,17 +101,36 @@ class PCFGFactor(Factor):
     num_labels: int = 0
     theta: Optional[np.ndarray] = None
     max_len: Optional[int] = None
+    params: Optional[GrammarParameters] = None
+    inference: str = "exact"
+    options: dict = field(default_factory=dict)  # GrammarMessage keywords
 
     @property
     def variables(self) -> tuple:
         return (self.var,)
 
+    @cached_property
+    def _message(self) -> GrammarMessage:
+        params = self.params or GrammarParameters(self.grammar, theta=self.theta)
+        return GrammarMessage(params, self.labels, self.inference, max_len=self.max_len,
+                              **self.options)
+
+    def moment_message(self, var: str) -> GrammarMessage:
+        """EP's message: the grammar as a moment oracle
+        (:mod:`strgm.grammars.factor_message`); no string is enumerated."""
+        if var != self.var:
+            raise GraphError(f"factor {self.name!r} is not attached to {var!r}")
+        return self._message
+
     @property
     def kind(self) -> str:
         return "pcfg"
 
-    @cached_property
+    @property
     def _theta(self) -> np.ndarray:
+        """The rule weights now (shared parameters may be learned during a run)."""
+        if self.params is not None:
+            return self.params.theta
         return self.grammar.probabilities() if self.theta is None else np.asarray(self.theta)
 
     @cached_property
@@ -145,3 +166,54 @@ class PCFGFactor(Factor):
                 f"PCFG factor {self.name!r}: P_G(v) is context-free, not finite-state, so it "
                 "has no WFSA message; use EP moments (PCFGFactor.moments) or set max_len")
         return exact_message(self.grammar, self.labels, self.max_len, self._theta)
+
+
+def check_subcritical(grammar: Grammar, theta) -> None:
+    """Refuse rule weights under which derivations need not terminate: the spectral radius
+    ρ of the mean matrix M[X, Y] = Σ_{r = X → α} θ_r · #Y(α) (expected Y children of an X)
+    must be < 1, else P_G has infinite expected size and P_G ⊙ μ can diverge. The error
+    names the recursive rule with the largest θ_r · #nonterminals(α)."""
+    n = grammar.n_lhs
+    M = np.zeros((n, n))
+    for r, th in zip(grammar.rules, theta):
+        for y in r.rhs:
+            if y in grammar.nt_index:
+                M[grammar.nt_index[r.lhs], grammar.nt_index[y]] += th
+    rho = float(max(abs(np.linalg.eigvals(M)))) if n else 0.0
+    if rho < 1 - 1e-12:
+        return
+    worst = max(range(len(grammar.rules)), key=lambda i: theta[i] * sum(
+        y in grammar.nt_index for y in grammar.rules[i].rhs))
+    raise GrammarError(f"rule {worst} ({grammar.rules[worst]}, weight {theta[worst]:.3g}) "
+                       f"makes the grammar divergent: the mean matrix has spectral radius "
+                       f"{rho:.4g} >= 1 (derivations need not terminate); lower its weight")
+
+
+def grammar_factor(grammar: Grammar, name: str, var: str, alphabet, *,
+                   inference: str = "exact", estimator: str = "fixed", alpha=None,
+                   params: Optional[GrammarParameters] = None, theta=None,
+                   max_len: Optional[int] = None, **options) -> PCFGFactor:
+    """The factor F(v) = P_G(v) on ``var``, checked before any inference: every terminal
+    is a symbol of ``alphabet`` (else the error names the first rule using it) and the
+    weights are subcritical (:func:`check_subcritical`). ``params`` shares learned rule
+    weights between factors (else a :class:`GrammarParameters` with ``estimator``,
+    ``alpha``, ``theta``); ``options`` go to :class:`GrammarMessage` (``n_samples``,
+    ``pool``, ``seed``, ``max_states``)."""
+    for i, r in enumerate(grammar.rules):
+        for t in r.rhs:
+            if t not in grammar.nt_index and t not in alphabet:
+                raise GrammarError(f"rule {i} ({r}): terminal {t!r} is not a symbol of the "
+                                   f"variable's alphabet")
+    if params is None:
+        params = GrammarParameters(grammar, estimator, alpha, theta)
+    elif params.grammar is not grammar:
+        raise GraphError(f"factor {name!r}: params belong to another grammar")
+    check_subcritical(grammar, params.theta)
+    f = PCFGFactor(name, var=var, grammar=grammar, labels=alphabet,
+                   num_labels=alphabet.size, max_len=max_len, params=params,
+                   inference=inference, options=dict(options))
+    f.moment_message(var)  # builds the message now: bad options fail here, not mid-run
+    return f
+
+
+register_factor_builder(Grammar, grammar_factor)  # FactorGraph.add_grammar(…, Grammar)

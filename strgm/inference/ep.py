@@ -22,19 +22,15 @@ Projections (``method``, ``projection``; the interface is
   a single step of (proximal) gradient descent", PEP §7; Figure 3 shows only
   gradient-based EP);
 * ``ep`` / ``closed``: the exact closed-form fit on the order-n family
-  (:mod:`strgm.projection.closed_form`) on every visit. Exact and fast on trees (one
-  pass reproduces BP when the family can represent the messages), but on loopy graphs it
-  can move each θ_{F→V} so far that other cavities θ_V − θ_{F'→V} stop being
-  normalisable; the repairs (below) then bias beliefs toward short strings, and accuracy
-  falls with every iteration. Measured on 50 synthetic words (``benchmarks/ep_repairs.py``,
-  5 iterations, mean −log belief(gold UR)): closed EP-2 9.5 nats / 497 repairs, closed
-  EP-3 20.7 / 821; gradient EP-2 2.8 / 0, gradient EP-3 2.6 / 0. The cause is the
-  division, not the fit: θ_V − θ_{F→V} is defined only where q_V > 0, and an exact fit
-  stores zero-probability arcs as LOG_FLOOR (or as "inherit the parent context"), so
-  floor minus floor leaves arbitrary mass on strings the divided-out message excludes.
-  On a tree that region is never used again; on a loopy graph it is (even with an order
-  rich enough to represent every message, closed-form EP then differs from loopy BP).
-  Gradient steps never reach the floor;
+  (:mod:`strgm.projection.closed_form`) on every visit. Exact and fast on trees, but on
+  loopy graphs it can move θ_{F→V} so far that other cavities θ_V − θ_{F'→V} stop being
+  normalisable; the repairs (below) then bias beliefs toward short strings. Measured on
+  50 synthetic words (``benchmarks/ep_repairs.py``, 5 iterations, mean −log belief(gold
+  UR)): closed EP-2 9.5 nats / 497 repairs, EP-3 20.7 / 821; gradient EP-2 2.8 / 0, EP-3
+  2.6 / 0. The cause is the division: θ_V − θ_{F→V} is defined only where q_V > 0, and an
+  exact fit stores zero-probability arcs as LOG_FLOOR, so floor minus floor leaves
+  arbitrary mass on strings the divided-out message excludes (on a loopy graph that
+  region is used again). Gradient steps never reach the floor;
 * ``pep`` / ``prox`` (default): one proximal-gradient step of the tree-structured group
   lasso (λ, η) on the active set (:mod:`strgm.projection.prox`);
 * ``pep`` / ``grow``: closed form with greedy growing of contexts (:mod:`strgm.projection.grow`).
@@ -129,8 +125,10 @@ class EPSide(VariableSide):
         self._enc_cache: dict[tuple[str, str], tuple[int, pynini.Fst]] = {}
         self._version: dict[str, int] = {}
         self._relay = {v for v, var in graph.variables.items()
-                       if self.s["relay"] and not var.is_observed and graph.degree(v) <= 2}
-        # the degree-≤ 2 variables are exact BP's business (module docstring)
+                       if self.s["relay"] and not var.is_observed and graph.degree(v) <= 2
+                       and not any(graph.factors[f].moment_message(v) is not None
+                                   for f in graph.factors_of(v))}
+        # degree ≤ 2: exact BP's business (module docstring), unless a grammar is there
         self._relayed = ExactSide(graph, max_states=10 ** 7)
         # (θ_V, moments of q_θV) from the last step at each variable: the next step
         # (same or another factor's message) starts from the same θ_V
@@ -174,6 +172,10 @@ class EPSide(VariableSide):
             if v not in self._relay and self.s["reproject"]:
                 for f in self.mu[v]:
                     self.pending[v].setdefault(f, None)
+        if iteration > 0:  # factors that learn their parameters from p̂ (grammars)
+            for m in {id(m): m for msgs in self.mu.values() for m in msgs.values()
+                      if hasattr(m, "end_iteration")}.values():
+                m.end_iteration(iteration)
 
     @property
     def schedule(self) -> Schedule:
@@ -210,9 +212,13 @@ class EPSide(VariableSide):
         return fst
 
     def factor_message(self, factor, var, incoming, num_labels, leaf=False):
-        """The factor's exact message; a concatenation's message to a part whose sum over
-        the inserted θ messages diverges is retried with those messages damped
-        (:func:`strgm.inference.ep_repair.damped_retry`)."""
+        """The factor's exact message, or its moment oracle when it has one (a grammar:
+        :meth:`strgm.factors.Factor.moment_message`); a concatenation's message to a part
+        whose sum over the inserted θ messages diverges is retried with those messages
+        damped (:func:`strgm.inference.ep_repair.damped_retry`)."""
+        oracle = factor.moment_message(var)
+        if oracle is not None:
+            return oracle
         try:
             return super().factor_message(factor, var, incoming, num_labels, leaf)
         except DivergenceError:
@@ -382,6 +388,9 @@ class EPSide(VariableSide):
         (:func:`strgm.inference.ep_repair.damped_fit`) and keep θ_{F→V} := θ_V − θ_{V→F};
         skipped (and counted) when no damping works."""
         base = self.theta_to_factor(var, factor)
+        if not isinstance(self.mu[var][factor], pynini.Fst):  # a moment oracle: no damping
+            self.skipped += 1
+            return
         th = damped_fit(self.mu[var][factor], base, self.projection.family(self.schedule),
                         self.n, radius_at_least)
         if th is None:

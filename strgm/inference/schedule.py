@@ -24,6 +24,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+import pynini
+
 from strgm.errors import MessageTooLargeError
 from strgm.progress import Status, StatusProgress as Progress  # noqa: F401 (re-exported)
 from strgm.graph import FactorGraph
@@ -132,7 +134,8 @@ class _Sweeper:
                 "lower --max-memory so that the size guard stops earlier") from None
         self.stats.max_message_states = max(self.stats.max_message_states,
                                             msg.num_states())
-        guard.check_result(msg, what, self.max_states, self.nlabels)
+        if isinstance(msg, pynini.Fst):  # not a moment oracle (a grammar's EP message)
+            guard.check_result(msg, what, self.max_states, self.nlabels)
         side.receive(v, fname, msg)
 
     def sweep(self, it: int, max_iters: int, direction: int) -> None:
