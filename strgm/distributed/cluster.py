@@ -129,11 +129,20 @@ class TaskPool:
                     f.release()
 
 
+#: Dask's nanny sets MALLOC_TRIM_THRESHOLD_ in its workers, which turns off glibc's
+#: dynamic mmap threshold: every large temporary array of a parse chart is then mapped
+#: and unmapped afresh, and the inside–outside E-step ran 2× slower (measured; see
+#: benchmarks/distributed_speedup.py). None unsets it (Dask's documented override).
+NANNY_ENV = {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}
+
+
 def _start_local(n: int):
+    import dask
     from distributed import Client, LocalCluster
 
-    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                           dashboard_address=None, silence_logs=40)
+    with dask.config.set(NANNY_ENV):
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                               dashboard_address=None, silence_logs=40)
     return cluster, Client(cluster)
 
 
