@@ -16,8 +16,10 @@ as disagreement between its halves.
 
 where the sum is truncated by Geyer's initial positive sequence: the pair sums
 P_k = ρ̂_{2k} + ρ̂_{2k+1} are added while they are positive, and each is capped at the one
-before (initial monotone sequence).  R̂ above 1.01–1.1 or an ESS of a few per chain says the
-chains have not converged.
+before (initial monotone sequence); the denominator is floored at 1/log10(m'n'), as in
+Stan, so that antithetic (negatively correlated) draws cannot claim an ESS above
+m'n' · log10(m'n').  R̂ above 1.01–1.1 or an ESS of a few per chain says the chains have
+not converged.
 """
 
 from __future__ import annotations
