@@ -152,11 +152,11 @@ def check_parallel(method: str, chains: int, spec, checkpoint=None, resume=None)
         raise OptionError("--chains", chains, "independent chains are for the samplers "
                                               "(--method gibbs or mh)")
     if sampler and (chains > 1 or spec is not None) and (checkpoint or resume):
-        opt, v = ("--chains", chains) if chains > 1 else ("--scheduler", spec.describe())
+        opt, v = ("--chains", chains) if chains > 1 else ("--scheduler", spec.value)
         raise OptionError(opt, v, "a checkpoint holds one chain run here; drop "
                                   "--checkpoint and --resume")
     if spec is not None and method == "cvb":
-        raise OptionError("--scheduler", spec.describe(), "collapsed VB updates one "
+        raise OptionError("--scheduler", spec.value, "collapsed VB updates one "
                           "sentence at a time against all others; --scheduler serves em, "
                           "map, vb and the samplers")
     return spec

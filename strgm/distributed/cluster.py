@@ -39,11 +39,13 @@ _ADDRESS = re.compile(r"^(?:(tcp|tls|inproc|ucx|ws|wss)://)?[A-Za-z0-9_.\-\[\]:]
 
 @dataclass(frozen=True)
 class SchedulerSpec:
-    """A parsed ``--scheduler``: ``kind`` "local" (``workers`` processes) or "address"."""
+    """A parsed ``--scheduler``: ``kind`` "local" (``workers`` processes) or "address";
+    ``value`` as given."""
 
     kind: str
     workers: int = 0
     address: str = ""
+    value: str = ""
 
     def describe(self) -> str:
         return (f"local cluster of {self.workers} worker processes" if self.kind == "local"
@@ -71,9 +73,10 @@ def parse_scheduler(value: Optional[str], option: str = "--scheduler"
         if not n_text.isdigit() or int(n_text) < 1:
             raise OptionError(option, value, "expected local, local:N with N ≥ 1 worker "
                                              "processes, or a scheduler address")
-        spec = SchedulerSpec("local", workers=int(n_text))
+        spec = SchedulerSpec("local", workers=int(n_text), value=text)
     elif text and _ADDRESS.match(text) and ":" in text:
-        spec = SchedulerSpec("address", address=text if "://" in text else f"tcp://{text}")
+        spec = SchedulerSpec("address", address=text if "://" in text else f"tcp://{text}",
+                             value=text)
     else:
         raise OptionError(option, value, "expected local, local:N or a scheduler address "
                                          "HOST:PORT (e.g. tcp://10.0.0.5:8786)")
