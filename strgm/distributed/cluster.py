@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
-from strgm.errors import MissingDependencyError, OptionError
+from strgm.errors import MissingDependencyError, OptionError, StrgmError
 
 __all__ = ["CONNECT_TIMEOUT", "INSTALL", "SchedulerSpec", "TaskPool", "open_pool",
            "parse_scheduler", "require_dask"]
@@ -122,7 +122,13 @@ class TaskPool:
         futures = [self.client.submit(fn, item, *shared, pure=False, retries=self.retries,
                                       key=f"{key}-{i}-{os.urandom(4).hex()}")
                    for i, item in enumerate(items)]
-        return self.client.gather(futures)
+        try:
+            return self.client.gather(futures)
+        except Exception as e:
+            if type(e).__name__ != "KilledWorker":
+                raise
+            raise StrgmError(f"a Dask worker died each time it ran a task ({key}); out of "
+                             "memory? (see the workers' logs)") from None
 
     def release(self, *futures) -> None:
         """Forget scattered data (a θ of an earlier iteration)."""

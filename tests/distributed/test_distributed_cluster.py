@@ -125,3 +125,16 @@ def test_unreachable_scheduler_is_one_line_error():
             pass
     msg = str(e.value)
     assert "\n" not in msg and address in msg and "--scheduler" in msg
+
+
+def _always_dies(x):
+    os._exit(1)
+
+
+def test_a_task_that_kills_every_worker_is_one_error_line(pool):
+    from strgm.errors import StrgmError
+
+    with pytest.raises(StrgmError, match="worker died") as e:
+        pool.map(_always_dies, [1])
+    assert "\n" not in str(e.value)
+    pool.client.wait_for_workers(2, timeout=60)
