@@ -9,26 +9,25 @@ the same posterior), every run started uniform over parses (all rule weights 1).
 
 MH: K ≥ 3 independent chains (seeds 0..K−1), advanced in turn by ``--check-every``
 sweeps in one process.  After every sweep: ψ = log P(t | α) (the collapsed training
-log-likelihood of the trees) and the held-out per-word perplexity ppl = exp(−Σ log
-P(w | θ̂) / #words) under θ̂ = E[θ | t, α] of the current trees.  With n sweeps done per
-chain (n a multiple of ``--check-every``, n ≥ ``--min-sweeps``) the draws of the second
-half, sweeps n/2+1..n, are judged:
+log-likelihood of the trees), E[θ | t, α] of the current trees (summed in blocks of 5
+sweeps) and the held-out per-word perplexity ppl = exp(−Σ log P(w | θ̂) / #words) under
+θ̂ = E[θ | t, α].  For m sweeps done per chain, θ̄(m) = mean of E[θ | t, α] over sweeps
+m/2+1..m of all chains (the Rao–Blackwellised estimate of the posterior mean E[θ | w],
+the quantity CVB's θ̄ approximates), and R̂(m) = max of the split-R̂ (Gelman et al.,
+BDA3 §11.4; strgm.distributed.diagnostics) over the K chains' sweeps m/2+1..m of ψ and
+of log ppl.
 
-* mixing: split-R̂ (Gelman et al., BDA3 §11.4; strgm.distributed.diagnostics) over the
-  K chains of ψ < 1.1 **and** of log ppl < 1.1.  The chains stop at the first such n,
-  or at the cap ``--max-sweeps``;
-* plateau of one chain at n: the split-R̂ of that chain alone (its draws n/2+1..3n/4
-  against 3n/4+1..n) of ψ < 1.1 and of log ppl < 1.1.  A chain's plateau sweep is the
-  first check from which the plateau holds at every later check.
-
-MH's converged held-out perplexity (the target) = exp(mean of log ppl over sweeps
-n/2+1..n of all chains), n the last sweep.  When the chains mix this is the posterior
-expectation; when they do not (R̂ ≥ 1.1 at the cap) it is the average of the chains'
-plateaus and the report says so, with the per-chain values.  MH's time = sampling seconds
-(evaluation excluded) of one chain to the mixing sweep, median over chains; without
-mixing, to its plateau sweep.  Also reported: perplexity under the Rao–Blackwellised
-θ̄ = mean of E[θ | t, α] over the second half, per chain and pooled, and the per-sweep
-move statistics (identical proposals apart from accepted real moves).
+* Stopping: at every multiple n of ``--check-every`` from ``--min-sweeps`` on, stop when
+  R̂(n) < 1.1, else at the cap ``--max-sweeps``; n = the last sweep.
+* Target (MH's converged held-out perplexity) = perplexity under θ̄(n).  Also reported:
+  the geometric mean of the single-sample ppl over sweeps n/2+1..n (a noisier estimator:
+  one training word changing its analysis moves a held-out word's probability a lot).
+* MH convergence sweep n_c = the first m on the grid 10, 20, .., n from which, at every
+  grid point m' ≥ m, R̂(m') < 1.1 and the perplexity under θ̄(m') is within ±2% of the
+  target (an R̂ criterion plus a plateau of the held-out perplexity).  MH's time = the
+  sampling seconds (evaluation excluded) of one chain to sweep n_c, median over chains.
+  Without R̂(n) < 1.1 MH did not converge within the cap: no time is given, and the
+  report says so with R̂.
 
 CVB: seeds 0..K−1 (the seed orders the sentences), ``--cvb-iters`` sweeps, held-out
 ppl under its θ̄ after every sweep (evaluation excluded from its time; its own training
@@ -38,7 +37,9 @@ sweeps), reached at the first sweep from which ppl stays within ±2% of it; gap 
 plateau/target − 1.  When CVB plateaus above 1.02·target it never reaches the target and
 the report gives the plateau, the gap and the time to its own plateau instead.
 
-    python benchmarks/pcfg_cvb_vs_mh.py [--words 200] [--chains 3] [--max-sweeps 1500]
+``--words`` takes a comma-separated list of corpus sizes, run one after the other.
+
+    python benchmarks/pcfg_cvb_vs_mh.py [--words 200,500] [--chains 3] [--max-sweeps 600]
 Writes benchmarks/results/pcfg_cvb_vs_mh.{json,md,png}.
 """
 
@@ -64,6 +65,8 @@ from strgm.safe_io import atomic_write_bytes, atomic_write_json, atomic_write_te
 OUT = Path(__file__).resolve().parent / "results"
 RHAT_MAX = 1.1
 TOL = 0.02
+BLOCK = 5  # sweeps per stored sum of E[θ | t, α]
+GRID = 10  # sweeps between retrospective convergence checks
 
 try:  # the shared diagnostics when the distributed layer is installed with strgm
     from strgm.distributed.diagnostics import split_rhat
@@ -89,11 +92,11 @@ def setup(words_n: int, split_seed: int = 0):
 
 
 class Chain:
-    """One MH chain with its per-sweep record (module docstring) and block sums of
-    E[θ | t, α] (one per ``block`` sweeps) for the Rao–Blackwellised θ̄."""
+    """One MH chain with its per-sweep record (module docstring) and the sums of
+    E[θ | t, α] over blocks of :data:`BLOCK` sweeps."""
 
-    def __init__(self, kernel, seed, theta0, cg, test, block):
-        self.k, self.cg, self.test, self.block = kernel, cg, test, block
+    def __init__(self, kernel, seed, theta0, cg, test):
+        self.k, self.cg, self.test = kernel, cg, test
         self.seed = seed
         t = time.perf_counter()
         self.state = kernel.init(seed, theta0=theta0)
@@ -109,7 +112,7 @@ class Chain:
             self.seconds += time.perf_counter() - t
             mean = k.posterior_mean(self.state)
             acc += mean
-            if self.state.iteration % self.block == 0:
+            if self.state.iteration % BLOCK == 0:
                 self.sums.append(acc)
                 acc = np.zeros(k.nR)
             st = mh_sweep_stats(self.state)
@@ -124,10 +127,14 @@ class Chain:
     def column(self, key, lo=0, hi=None):
         return np.array([r[key] for r in self.rows[lo:hi]], dtype=float)
 
-    def theta_bar(self, n):
-        """θ̄ over sweeps n/2+1..n (whole blocks; n/2 is a multiple of the block)."""
-        first = (n // 2) // self.block
-        return sum(self.sums[first:n // self.block]) / (n - first * self.block)
+    def theta_sum(self, m):
+        """Σ E[θ | t, α] over sweeps m/2+1..m (m a multiple of 2·BLOCK)."""
+        return sum(self.sums[m // 2 // BLOCK:m // BLOCK])
+
+
+def theta_bar(chains, m):
+    """θ̄(m): mean of E[θ | t, α] over sweeps m/2+1..m of all ``chains``."""
+    return sum(c.theta_sum(m) for c in chains) / (len(chains) * (m - m // 2))
 
 
 def rhats(chains, lo, hi) -> dict:
@@ -138,10 +145,10 @@ def rhats(chains, lo, hi) -> dict:
 
 
 def run_mh(a, g, cg, train, test, alpha, log=sys.stdout):
-    """K chains to mixing or the cap (module docstring): (chains, checks, last sweep)."""
+    """K chains to R̂ < 1.1 or the cap (module docstring): (chains, checks, last sweep)."""
     theta0 = np.ones(len(g.rules))
-    chains = [Chain(CollapsedMH(g, train, alpha=alpha, compiled=cg), s, theta0, cg, test,
-                    a.check_every // 2) for s in range(a.chains)]
+    chains = [Chain(CollapsedMH(g, train, alpha=alpha, compiled=cg), s, theta0, cg, test)
+              for s in range(a.chains)]
     checks, n = [], 0
     while n < a.max_sweeps:
         for c in chains:
@@ -150,11 +157,9 @@ def run_mh(a, g, cg, train, test, alpha, log=sys.stdout):
         if n < a.min_sweeps:
             continue
         mix = rhats(chains, n // 2, n)
-        plateau = [max(rhats([c], n // 2, n).values()) < RHAT_MAX for c in chains]
-        checks.append({"sweep": n, "rhat": mix, "plateau": plateau,
-                       "seconds": [c.seconds for c in chains]})
+        checks.append({"sweep": n, "rhat": mix, "seconds": [c.seconds for c in chains]})
         print(f"  α={alpha} sweep {n}: R̂ log P(t) {mix['log_p_trees']:.3f}, R̂ log ppl "
-              f"{mix['log_perplexity']:.3f}, plateau {plateau}, ppl "
+              f"{mix['log_perplexity']:.3f}, ppl "
               f"{[round(c.rows[-1]['perplexity']) for c in chains]}, "
               f"{statistics.median(c.seconds for c in chains):.0f}s/chain", file=log,
               flush=True)
@@ -163,50 +168,54 @@ def run_mh(a, g, cg, train, test, alpha, log=sys.stdout):
     return chains, checks, n
 
 
-def plateau_sweep(checks, j):
-    """First check sweep from which chain j's plateau holds at every later check."""
+def convergence_grid(chains, n, cg, test, target) -> list:
+    """R̂(m) and the perplexity under θ̄(m) for m = GRID, 2·GRID, .., n."""
+    out = []
+    for m in range(GRID, n + 1, GRID):
+        r = max(rhats(chains, m // 2, m).values())
+        p = heldout_perplexity(cg, test, theta_bar(chains, m))["per_word"]
+        out.append({"sweep": m, "rhat": r, "perplexity_theta_bar": p,
+                    "ok": r < RHAT_MAX and abs(p / target - 1) <= TOL})
+    return out
+
+
+def converged_sweep(grid):
+    """n_c: the first grid point from which every later point is ``ok``."""
     first = None
-    for ch in checks:
-        if ch["plateau"][j]:
-            first = ch if first is None else first
-        else:
-            first = None
-    return first
+    for row in grid:
+        first = (first or row) if row["ok"] else None
+    return None if first is None else first["sweep"]
 
 
 def mh_summary(chains, checks, n, cg, test) -> dict:
-    """The target perplexity, times, R̂ and move statistics of a finished MH run."""
+    """Target perplexity, convergence sweep and time, R̂ and move statistics."""
     lo = n // 2
+    target = heldout_perplexity(cg, test, theta_bar(chains, n))["per_word"]
     logs = np.concatenate([np.log(c.column("perplexity", lo, n)) for c in chains])
     mixed = bool(checks) and max(checks[-1]["rhat"].values()) < RHAT_MAX
+    grid = convergence_grid(chains, n, cg, test, target)
+    nc = converged_sweep(grid) if mixed else None
     per_chain = []
-    for j, c in enumerate(chains):
-        ps = plateau_sweep(checks, j)
-        tb = c.theta_bar(n)
+    for c in chains:
         prop = c.column("proposed").sum()
         per_chain.append({
             "seed": c.seed, "sweeps": n, "seconds": c.seconds,
-            "perplexity_second_half": float(np.exp(np.log(c.column("perplexity", lo, n))
-                                                   .mean())),
-            "perplexity_theta_bar": heldout_perplexity(cg, test, tb)["per_word"],
+            "seconds_to_converged_sweep": None if nc is None else c.rows[nc - 1]["seconds"],
+            "perplexity_theta_bar": heldout_perplexity(cg, test, theta_bar([c], n))["per_word"],
+            "perplexity_samples_geomean": float(np.exp(np.log(
+                c.column("perplexity", lo, n)).mean())),
             "log_p_trees_second_half": float(c.column("log_p_trees", lo, n).mean()),
-            "plateau_sweep": None if ps is None else ps["sweep"],
-            "plateau_seconds": None if ps is None else ps["seconds"][j],
             "proposed_same_fraction": float(c.column("proposed_same").sum() / prop),
             "accepted_moved_per_sweep": float(c.column("accepted_moved").mean()),
             "acceptance_moved": _ratio(c.column("accepted_moved").sum(),
                                        prop - c.column("proposed_same").sum())})
-    if mixed:
-        t = statistics.median(c.seconds for c in chains)
-    else:
-        pl = [p["plateau_seconds"] for p in per_chain]
-        t = statistics.median(pl) if all(x is not None for x in pl) else None
-    pooled = sum(c.theta_bar(n) for c in chains) / len(chains)
-    return {"target_perplexity": float(np.exp(logs.mean())), "mixed": mixed,
-            "sweeps_per_chain": n, "seconds_to_converge_median": t,
+    t = None if nc is None else statistics.median(
+        c["seconds_to_converged_sweep"] for c in per_chain)
+    return {"target_perplexity": target, "mixed": mixed, "sweeps_per_chain": n,
+            "converged_sweep": nc, "seconds_to_converge_median": t,
             "rhat_at_end": checks[-1]["rhat"] if checks else None,
-            "perplexity_pooled_theta_bar": heldout_perplexity(cg, test, pooled)["per_word"],
-            "chains": per_chain}
+            "perplexity_samples_geomean": float(np.exp(logs.mean())),
+            "grid": grid, "chains": per_chain}
 
 
 def _ratio(a, b):
@@ -253,64 +262,80 @@ def summarise(mh, cvbs) -> dict:
     hits = [c["hit"]["seconds"] for c in cvbs if c["hit"]]
     t_cvb = statistics.median(hits) if len(hits) * 2 > len(cvbs) else None
     pl = [c["plateau_seconds"] for c in cvbs]
-    plateau_t = statistics.median(pl) if None not in pl else None
-    out = {"mh_target_perplexity": target, "mh_chains_mixed": mh["mixed"],
+    out = {"mh_target_perplexity": target, "mh_chains_converged": mh["mixed"],
            "mh_rhat_at_end": mh["rhat_at_end"], "mh_sweeps_per_chain": mh["sweeps_per_chain"],
+           "mh_converged_sweep": mh["converged_sweep"],
            "mh_seconds_to_converge_median": t_mh,
+           "mh_single_sample_perplexity_geomean": mh["perplexity_samples_geomean"],
            "cvb_reached_target_in": f"{len(hits)}/{len(cvbs)} seeds",
            "cvb_seconds_to_target_median": t_cvb,
            "cvb_plateau_perplexity_median": statistics.median(c["plateau_perplexity"]
                                                               for c in cvbs),
            "cvb_gap_median": statistics.median(c["gap"] for c in cvbs),
-           "cvb_seconds_to_own_plateau_median": plateau_t}
+           "cvb_seconds_to_own_plateau_median": statistics.median(pl) if None not in pl
+           else None}
     out["time_ratio_cvb_over_mh"] = (t_cvb / t_mh) if t_cvb and t_mh else None
     out["cvb_within_tenth_of_mh_time"] = (out["time_ratio_cvb_over_mh"] is not None
                                           and out["time_ratio_cvb_over_mh"] <= 0.1)
     return out
 
 
-def markdown(a, meta, mh, cvbs, summ) -> str:
-    f = lambda x, d=1: "–" if x is None else f"{x:.{d}f}"
-    md = ["# CVB vs collapsed MH run to convergence", "",
-          f"cmudict morphology corpus, {meta['train_words']} training / "
-          f"{meta['heldout_words']} held-out word types, {meta['rules']} rules, α = "
-          f"{a.alpha}; MH: {a.chains} chains, R̂ checked every {a.check_every} sweeps from "
-          f"{a.min_sweeps}, cap {a.max_sweeps}; CVB: {a.chains} seeds × {a.cvb_iters} sweeps. "
-          "Definitions in the benchmark's docstring.", "",
-          "## MH chains", "",
-          "| seed | sweeps | sampling s | ppl (2nd half, geo. mean) | ppl under θ̄ | "
-          "plateau sweep | plateau s | identical proposals | real moves/sweep | "
-          "acceptance of real moves |", "|---|---|---|---|---|---|---|---|---|---|"]
+def _f(x, d=1):
+    return "–" if x is None else f"{x:.{d}f}"
+
+
+def markdown_size(a, res) -> list:
+    """The markdown section of one corpus size."""
+    meta, mh, cvbs, summ = res["meta"], res["mh"], res["cvb"], res["summary"]
+    md = [f"## {meta['train_words']} training / {meta['heldout_words']} held-out word types "
+          f"({meta['rules']} rules)", "",
+          "| MH seed | sweeps | sampling s | s to n_c | ppl under own θ̄ | single-sample ppl "
+          "(geo. mean, 2nd half) | mean log P(t) 2nd half | identical proposals | real "
+          "moves/sweep | acceptance of real moves |", "|---|---|---|---|---|---|---|---|---|---|"]
     for c in mh["chains"]:
         md.append(f"| {c['seed']} | {c['sweeps']} | {c['seconds']:.0f} | "
-                  f"{c['perplexity_second_half']:.0f} | {c['perplexity_theta_bar']:.0f} | "
-                  f"{c['plateau_sweep'] or 'none'} | {f(c['plateau_seconds'], 0)} | "
-                  f"{c['proposed_same_fraction']:.4f} | {c['accepted_moved_per_sweep']:.2f}"
-                  f" | {f(c['acceptance_moved'], 3)} |")
+                  f"{_f(c['seconds_to_converged_sweep'])} | {c['perplexity_theta_bar']:.0f} | "
+                  f"{c['perplexity_samples_geomean']:.0f} | {c['log_p_trees_second_half']:.1f}"
+                  f" | {c['proposed_same_fraction']:.4f} | {c['accepted_moved_per_sweep']:.2f}"
+                  f" | {_f(c['acceptance_moved'], 3)} |")
     r = mh["rhat_at_end"] or {}
-    md += ["", f"Split-R̂ over the chains' second halves at sweep {mh['sweeps_per_chain']}: "
-           f"log P(t|α) {f(r.get('log_p_trees'), 3)}, log held-out ppl "
-           f"{f(r.get('log_perplexity'), 3)} → chains "
-           f"{'mixed' if mh['mixed'] else 'did NOT mix'} (threshold {RHAT_MAX}). "
-           f"Target = {mh['target_perplexity']:.0f} (pooled θ̄: "
-           f"{mh['perplexity_pooled_theta_bar']:.0f}).", "", "## CVB", "",
-           "| seed | ppl per sweep | plateau ppl | gap to MH target | sweeps/s to ≤ +2% of "
-           "target | sweeps/s to own plateau |", "|---|---|---|---|---|---|"]
+    md += ["", f"Split-R̂ over the chains' sweeps {mh['sweeps_per_chain'] // 2 + 1}.."
+           f"{mh['sweeps_per_chain']}: log P(t|α) {_f(r.get('log_p_trees'), 3)}, log held-out "
+           f"ppl {_f(r.get('log_perplexity'), 3)} → "
+           f"{'converged' if mh['mixed'] else 'NOT converged within the cap'}; convergence "
+           f"sweep n_c = {mh['converged_sweep']}; target (ppl under the pooled θ̄) = "
+           f"{mh['target_perplexity']:.1f}.", "",
+           "| CVB seed | ppl per sweep | plateau ppl | gap to MH target | sweep / s to ≤ +2% "
+           "of target | sweep / s to own plateau |", "|---|---|---|---|---|---|"]
     for c in cvbs:
         h = c["hit"]
         hit = "not reached" if h is None else f"{h['sweep']} / {h['seconds']:.1f}"
         curve = " ".join(str(round(p)) for _, _, p in c["curve"])
         md.append(f"| {c['seed']} | {curve} | {c['plateau_perplexity']:.0f} | "
                   f"{100 * c['gap']:+.1f}% | {hit} | "
-                  f"{c['plateau_sweep']} / {f(c['plateau_seconds'])} |")
-    md += ["", "## Summary", ""] + [f"* {k}: {v}" for k, v in summ.items()]
-    md += ["", f"Command: `{meta['command']}`", "", "![perplexity vs time](pcfg_cvb_vs_mh.png)"]
+                  f"{c['plateau_sweep']} / {_f(c['plateau_seconds'])} |")
+    fmt = lambda v: f"{v:.4g}" if isinstance(v, float) else (
+        {k: round(x, 3) for k, x in v.items()} if isinstance(v, dict) else v)
+    return md + ["", "Summary:", ""] + [f"* {k}: {fmt(v)}" for k, v in summ.items()] + [""]
+
+
+def markdown(a, results, command) -> str:
+    md = ["# CVB vs collapsed MH run to convergence", "",
+          f"cmudict morphology corpus and substring grammar, α = {a.alpha}; MH: {a.chains} "
+          f"chains, R̂ checked every {a.check_every} sweeps from {a.min_sweeps}, cap "
+          f"{a.max_sweeps}; CVB: {a.chains} seeds × {a.cvb_iters} sweeps. Definitions "
+          "(target, n_c, times) in the benchmark's docstring. Times are one run's sampling "
+          "seconds, evaluation excluded; medians over seeds.", ""]
+    for res in results:
+        md += markdown_size(a, res)
+    md += [f"Command: `{command}`", "", "![perplexity vs time](pcfg_cvb_vs_mh.png)"]
     return "\n".join(md) + "\n"
 
 
-def plot(path, mh_chains, cvbs, target, alpha) -> bool:
-    """Held-out perplexity against seconds: every MH chain, every CVB seed, the target
-    with its ±2% band (log–log).  False when matplotlib is missing."""
+def plot(path, panels, alpha) -> bool:
+    """Held-out perplexity against seconds, one panel per corpus size: every MH chain's
+    single-sample ppl, MH's θ̄(m) on the grid, every CVB seed, the target ±2% (log–log).
+    False when matplotlib is missing."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -318,68 +343,80 @@ def plot(path, mh_chains, cvbs, target, alpha) -> bool:
     except ImportError:
         print("matplotlib not installed: no plot", file=sys.stderr)
         return False
-    fig, ax = plt.subplots(figsize=(8, 5))
-    for c in mh_chains:
-        ax.plot(c.column("seconds"), c.column("perplexity"), lw=0.7, alpha=0.8,
-                label=f"MH chain {c.seed}")
-    for c in cvbs:
-        ax.plot([s for _, s, _ in c["curve"]], [p for _, _, p in c["curve"]], "o-", ms=3,
-                label=f"CVB seed {c['seed']}")
-    ax.axhline(target, color="k", lw=1, label=f"MH target {target:.0f}")
-    ax.axhspan(target * (1 - TOL), target * (1 + TOL), color="k", alpha=0.12)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("seconds (one run; evaluation excluded)")
-    ax.set_ylabel("held-out per-word perplexity")
-    ax.set_title(f"CVB vs collapsed MH, α = {alpha}")
-    ax.legend(fontsize=7)
+    fig, axes = plt.subplots(1, len(panels), figsize=(7 * len(panels), 5), squeeze=False)
+    for ax, (chains, res) in zip(axes[0], panels):
+        target = res["mh"]["target_perplexity"]
+        for c in chains:
+            ax.plot(c.column("seconds"), c.column("perplexity"), lw=0.6, alpha=0.6,
+                    label=f"MH chain {c.seed} (sample)")
+        sec = np.median([[c.rows[g["sweep"] - 1]["seconds"] for c in chains]
+                         for g in res["mh"]["grid"]], axis=1)
+        ax.plot(sec, [g["perplexity_theta_bar"] for g in res["mh"]["grid"]], "k--", lw=1.2,
+                label="MH θ̄(m), pooled")
+        for c in res["cvb"]:
+            ax.plot([s for _, s, _ in c["curve"]], [p for _, _, p in c["curve"]], "o-",
+                    ms=3, label=f"CVB seed {c['seed']}")
+        ax.axhline(target, color="k", lw=1, label=f"MH target {target:.0f}")
+        ax.axhspan(target * (1 - TOL), target * (1 + TOL), color="k", alpha=0.12)
+        ax.set(xscale="log", yscale="log", xlabel="seconds (one run; evaluation excluded)",
+               ylabel="held-out per-word perplexity",
+               title=f"{res['meta']['train_words']} training words, α = {alpha}")
+        ax.legend(fontsize=7)
     fig.tight_layout()
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=120)
+    fig.savefig(buf, format="png", dpi=110)
     plt.close(fig)
     atomic_write_bytes(path, buf.getvalue())
     return True
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--words", type=int, default=200)
-    ap.add_argument("--alpha", type=float, default=1e-5)
-    ap.add_argument("--chains", type=int, default=3)
-    ap.add_argument("--check-every", type=int, default=50)
-    ap.add_argument("--min-sweeps", type=int, default=200)
-    ap.add_argument("--max-sweeps", type=int, default=1500)
-    ap.add_argument("--cvb-iters", type=int, default=20)
-    ap.add_argument("--out", default=str(OUT))
-    a = ap.parse_args(argv)
-    if a.chains < 2 or a.check_every < 2 or a.check_every % 2:
-        ap.error("--chains must be ≥ 2 and --check-every even and ≥ 2")
-    g, cg, train, test = setup(a.words)
-    meta = {"rules": len(g.rules), "train_words": len(train), "heldout_words": len(test),
-            "command": "python benchmarks/pcfg_cvb_vs_mh.py " + " ".join(
-                sys.argv[1:] if argv is None else argv)}
+def one_size(a, words_n):
+    """MH to convergence, then CVB, on one corpus size: (chains, result dict)."""
+    g, cg, train, test = setup(words_n)
+    meta = {"words": words_n, "rules": len(g.rules), "train_words": len(train),
+            "heldout_words": len(test)}
     print(f"{len(train)} training / {len(test)} held-out words, {len(g.rules)} rules",
           flush=True)
     t = time.perf_counter()
     chains, checks, n = run_mh(a, g, cg, train, test, a.alpha)
     mh = mh_summary(chains, checks, n, cg, test)
     meta["mh_wall_seconds"] = time.perf_counter() - t
-    print(f"MH target {mh['target_perplexity']:.1f} mixed={mh['mixed']}", flush=True)
+    print(f"MH target {mh['target_perplexity']:.1f} converged={mh['mixed']} "
+          f"n_c={mh['converged_sweep']} t={mh['seconds_to_converge_median']}", flush=True)
     cvbs = []
     for s in range(a.chains):
         cvbs.append(cvb_summary(run_cvb(a, g, cg, train, test, s), mh["target_perplexity"], s))
         print(f"CVB seed {s}: plateau {cvbs[-1]['plateau_perplexity']:.1f} hit "
               f"{cvbs[-1]['hit']}", flush=True)
-    summ = summarise(mh, cvbs)
+    res = {"meta": meta, "summary": summarise(mh, cvbs), "mh": mh, "mh_checks": checks,
+           "mh_traces": [{"seed": c.seed, "rows": c.rows} for c in chains], "cvb": cvbs}
+    print(res["summary"], flush=True)
+    return chains, res
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--words", default="200,500")
+    ap.add_argument("--alpha", type=float, default=1e-5)
+    ap.add_argument("--chains", type=int, default=3)
+    ap.add_argument("--check-every", type=int, default=50)
+    ap.add_argument("--min-sweeps", type=int, default=200)
+    ap.add_argument("--max-sweeps", type=int, default=600)
+    ap.add_argument("--cvb-iters", type=int, default=20)
+    ap.add_argument("--out", default=str(OUT))
+    a = ap.parse_args(argv)
+    if a.chains < 2 or a.check_every % GRID or a.check_every < GRID:
+        ap.error(f"--chains must be ≥ 2 and --check-every a multiple of {GRID}")
+    command = "python benchmarks/pcfg_cvb_vs_mh.py " + " ".join(
+        sys.argv[1:] if argv is None else argv)
+    panels = [one_size(a, int(w)) for w in a.words.split(",")]
+    results = [r for _, r in panels]
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    traces = [{"seed": c.seed, "rows": c.rows} for c in chains]
-    atomic_write_json(out / "pcfg_cvb_vs_mh.json", {
-        "argv": vars(a), "meta": meta, "summary": summ, "mh": mh, "mh_checks": checks,
-        "mh_traces": traces, "cvb": cvbs})
-    atomic_write_text(out / "pcfg_cvb_vs_mh.md", markdown(a, meta, mh, cvbs, summ))
-    plot(out / "pcfg_cvb_vs_mh.png", chains, cvbs, mh["target_perplexity"], a.alpha)
-    print(summ)
+    atomic_write_json(out / "pcfg_cvb_vs_mh.json", {"argv": vars(a), "command": command,
+                                                    "results": results})
+    atomic_write_text(out / "pcfg_cvb_vs_mh.md", markdown(a, results, command))
+    plot(out / "pcfg_cvb_vs_mh.png", panels, a.alpha)
 
 
 if __name__ == "__main__":
