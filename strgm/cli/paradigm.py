@@ -50,11 +50,12 @@ def check_paths(args) -> None:
 
 def add_prior_option(group, model_option: bool = True) -> None:
     """``--prior``, the prior on underlying forms (``infer``, ``demo`` and ``train``)."""
-    group.add_argument("--prior", default=None, metavar="unigram|hmm:MODEL",
+    group.add_argument("--prior", default=None, metavar="unigram|hmm:MODEL|pcfg[:G]",
                        help="prior on every morpheme's underlying form: unigram (geometric "
-                            "length × segment frequencies; the default) or hmm:MODEL, a "
-                            "`strgm hmm train` model as a string prior (docs/architecture.md "
-                            "§5)" + ("; with --model, default the prior it was trained with"
+                            "length × segment frequencies; the default), hmm:MODEL, a "
+                            "`strgm hmm train` model as a string prior, or pcfg[:GRAMMAR], "
+                            "a syllable grammar (or yours) learned jointly, with --method "
+                            "ep|pep (docs/architecture.md §5)" + ("; with --model, default the prior it was trained with"
                                      if model_option else "; --save records it"))
 
 
@@ -62,6 +63,7 @@ def resolve_prior(args):
     """The UR prior of ``args`` (an :class:`~strgm.models.ur_prior.HMMPrior`, or None for
     the unigram prior), read and checked before any work: ``--prior``, else the prior
     ``--model`` was trained with. A prior other than the model's is a note on stderr."""
+    from strgm.models.grammar_prior import load_pcfg_prior
     from strgm.models.ur_prior import (load_hmm_prior, parse_prior, prior_from_record,
                                        recorded_prior)
 
@@ -71,7 +73,8 @@ def resolve_prior(args):
         prior = prior_from_record(record, model) if record else None
     else:
         kind, path = parse_prior(args.prior, "--prior")
-        prior = load_hmm_prior(path) if kind == "hmm" else None
+        prior = load_hmm_prior(path) if kind == "hmm" else \
+            load_pcfg_prior(path) if kind == "pcfg" else None
         was = record.get("sha256") if isinstance(record, dict) else None
         if record is not None and was != (prior.sha256 if prior else None):
             print(f"strgm: note: --model {model} was trained with another UR prior "
@@ -79,7 +82,10 @@ def resolve_prior(args):
                   file=sys.stderr)
     if prior is not None and getattr(args, "mean_length", None) is not None:
         raise OptionError("--mean-length", args.mean_length, "sets the length of the "
-                          "unigram prior; the HMM prior (--prior) has its own")
+                          "unigram prior; the --prior given has its own length model")
+    if hasattr(prior, "add_to") and getattr(args, "method", "pep") not in ("ep", "pep"):
+        raise OptionError("--method", args.method, "the pcfg prior needs --method ep or pep "
+                          "(a grammar has no finite-state message; EP reads its moments)")
     return prior
 
 

@@ -49,7 +49,7 @@ from strgm.grammars.cfg import Grammar
 from strgm.grammars.factor_moments import pcfg_moments
 from strgm.grammars.factor_product import terminal_labels
 from strgm.grammars.factor_sampling import sample_strings, string_features
-from strgm.validate import check_choice, check_int
+from strgm.validate import check_choice, check_float, check_int
 
 __all__ = ["GrammarParameters", "GrammarMessage", "ESTIMATORS"]
 
@@ -107,7 +107,7 @@ class GrammarMessage:
     def __init__(self, params: GrammarParameters, labels, inference: str = "exact", *,
                  max_len: Optional[int] = None, max_states: int = 4000,
                  n_samples: int = 2000, pool: int = 20000, seed: int = 0,
-                 sample_max_len: int = 200):
+                 sample_max_len: int = 200, empty: float = 0.0):
         self.params = params
         self.labels = labels
         self.term_label = terminal_labels(params.grammar, labels)
@@ -117,6 +117,7 @@ class GrammarMessage:
         self.n_samples = check_int("n_samples", n_samples, 1)
         self.pool_size = check_int("pool", pool, self.n_samples)
         self.sample_max_len = max_len or check_int("sample_max_len", sample_max_len, 1)
+        self.empty = check_float("empty", empty, min=0, max=1, max_open=True)
         self.rng = np.random.default_rng(seed)
         self.pool: list = []  # label tuples drawn from P_G, oldest first
         self._pool_theta = None  # the θ_G the pool was drawn under
@@ -137,9 +138,34 @@ class GrammarMessage:
         if self.inference == "exact":
             m = pcfg_moments(self.params.grammar, self.labels, features, mu, self.params.theta,
                              max_len=self.max_len, max_states=self.max_states)
-            self.params.record(id(self), m.rule_counts)
-            return m
-        return self._sampled(features, theta, what)
+        else:
+            m = self._sampled(features, theta, what)
+        if self.empty > 0:
+            m = self._with_empty(m, features, theta)
+        self.params.record(id(self), getattr(m, "rule_counts", None))
+        return m
+
+    def _with_empty(self, m, features: FeatureSet, theta: Optional[Theta]):
+        """Moments of the mixture e·δ_ε + (1 − e)·P_G (an affix's UR may be empty; a CFG
+        without ε-rules never derives ε): with a = e·exp(θ·f(ε)), b = (1 − e)·Z_G,
+        Z = a + b and E[f] = (a·f(ε) + b·E_G[f]) / Z; rule counts and standard errors
+        scale by b / Z."""
+        import dataclasses
+
+        f0 = string_features(features, [()])[0]
+        s0 = 0.0 if theta is None or not theta.nnz else \
+            float(string_features(theta.features, [()])[0] @ theta.values)
+        la, lb = np.log(self.empty) + s0, np.log1p(-self.empty) + m.log_z
+        top = max(la, lb)
+        a, b = np.exp(la - top), np.exp(lb - top)
+        share = b / (a + b)
+        out = dataclasses.replace(m, log_z=float(top + np.log(a + b)),
+                                  expectations=(1 - share) * f0 + share * m.expectations)
+        if getattr(m, "rule_counts", None) is not None:
+            out = dataclasses.replace(out, rule_counts=share * m.rule_counts)
+        if self.last_stderr is not None and self.inference == "sample":
+            self.last_stderr = share * self.last_stderr
+        return out
 
     def _refill(self) -> None:
         """Add ``n_samples`` strings from P_G (θ_G now) to the pool; a pool drawn under

@@ -20,6 +20,7 @@ import strgm.transducers as ff
 from strgm.inference import infer
 from strgm.models.em import predict, predict_word, split
 from strgm.models.phonology import build_phonology_model
+from strgm.models.ur_prior import active_ur_prior
 from strgm.validate import check_int, check_probability
 
 
@@ -29,7 +30,9 @@ def _untrained(paradigm, heldout, p_copy, progress=None):
     train = split(paradigm, set(heldout))
     fst = ff.edit_transducer(alphabet.num_segments, ff.EditParams(p_copy))
     pm = build_phonology_model(train, alphabet=alphabet, phonology=fst)
-    return alphabet, fst, pm, infer(pm.graph, "pruned", max_iters=3, progress=progress)
+    # a grammar prior (strgm.models.grammar_prior) has no WFSA message: EP reads it
+    method = "pep" if hasattr(active_ur_prior(), "add_to") else "pruned"
+    return alphabet, fst, pm, infer(pm.graph, method, max_iters=3, progress=progress)
 
 
 def no_training(paradigm, heldout, words, p_copy: float = 0.99, k: int = 8) -> dict:

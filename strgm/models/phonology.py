@@ -131,7 +131,10 @@ def build_phonology_model(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = 
     for m in paradigm.morphemes:
         v = morpheme_var(m)
         model.graph.add_variable(v)
-        model.graph.add_unary(f"prior:{m}", v, prior)
+        if hasattr(prior, "add_to"):  # a grammar prior (strgm.models.grammar_prior)
+            prior.add_to(model.graph, f"prior:{m}", v, paradigm)
+        else:
+            model.graph.add_unary(f"prior:{m}", v, prior)
         model.morpheme_vars[m] = v
     for e in paradigm.entries:
         _add_word(model, e)
@@ -152,6 +155,8 @@ def _ur_prior(paradigm: Paradigm, alphabet: Alphabet, ur_prior,
                           "unigram prior; the UR prior given has its own length model")
     if isinstance(ur_prior, pynini.Fst):
         return ur_prior, {"mean_length": None, "ur_prior": "acceptor"}
+    if hasattr(ur_prior, "add_to"):  # a grammar: its factors are added per morpheme
+        return ur_prior, {"mean_length": None, "ur_prior": ur_prior.describe()}
     return ur_prior.acceptor(alphabet), {"mean_length": None,
                                          "ur_prior": ur_prior.describe()}
 

@@ -109,17 +109,25 @@ def load_hmm_prior(path, empty: float = DEFAULT_EMPTY,
 
 
 def parse_prior(text: str, option: str = "prior") -> tuple:
-    """``("unigram", None)`` or ``("hmm", path)`` for the spelling of ``--prior``; anything
-    else is an :class:`OptionError` naming ``option``."""
+    """``("unigram", None)``, ``("hmm", path)``, ``("pcfg", None)`` or ``("pcfg", path)``
+    for the spelling of ``--prior``; anything else is an :class:`OptionError` naming
+    ``option``."""
     if text == "unigram":
         return "unigram", None
+    if text == "pcfg":
+        return "pcfg", None
+    if isinstance(text, str) and text.startswith("pcfg:"):
+        path = text[len("pcfg:"):]
+        if not path.strip():
+            raise OptionError(option, text, "pcfg: needs a grammar file, e.g. pcfg:g.lt")
+        return "pcfg", path
     if isinstance(text, str) and text.startswith("hmm:"):
         path = text[len("hmm:"):]
         if not path.strip():
             raise OptionError(option, text, "hmm: needs a model file, e.g. hmm:model.json")
         return "hmm", path
-    raise OptionError(option, text, "expected unigram or hmm:MODEL (a `strgm hmm train` "
-                                    "model file)")
+    raise OptionError(option, text, "expected unigram, hmm:MODEL (a `strgm hmm train` "
+                                    "model file), pcfg or pcfg:GRAMMAR")
 
 
 @contextlib.contextmanager
@@ -143,6 +151,8 @@ def prior_from_record(record, where: str) -> Optional[HMMPrior]:
     prior); its model file must still exist with the same SHA-256."""
     if record is None or (isinstance(record, dict) and record.get("kind") == "unigram"):
         return None
+    if isinstance(record, dict) and record.get("kind") == "pcfg":
+        return _pcfg_from_record(record, where)
     if not isinstance(record, dict) or record.get("kind") != "hmm" \
             or not isinstance(record.get("path"), str):
         raise InputError("phonology model is damaged: its ur_prior setting is not a prior "
@@ -173,3 +183,25 @@ def recorded_prior(model_path) -> Optional[dict]:
         return None  # the model's own loader names the damage
     settings = d.get("settings") if isinstance(d, dict) else None
     return settings.get("ur_prior") if isinstance(settings, dict) else None
+
+
+def _pcfg_from_record(record: dict, where: str):
+    """The grammar prior a saved phonology recorded, with its learned rule weights."""
+    from strgm.models.grammar_prior import load_pcfg_prior
+
+    path = record.get("path")
+    if path is not None and not Path(path).is_file():
+        raise InputError(f"the model was trained with the grammar prior {path}, which is "
+                         "missing; pass --prior pcfg:COPY to a copy of it", path=where)
+    try:
+        prior = load_pcfg_prior(path, estimator=record.get("estimator", "vb"),
+                                alpha=record.get("alpha", 1.0),
+                                empty=record.get("empty", DEFAULT_EMPTY))
+        prior.restore(record.get("theta") or {})
+    except (TypeError, ValueError, OptionError) as e:
+        raise InputError(f"phonology model is damaged: its grammar prior record: {e}",
+                         path=where) from None
+    if path is not None and prior.sha256 != record.get("sha256"):
+        raise InputError(f"the grammar prior {path} has changed since the model was "
+                         "trained (SHA-256 differs); pass --prior to choose one", path=where)
+    return prior
