@@ -8,6 +8,7 @@ import contextlib
 import os
 import re
 import sys
+import time
 import warnings
 
 from strgm.errors import OptionError
@@ -107,3 +108,90 @@ def add_limit_options(group, what: str) -> None:
     group.add_argument("--max-memory", type=size_arg(), default=None, metavar="SIZE",
                        help=f"memory budget of {what}, e.g. 2G (default: a safe fraction "
                             "of the machine's RAM)")
+
+
+def add_scheduler_option(p) -> None:
+    """``--scheduler`` (:mod:`strgm.distributed.cluster`), shared by the long commands."""
+    p.add_argument("--scheduler", default=None, metavar="local[:N]|ADDRESS",
+                   help="run on Dask (pip install 'strgm[distributed]'): local:N starts N "
+                        "worker processes here, ADDRESS joins a running scheduler (e.g. "
+                        "tcp://host:8786, or a dask-jobqueue cluster); same results as "
+                        "without it")
+
+
+def scheduler_spec(args):
+    """``--scheduler`` parsed and checked (syntax; Dask installed) before any work, or
+    None without it; connecting is :func:`strgm.distributed.cluster.open_pool`'s."""
+    from strgm.distributed.cluster import parse_scheduler
+
+    return parse_scheduler(getattr(args, "scheduler", None))
+
+
+def _batch_where(spec, pool) -> dict:
+    if spec is None:
+        return {"kind": "serial", "workers": 1}
+    out = {"kind": spec.kind, "workers": pool.n_workers}
+    return {**out, "address": spec.address} if spec.kind == "address" else out
+
+
+def run_batch(args, files: list, command: str, task, summary, single_only=()) -> int:
+    """``strgm infer|train FILE...``: one task per file (``task(path, options)`` returns
+    the file's JSON record, :func:`strgm.distributed.files.run_files`), serially or on
+    ``--scheduler``; each file's report under its name, a table (``summary(record)`` →
+    columns), and ``--json`` as one ``strgm-batch`` document. Options that hold one run
+    (``single_only``: (option, value) pairs) are refused. Exit 2 if a file failed."""
+    from strgm.cli.json_output import write_document
+    from strgm.cli.report import _table
+    from strgm.distributed.cluster import open_pool
+    from strgm.distributed.files import run_files
+    from strgm.safe_io import check_input
+
+    for opt, value in single_only:
+        if value:
+            raise OptionError(opt, value, f"holds one run; use it with one FILE, not "
+                                          f"{len(files)}")
+    spec = scheduler_spec(args)
+    check_outputs([(args.json, "--json", False)], files)
+    for f in files:
+        check_input(f, "problem file")
+    options = {k: v for k, v in vars(args).items() if k not in ("func", "ur_prior")}
+    t0 = time.perf_counter()
+    with open_pool(spec) as pool:
+        where = _batch_where(spec, pool)
+        outcomes = run_files(pool, task, files, options)
+    seconds = time.perf_counter() - t0
+    rows = []
+    for o in outcomes:
+        print(f"== {o['file']} ==\n{o['text'].rstrip()}\n" if o["text"].strip() else "",
+              end="")
+        for w in o["warnings"]:
+            print(f"strgm: warning: {o['file']}: {w}", file=sys.stderr)
+        if o["error"]:
+            print(f"strgm: error: {o['error']}", file=sys.stderr)
+        rows.append([o["file"], "ok" if o["record"] is not None else "error",
+                     f"{o['seconds']:.1f}"] + (summary(o["record"]) if o["record"] else []))
+    failed = sum(o["record"] is None for o in outcomes)
+    print(f"{len(files)} files, {failed} failed, {seconds:.1f}s "
+          f"({where['kind']}, {where['workers']} worker(s))")
+    print(_table(["file", "status", "seconds"] + summary(None), rows))
+    if args.json:
+        write_document(args.json, "strgm-batch", {
+            "command": command, "scheduler": where,
+            "files": [{"file": o["file"], "ok": o["record"] is not None,
+                       "seconds": o["seconds"], "warnings": o["warnings"],
+                       "error": o["error"], "result": o["record"]} for o in outcomes],
+            "summary": {"files": len(files), "failed": failed, "seconds": seconds}})
+        print(f"wrote {args.json}")
+    return 2 if failed else 0
+
+
+def pcfg_chains(args, pool, grammar, corpus, heldout, log) -> tuple:
+    """``strgm pcfg train --chains K`` (or a sampler on ``--scheduler``): K independent
+    chains on ``pool`` (:func:`strgm.distributed.chains.sample_chains`): (θ, trace rows,
+    extra trace-JSON fields)."""
+    from strgm.distributed.chains import sample_chains
+
+    return sample_chains(pool, args.method, grammar, corpus, log, chains=args.chains,
+                         seed=args.seed, iters=args.iters, burn_in=args.burn_in,
+                         alpha=args.alpha, resample_alpha=args.resample_alpha,
+                         heldout=heldout, max_memory=args.max_memory)

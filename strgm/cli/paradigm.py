@@ -12,7 +12,8 @@ import sys
 import time
 from typing import Optional
 
-from strgm.cli.common import INFERENCE_METHODS, add_limit_options, check_outputs, progress, relabel, symbol
+from strgm.cli.common import INFERENCE_METHODS, add_limit_options, add_scheduler_option, \
+    check_outputs, progress, relabel, run_batch, scheduler_spec, symbol
 from strgm.errors import OptionError
 from strgm.validate import float_arg, int_arg
 
@@ -28,7 +29,7 @@ def check_paths(args) -> None:
 
     check_outputs([(args.json, "--json", False), (args.save_beliefs, "--save-beliefs", True),
                    (getattr(args, "plot", None), "--plot", False)],
-                  [getattr(args, "file", None), args.model])
+                  _as_list(getattr(args, "file", None)) + [args.model])
     if getattr(args, "plot", None):
         from strgm.plot import check_figure_path
 
@@ -46,6 +47,10 @@ def check_paths(args) -> None:
         raise OptionError("--projection", projection,
                           f"projection {projection!r} is not available for {args.method!r} "
                           "(ep: gradient or closed; pep: prox or grow)")
+
+
+def _as_list(files) -> list:
+    return files if isinstance(files, list) else [files]
 
 
 def add_prior_option(group, model_option: bool = True) -> None:
@@ -188,8 +193,9 @@ def engine_options(args) -> dict:
     return opts
 
 
-def run_paradigm(paradigm, args, out=None, title: Optional[str] = None) -> int:
-    """Shared body of ``infer`` and ``demo``: the paradigm workflow, printed and saved."""
+def run_paradigm(paradigm, args, out=None, title: Optional[str] = None, record=False):
+    """Shared body of ``infer`` and ``demo``: the paradigm workflow, printed and saved;
+    returns 0, or with ``record`` the ``strgm-infer`` record (for :func:`infer_task`)."""
     from strgm.cli import report
     from strgm.workflows.paradigm import prepare_paradigm, run_inference
 
@@ -213,12 +219,14 @@ def run_paradigm(paradigm, args, out=None, title: Optional[str] = None) -> int:
     run = run_inference(run, args.method, progress=prog, **engine_options(args))
     prog.done()
     print(report.run_text(run, args.top), file=out)
+    doc = None
+    if args.json or record:
+        extra = {"ur_prior": prior.record() if prior else {"kind": "unigram"}}
+        doc = report.result_json(run.result, model, args.top, run.scores, extra)
     if args.json:
         from strgm.cli.json_output import write_document
 
-        record = {"ur_prior": prior.record() if prior else {"kind": "unigram"}}
-        write_document(args.json, "strgm-infer", report.result_json(
-            run.result, model, args.top, run.scores, record))
+        write_document(args.json, "strgm-infer", doc)
         print(f"\nwrote {args.json}", file=out)
     if getattr(args, "save_beliefs", None):
         run.result.save(args.save_beliefs)
@@ -228,12 +236,47 @@ def run_paradigm(paradigm, args, out=None, title: Optional[str] = None) -> int:
 
         save_figure(plot_inference_run(run), args.plot)
         print(f"wrote {args.plot}", file=out)
-    return 0
+    return doc if record else 0
+
+
+def infer_task(path: str, options: dict) -> dict:
+    """One file of ``strgm infer FILE...`` (a task of :func:`strgm.cli.common.run_batch`,
+    run here or on a Dask worker): its report printed, its ``strgm-infer`` record
+    returned."""
+    from strgm.datasets.paradigm import read_paradigm
+
+    args = argparse.Namespace(**{**options, "file": path, "json": None, "quiet": True,
+                                 "save_beliefs": None, "progress": False, "plot": None})
+    args.ur_prior = resolve_prior(args)
+    return run_paradigm(read_paradigm(path), args, record=True)
+
+
+def _infer_summary(rec) -> list:
+    """The columns of one file in the table of ``strgm infer FILE...`` (None: names)."""
+    if rec is None:
+        return ["method", "iterations", "converged", "held-out exact"]
+    h = rec.get("holdout")
+    return [rec["method"], str(rec["timing"]["iterations"]), str(rec["timing"]["converged"]),
+            f"{100 * h['exact_match']:.1f}%" if h else "-"]
 
 
 def cmd_infer(args) -> int:
+    """``strgm infer FILE...``: one file as always; several (or a directory or glob) one
+    task per file (:func:`strgm.cli.common.run_batch`)."""
     from strgm.datasets.paradigm import read_paradigm
+    from strgm.distributed.files import expand_inputs
 
+    spec = scheduler_spec(args)  # checked before any work
+    files, several = expand_inputs(args.file, "FILE")
+    if several:
+        check_paths(args)
+        return run_batch(args, files, "infer", infer_task, _infer_summary,
+                         [("--save-beliefs", args.save_beliefs),
+                          ("--plot", getattr(args, "plot", None))])
+    if spec is not None:
+        print("strgm: note: --scheduler runs one task per file; a single file runs here",
+              file=sys.stderr)
+    args.file = files[0]
     check_paths(args)
     return run_paradigm(read_paradigm(args.file), args)
 
@@ -278,8 +321,11 @@ def add_subparsers(sub) -> None:
     add_inference_options(d)
     d.set_defaults(func=cmd_demo, holdout=0.1)
     i = sub.add_parser("infer", help="infer URs for a paradigm file")
-    i.add_argument("file", help="paradigm: long TSV (morphemes<TAB>surface) or wide .csv")
+    i.add_argument("file", nargs="+", help="paradigm: long TSV (morphemes<TAB>surface) or "
+                   "wide .csv; several files, directories or globs: one task per file, "
+                   "one table (--json: one strgm-batch document)")
     add_inference_options(i)
+    add_scheduler_option(i)
     i.set_defaults(func=cmd_infer)
     gr = sub.add_parser("graph", help="export the factor graph as Graphviz dot")
     gr.add_argument("file", help="paradigm: long TSV or wide .csv")

@@ -39,6 +39,7 @@ import os
 import sys
 
 from strgm.errors import GrammarError, InputError, MessageTooLargeError, OptionError
+from strgm.cli.common import add_scheduler_option, pcfg_chains, scheduler_spec
 from strgm.cli.json_output import write_document
 from strgm.safe_io import atomic_write_text, check_output, sha256_file
 from strgm.validate import float_arg, int_arg, size_arg
@@ -85,6 +86,9 @@ def add_subparser(subparsers) -> None:
                         "iteration (estimators); needs strgm[plot]")
     t.add_argument("--quiet", action="store_true", help="no per-iteration trace")
     _add_max_memory(t)
+    add_scheduler_option(t)
+    t.add_argument("--chains", type=int_arg(min=1), default=1, metavar="K", help="samplers:"
+                   " K independent chains (seeds --seed, --seed+1, ...) pooled; R-hat, ESS")
     t.set_defaults(func=_train)
 
     q = sub.add_parser("parse", help="parse a corpus with a PCFG")
@@ -110,6 +114,9 @@ def _add_max_memory(p) -> None:
 
 def _check_options(args) -> None:
     """Option combinations, and every output path, before anything is read."""
+    from strgm.distributed.chains import check_parallel
+    args.spec = check_parallel(args.method, args.chains, scheduler_spec(args),
+                               args.checkpoint, args.resume)
     if args.burn_in >= args.iters:
         raise OptionError("--burn-in", args.burn_in, f"must be < --iters ({args.iters})")
     outputs = [(o, v) for o, v in (("--out", args.out), ("--trace-json", args.trace_json),
@@ -176,9 +183,12 @@ def _resumed(args, state, settings: dict):
     return state
 
 
-def _sample(args, g, corpus, held, log):
+def _sample(args, g, corpus, held, log, pool):
     from strgm.grammars.driver import stuck_chain
     from strgm.grammars.samplers import CollapsedMH, GibbsPCFG, SamplerState, run
+
+    if args.chains > 1 or pool.distributed:  # independent chains (strgm.distributed)
+        return pcfg_chains(args, pool, g, corpus, held, log)
 
     cls = GibbsPCFG if args.method == "gibbs" else CollapsedMH
     k = cls(g, corpus, alpha=args.alpha, resample_alpha=args.resample_alpha,
@@ -203,17 +213,19 @@ def _sample(args, g, corpus, held, log):
     note = stuck_chain(res.trace, "log_p_trees", acceptance=acc)
     if note:
         print(f"strgm: warning: {note}", file=log)
-    return res.theta_mean, res.trace
+    return res.theta_mean, res.trace, {}
 
 
-def _estimate_resumable(args, g, corpus, held, log):
+def _estimate_resumable(args, g, corpus, held, log, pool):
     """EM/MAP/VB/CVB as a chain of updates with checkpoints (:func:`strgm.grammars.
     estimators.run`): ``--iters`` counts every update, resumed or not, and the trace has
     no wall-clock seconds, so an interrupted and resumed run writes the same bytes."""
+    from strgm.distributed.pcfg_shards import sharded_kernel
     from strgm.grammars.estimators import KERNELS, EstimatorState, run
 
     alpha = None if args.method == "em" else args.alpha
-    k = KERNELS[args.method](g, corpus, alpha, held, args.max_memory)
+    k = sharded_kernel(args.method, g, corpus, alpha, held, args.max_memory, pool=pool) \
+        if pool.distributed else KERNELS[args.method](g, corpus, alpha, held, args.max_memory)
     settings = {"--seed": args.seed, "--heldout": _run_settings(args)["--heldout"],
                 "--max-memory": args.max_memory}
     if args.resume:
@@ -226,13 +238,14 @@ def _estimate_resumable(args, g, corpus, held, log):
     return k.result(state)
 
 
-def _estimate(args, g, corpus, held, log):
+def _estimate(args, g, corpus, held, log, pool):
+    from strgm.distributed.pcfg_shards import fit_on_pool
     from strgm.grammars.estimators import fit
 
     if args.checkpoint or args.resume:
-        res = _estimate_resumable(args, g, corpus, held, log)
+        res = _estimate_resumable(args, g, corpus, held, log, pool)
         _notes(res, log)
-        return res.theta, res.trace
+        return res.theta, res.trace, {}
 
     kw = dict(iters=args.iters, heldout=held, progress=not args.quiet, log=log,
               max_memory=args.max_memory)
@@ -240,9 +253,10 @@ def _estimate(args, g, corpus, held, log):
         kw["alpha"] = args.alpha
     if args.method == "cvb":
         kw["seed"] = args.seed
-    res = fit(args.method, g, corpus, **kw)
+    res = (fit_on_pool(pool, args.method, g, corpus, **kw) if pool.distributed else
+           fit(args.method, g, corpus, **kw))  # the E-step over sentence shards
     _notes(res, log)
-    return res.theta, res.trace
+    return res.theta, res.trace, {}
 
 
 def _notes(res, log) -> None:
@@ -255,35 +269,38 @@ def _notes(res, log) -> None:
 
 def _train(args) -> int:
     from strgm.grammars.johnson_format import format_grammar, read_grammar, read_yld
+    from strgm.distributed.cluster import open_pool
 
     _check_options(args)
-    g = read_grammar(args.grammar)
-    corpus = read_yld(args.corpus, chars=args.chars)
-    held = read_yld(args.heldout, chars=args.chars, what="held-out corpus") \
-        if args.heldout else None
-    _check_lengths(g, args.max_memory, (args.corpus, corpus), (args.heldout, held))
-    try:
-        if args.method in SAMPLERS:
-            theta, trace = _sample(args, g, corpus, held, sys.stderr)
+    with open_pool(args.spec) as pool:  # joined or started before any file is read
+        g = read_grammar(args.grammar)
+        corpus = read_yld(args.corpus, chars=args.chars)
+        held = read_yld(args.heldout, chars=args.chars, what="held-out corpus") \
+            if args.heldout else None
+        _check_lengths(g, args.max_memory, (args.corpus, corpus), (args.heldout, held))
+        try:
+            if args.method in SAMPLERS:
+                theta, trace, extra = _sample(args, g, corpus, held, sys.stderr, pool)
+            else:
+                theta, trace, extra = _estimate(args, g, corpus, held, sys.stderr, pool)
+        except GrammarError as e:
+            raise _located(e, args) from None
+        text = format_grammar(g, theta, min_weight=args.min_weight or None)
+        if args.out and args.out != "-":
+            atomic_write_text(args.out, text)
+        elif args.out == "-" or not sys.stdout.isatty():
+            sys.stdout.write(text)
         else:
-            theta, trace = _estimate(args, g, corpus, held, sys.stderr)
-    except GrammarError as e:
-        raise _located(e, args) from None
-    text = format_grammar(g, theta, min_weight=args.min_weight or None)
-    if args.out and args.out != "-":
-        atomic_write_text(args.out, text)
-    elif args.out == "-" or not sys.stdout.isatty():
-        sys.stdout.write(text)
-    else:
-        sys.stdout.write(_grammar_summary(text))
-    if args.trace_json:
-        write_document(args.trace_json, "strgm-pcfg-trace", {"method": args.method,
-                                                              "trace": trace})
-    if args.plot:
-        from strgm.plot import plot_convergence, save_figure
-        key = "log_p_trees" if args.method in SAMPLERS else "neg_log_prob"
-        save_figure(plot_convergence(trace, key=key, label=args.method), args.plot)
-    return 0
+            sys.stdout.write(_grammar_summary(text))
+        if args.trace_json:
+            write_document(args.trace_json, "strgm-pcfg-trace", {"method": args.method,
+                                                                  "trace": trace, **extra})
+        if args.plot:
+            from strgm.plot import plot_convergence, save_figure
+            key = "log_p_trees" if args.method in SAMPLERS else "neg_log_prob"
+            first = [r for r in trace if r.get("chain", 0) == 0]  # --chains: chain 0
+            save_figure(plot_convergence(first, key=key, label=args.method), args.plot)
+        return 0
 
 
 def _located(e: GrammarError, args) -> InputError:

@@ -10,8 +10,10 @@ surface much later as "observations inconsistent").
 
 from __future__ import annotations
 
+import sys
 
-from strgm.cli.common import INFERENCE_METHODS, add_limit_options, check_outputs
+from strgm.cli.common import INFERENCE_METHODS, add_limit_options, add_scheduler_option, \
+    check_outputs, run_batch, scheduler_spec
 from strgm.cli.paradigm import add_prior_option, note_unseen, resolve_prior
 from strgm.errors import OptionError
 from strgm.validate import float_arg, int_arg
@@ -25,7 +27,10 @@ DEFAULT_TIER_FEATURES = False
 
 def add_subparser(sub) -> None:
     p = sub.add_parser("train", help="train the phonology by EM over factor-graph beliefs")
-    p.add_argument("file", help="paradigm (TSV or wide CSV)")
+    p.add_argument("file", nargs="+", help="paradigm (TSV or wide CSV); several files, "
+                   "directories or globs: one task per file, one table (--json: one "
+                   "strgm-batch document)")
+    add_scheduler_option(p)
     p.add_argument("--method", default="pruned", choices=INFERENCE_METHODS)
     p.add_argument("--em-iters", type=int_arg(0), default=3,
                    help="EM iterations (M-steps) in all, counting those of a --resume "
@@ -255,13 +260,22 @@ def cmd_train(args) -> int:
     train_paradigm`), print the trace and held-out scores, write ``--save`` (recording
     the UR prior, so that ``strgm infer --model`` uses it too) and ``--json``."""
     from strgm.datasets.paradigm import read_paradigm
-    from strgm.cli.report import training_text
+    from strgm.distributed.files import expand_inputs
     from strgm.inference import Progress
-    from strgm.models.processes import learned_processes
-    from strgm.models.ur_prior import using_ur_prior
-    from strgm.cli.common import warnings_as_lines
     from strgm.cli.json_output import write_document
 
+    spec = scheduler_spec(args)  # checked before any work
+    files, several = expand_inputs(args.file, "FILE")
+    if several:
+        _check_run_options(args)
+        resolve_prior(args)
+        return run_batch(args, files, "train", train_task, _train_summary,
+                         [("--save", args.save), ("--checkpoint", args.checkpoint),
+                          ("--resume", args.resume), ("--plot", getattr(args, "plot", None))])
+    if spec is not None:
+        print("strgm: note: --scheduler runs one task per file; a single file runs here",
+              file=sys.stderr)
+    args.file = files[0]
     check_outputs([(args.json, "--json", False), (args.save, "--save", False),
                    (args.plot, "--plot", False)], [args.file, args.resume])
     if args.plot:
@@ -274,17 +288,7 @@ def cmd_train(args) -> int:
     para = read_paradigm(args.file)
     note_unseen(prior, para.alphabet())
     prog = Progress(not args.quiet)  # lines every 10 s when stderr is not a terminal
-    with using_ur_prior(prior), warnings_as_lines():  # EM, tier screening, rule family
-        run = _train(args, para, prog, prior)
-        prog.done()
-        out = {"trace": run.train.trace, **_choices_shown(run, args),
-               "ur_prior": prior.record() if prior else {"kind": "unigram"}}
-        processes = learned_processes(run.train.model, top=args.show_processes) \
-            if args.show_processes else []
-        print(training_text(run, processes=processes))
-        if processes:
-            out["processes"] = [p.to_dict() for p in processes]
-        out.update(_outcome(run, args, prog))
+    run, out = _trained(args, para, prog, prior)
     if args.save:
         run.train.model.save(args.save, {"method": args.method, "l2": args.l2,
                                          "l1": args.l1, "ur_prior": out["ur_prior"]})
@@ -298,6 +302,55 @@ def cmd_train(args) -> int:
         save_figure(plot_training_run(run), args.plot)
         print(f"wrote {args.plot}")
     return 0
+
+
+def _trained(args, para, prog, prior, stream=None):
+    """(run, JSON record) of training on ``para``: the trace, choices, processes and
+    outcome printed (warnings as lines on ``stream``, default stderr)."""
+    from strgm.cli.common import warnings_as_lines
+    from strgm.cli.report import training_text
+    from strgm.models.processes import learned_processes
+    from strgm.models.ur_prior import using_ur_prior
+
+    with using_ur_prior(prior), warnings_as_lines(stream):  # EM, tier screening, rules
+        run = _train(args, para, prog, prior)
+        prog.done()
+        out = {"trace": run.train.trace, **_choices_shown(run, args),
+               "ur_prior": prior.record() if prior else {"kind": "unigram"}}
+        processes = learned_processes(run.train.model, top=args.show_processes) \
+            if args.show_processes else []
+        print(training_text(run, processes=processes))
+        if processes:
+            out["processes"] = [p.to_dict() for p in processes]
+        out.update(_outcome(run, args, prog))
+    return run, out
+
+
+def train_task(path: str, options: dict) -> dict:
+    """One file of ``strgm train FILE...`` (a task of :func:`strgm.cli.common.run_batch`,
+    run here or on a Dask worker): its report printed, its ``strgm-train`` record
+    returned."""
+    import argparse
+
+    from strgm.datasets.paradigm import read_paradigm
+    from strgm.inference import Progress
+
+    args = argparse.Namespace(**{**options, "file": path, "json": None, "save": None,
+                                 "checkpoint": None, "resume": None, "quiet": True,
+                                 "plot": None})
+    prior = resolve_prior(args)
+    para = read_paradigm(path)
+    note_unseen(prior, para.alphabet())
+    return _trained(args, para, Progress(False), prior, sys.stdout)[1]
+
+
+def _train_summary(rec) -> list:
+    """The columns of one file in the table of ``strgm train FILE...`` (None: names)."""
+    if rec is None:
+        return ["EM iterations", "objective", "held-out exact"]
+    h, t = rec.get("holdout"), rec["trace"]
+    return [str(len(t)), f"{t[-1]['objective']:.3f}" if t else "-",
+            f"{100 * h['exact_match']:.1f}%" if h else "-"]
 
 
 def _outcome(run, args, prog) -> dict:
