@@ -85,6 +85,7 @@ def bench_files(workers: int, method: str, data: Path) -> dict:
         t_serial, c_serial = _strgm(common + ["--json", serial_json])
         t_dist, c_dist = _strgm(common + ["--json", dist_json, "--scheduler",
                                           f"local:{workers}"])
+        t_one, _ = _strgm(common + ["--scheduler", "local:1"])  # overhead alone
         s, d = (json.loads(Path(p).read_text()) for p in (serial_json, dist_json))
     same = all(a["result"]["morphemes"] == b["result"]["morphemes"]
                for a, b in zip(s["files"], d["files"]))
@@ -94,6 +95,7 @@ def bench_files(workers: int, method: str, data: Path) -> dict:
             "task_seconds": times, "result_bytes": record_bytes,
             "serial_seconds": t_serial, "distributed_seconds": t_dist,
             "serial_cpu_seconds": c_serial, "distributed_cpu_seconds": c_dist,
+            "one_worker_seconds": t_one,
             "speedup": t_serial / t_dist, "same_beliefs": same}
 
 
@@ -240,7 +242,8 @@ def markdown(res: dict) -> str:
              f"{f['serial_cpu_seconds']:.1f}, local:{m['workers']} "
              f"{f['distributed_cpu_seconds']:.1f}, i.e. "
              f"{f['distributed_cpu_seconds'] / f['distributed_seconds']:.2f} cores busy on "
-             f"average. Per-file task seconds: "
+             f"average; local:1 took {f['one_worker_seconds']:.1f} s (the overhead of one "
+             f"worker process). Per-file task seconds: "
              + ", ".join(f"{t:.1f}" for t in f["task_seconds"]) + ".", "",
              "## PCFG EM, E-step over sentence shards", "",
              f"{e['sentences']} WSJ-sample sentences of ≤ {m['max_words']} words "
