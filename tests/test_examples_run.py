@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-FAST = ["underlying_forms.py", "pcfg_prior_underlying_forms.py"]
-SLOW = ["train_phonology.py", "pcfg_morphology.py"]
+FAST = ["underlying_forms.py"]
+SLOW = ["train_phonology.py", "pcfg_morphology.py", "pcfg_prior_underlying_forms.py"]
 
 
 @pytest.mark.parametrize("name", FAST)
