@@ -180,7 +180,7 @@ def _check_run_options(args) -> None:
         check_resume(args.resume)
     if args.prior is not None and args.prior != "unigram" and (args.checkpoint or args.resume):
         raise OptionError("--prior", args.prior, "an EM checkpoint does not record the UR "
-                          "prior; train with --prior hmm: without --checkpoint or --resume")
+                          "prior; train with this --prior without --checkpoint or --resume")
 
 
 def check_resume(path: str) -> None:
