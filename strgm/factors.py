@@ -166,13 +166,6 @@ class ConcatFactor(Factor):
     def kind(self) -> str:
         return "concat"
 
-    def moment_message(self, var: str):
-        """EP's message to ``var`` when it is not an automaton but a *moment oracle*: an
-        object with ``moments(features, theta, what)`` giving E_p̂[f] and log Z for
-        p̂ ∝ μ_{F→var} ⊙ ENCODE(θ) (a grammar factor, whose language is context-free).
-        None (the default): the message is the WFSA of :meth:`message_to`."""
-        return None
-
     def summed_inputs(self, var: str) -> tuple[str, ...]:
         """μ_{F→M_i} inserts the other parts' messages around Σ* and sums them against
         the whole's message."""

@@ -113,7 +113,7 @@ class PCFGFactor(Factor):
     def _message(self) -> GrammarMessage:
         params = self.params or GrammarParameters(self.grammar, theta=self.theta)
         return GrammarMessage(params, self.labels, self.inference, max_len=self.max_len,
-                              **self.options)
+                              key=self.name, **self.options)
 
     def moment_message(self, var: str) -> GrammarMessage:
         """EP's message: the grammar as a moment oracle

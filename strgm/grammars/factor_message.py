@@ -25,7 +25,8 @@ Rule probabilities learned in the graph. The exact route also yields the expecte
 counts c_r under p̂ (``GrammarMoments.rule_counts``). When the factor shares a
 :class:`GrammarParameters` with ``estimator`` "em" or "vb", each message records the
 counts of its latest p̂ and, at the start of every EP iteration after the first, the
-parameters are re-estimated from the sum over the factors that share them:
+parameters are re-estimated from the sum over the factors that share them (the sampled
+route records no rule counts, so its weights stay as they are):
 
     EM (MAP, Dirichlet α):   θ_r ∝ c_r + α_r − 1   (floored at 0), per left-hand side;
     VB (mean field):         θ̃_r = exp(ψ(c_r + α_r) − ψ(Σ_{r': lhs} c_{r'} + α_{r'}))
@@ -74,7 +75,9 @@ class GrammarParameters:
             raise OptionError("theta", "array", f"needs {len(grammar.rules)} finite "
                                                 "non-negative rule weights")
         self.theta = th
-        self.counts: dict = {}  # message id -> expected rule counts of its latest p̂
+        self.counts: dict = {}  # factor name -> expected rule counts of its latest p̂
+        # (by name, so that a graph rebuilt with the same factors, as EM does, replaces
+        # the counts of the graph before instead of adding to them)
         self.updates = 0
         self.last_iteration: Optional[int] = None  # of the last re-estimation
 
@@ -107,8 +110,9 @@ class GrammarMessage:
     def __init__(self, params: GrammarParameters, labels, inference: str = "exact", *,
                  max_len: Optional[int] = None, max_states: int = 4000,
                  n_samples: int = 2000, pool: int = 20000, seed: int = 0,
-                 sample_max_len: int = 200, empty: float = 0.0):
+                 sample_max_len: int = 200, empty: float = 0.0, key=None):
         self.params = params
+        self.key = id(self) if key is None else key  # whose rule counts these are
         self.labels = labels
         self.term_label = terminal_labels(params.grammar, labels)
         self.inference = check_choice("inference", inference, ("exact", "sample"))
@@ -142,7 +146,7 @@ class GrammarMessage:
             m = self._sampled(features, theta, what)
         if self.empty > 0:
             m = self._with_empty(m, features, theta)
-        self.params.record(id(self), getattr(m, "rule_counts", None))
+        self.params.record(self.key, getattr(m, "rule_counts", None))
         return m
 
     def _with_empty(self, m, features: FeatureSet, theta: Optional[Theta]):

@@ -167,6 +167,8 @@ def test_learning_rule_probabilities_in_the_graph_raises_the_evidence(estimator)
     before = evidence(learned, words)
     infer(observed_words(words, learned), "ep", order=2, max_iters=3, tol=0)
     assert learned.updates == 2  # once per iteration after the first, not per factor
+    infer(observed_words(words, learned), "ep", order=2, max_iters=1, tol=0)
+    assert len(learned.counts) == len(words)  # a rebuilt graph (EM) replaces, not adds
     assert evidence(learned, words) > before + 1.0
     pa = learned.theta[0] / (learned.theta[0] + learned.theta[1])
     assert pa > 0.75  # 10 of the 12 letters are a's
