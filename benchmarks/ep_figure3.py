@@ -27,6 +27,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 from ep_common import RESULTS, METHODS, build, median_runs, plt_or_none  # noqa: E402
+from strgm.progress import StepProgress  # noqa: E402
 
 OUT = os.path.join(RESULTS, "ep_figure3.json")
 
@@ -87,10 +88,12 @@ def code_revision() -> str:
 
 
 def run(args) -> None:
+    bar = StepProgress(len(args.words) * len(args.methods), "ep_figure3 runs")  # ETA, tty
     for words in args.words:
         model, gold_urs, gold_words = dataset(args.dataset, words, args.seed, args.holdout)
         rev = code_revision()
         for name in args.methods:
+            bar.step(f"{words} words, {name}", show=False)  # counts runs started
             print(f"{args.dataset} {words} {name} ...", flush=True)
             meta = {"dataset": args.dataset, "words": words, "reps": args.reps,
                     "latent": len(model.graph.latent), "holdout": args.holdout,

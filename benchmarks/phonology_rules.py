@@ -29,6 +29,7 @@ import warnings
 
 import numpy as np
 
+from strgm.progress import StepProgress  # noqa: E402
 from strgm.datasets.paradigm import read_paradigm
 from strgm.models.phonology import holdout_split
 from strgm.models.rule_phonology import train_rule_phonology
@@ -88,15 +89,21 @@ def main():
         textbook = json.load(fh)["problems"]
     t0 = time.perf_counter()
     res = {}
-    for path in sorted(glob.glob(os.path.join(DATA, "*.tsv"))):
+    paths = [p for p in sorted(glob.glob(os.path.join(DATA, "*.tsv")))
+             if not a.problems or any(q in os.path.basename(p) for q in a.problems)]
+    bar = StepProgress(len(paths) * a.seeds, "phonology_rules runs")  # ETA on a terminal
+    for path in paths:
         name = os.path.splitext(os.path.basename(path))[0]
-        if a.problems and not any(q in name for q in a.problems):
-            continue
         para = read_paradigm(path)
         rows = {r["seed"]: r for r in textbook[name]}
         print(name, file=sys.stderr, flush=True)
-        res[name] = [run_seed(para, s, rows[s]) for s in range(a.seeds) if s in rows]
+        res[name] = []
+        for s in range(a.seeds):
+            if s in rows:
+                res[name].append(run_seed(para, s, rows[s]))
+            bar.step(f"{name} seed {s}", show=False)
         write(res, a, time.perf_counter() - t0)
+    bar.close()
 
 
 def write(res, a, elapsed) -> None:
