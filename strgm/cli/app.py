@@ -1,15 +1,16 @@
 """The ``strgm`` command line: the parser and :func:`main`.
 
     strgm demo                      English verbs from CMUdict: URs and predictions
-    strgm infer FILE [options]      underlying forms for a paradigm (TSV or wide CSV)
+    strgm infer FILE... [options]   underlying forms for paradigms (TSV or wide CSV)
     strgm graph FILE --dot OUT      the paradigm's factor graph in Graphviz dot
     strgm beliefs DIR [options]     query beliefs saved by ``infer --save-beliefs DIR``
-    strgm train FILE [options]      learn the phonology by EM (see ``strgm train --help``)
+    strgm train FILE... [options]   learn the phonology by EM (see ``strgm train --help``)
     strgm rules FILE [options]      learn ordered rewrite rules and URs (fast)
     strgm pcfg train|parse ...      Bayesian PCFGs (see ``strgm pcfg --help``)
     strgm treebank grammar|yield|score ...  treebank PCFGs and bracket scores
     strgm tsg train|parse|show ...          Bayesian tree substitution grammars
     strgm hmm train|score|decode ...        infinite HMMs (HDP-HMM-LT, HDP-HMM, sticky)
+    strgm plot KIND INPUT... --out FILE     pictures from the files commands write
     strgm --version                         the installed version
 """
 
