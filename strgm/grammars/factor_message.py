@@ -49,7 +49,8 @@ from strgm.features.theta import FeatureSet, Theta
 from strgm.grammars.cfg import Grammar
 from strgm.grammars.factor_moments import pcfg_moments
 from strgm.grammars.factor_product import terminal_labels
-from strgm.grammars.factor_sampling import sample_strings, string_features
+from strgm.grammars.factor_sampling import sample_strings, string_features, \
+    weighted_estimate
 from strgm.validate import check_choice, check_float, check_int
 
 __all__ = ["GrammarParameters", "GrammarMessage", "ESTIMATORS"]
@@ -194,12 +195,7 @@ class GrammarMessage:
             logw = string_features(theta.features, self.pool) @ theta.values
         if not len(logw) or not np.isfinite(logw).any():
             raise InconsistentEvidenceError(f"{what}: no sampled string has positive weight")
-        top = logw.max()
-        w = np.exp(logw - top)
-        sw = w.sum()
-        est = (w @ f) / sw
-        self.last_stderr = np.sqrt((w ** 2) @ (f - est) ** 2) / sw
-        log_z = float(top + np.log(sw / len(self.pool)))
+        est, self.last_stderr, log_z, _ = weighted_estimate(logw, f)
         return Moments(features, log_z, est, np.zeros((0, features.num_labels + 1)))
 
     def end_iteration(self, iteration: int) -> bool:

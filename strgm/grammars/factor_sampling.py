@@ -22,7 +22,8 @@ from strgm.grammars.cfg import Grammar
 from strgm.grammars.factor_product import terminal_labels
 from strgm.wfsa.measure import score_strings
 
-__all__ = ["sample_strings", "string_features", "SampledMoments", "sampled_moments"]
+__all__ = ["sample_strings", "string_features", "SampledMoments", "sampled_moments",
+           "weighted_estimate"]
 
 
 def sample_strings(grammar: Grammar, n: int, rng: np.random.Generator, theta=None,
@@ -130,11 +131,18 @@ def sampled_moments(grammar: Grammar, labels, features: FeatureSet,
     if not strings or not np.isfinite(logw).any():
         raise InconsistentEvidenceError("PCFG factor: no sample has positive weight under "
                                         "the message; use pcfg_moments or more samples")
+    est, se, log_mean, ess = weighted_estimate(logw, string_features(features, strings))
+    return SampledMoments(features, est, se, float(log_mean + np.log(len(strings) / n_samples)),
+                          ess, n_samples, n_samples - len(keep))
+
+
+def weighted_estimate(logw: np.ndarray, f: np.ndarray) -> tuple:
+    """Self-normalised importance-sampling estimate (module docstring) from log weights
+    and the samples' feature rows: (Ê[f], delta-method standard errors, log of the mean
+    weight, effective sample size (Σw)²/Σw²)."""
     m = logw.max()
     w = np.exp(logw - m)
-    f = string_features(features, strings)
     sw = w.sum()
     est = (w @ f) / sw
     se = np.sqrt((w ** 2) @ (f - est) ** 2) / sw
-    return SampledMoments(features, est, se, float(m + np.log(sw / n_samples)),
-                          float(sw ** 2 / (w ** 2).sum()), n_samples, n_samples - len(keep))
+    return est, se, float(m + np.log(sw / len(w))), float(sw ** 2 / (w ** 2).sum())
