@@ -131,10 +131,12 @@ from strgm.alphabet import Alphabet
                     **options) -> None:
         """A grammar factor F(v) = P_G(v) on ``var``: ``grammar`` is a model whose layer
         registered a factor builder (:func:`strgm.factors.register_factor_builder`) — a
-        :class:`strgm.grammars.cfg.Grammar` (a PCFG). Under EP/PEP its message is a moment
+        :class:`strgm.grammars.cfg.Grammar` (a PCFG), or a trained TSG
+        (:class:`strgm.grammars.tsg.model_file.TSGModel`, through its PCFG transform,
+        :mod:`strgm.grammars.tsg.graph_factor`). Under EP/PEP its message is a moment
         oracle: exact moments on the Bar-Hillel intersection with the cavity
         (``inference="exact"``) or importance-sampled ones (``"sample"``), never an
-        enumeration of strings; ``options`` (``estimator="em"|"vb"`` to learn the rule
+        enumeration of strings; ``options`` (``estimator="em"|"vb"|"cvb"`` to learn the rule
         probabilities in the graph, ``params`` to share them, ``max_len``, ``n_samples``,
         ``seed``) are described at :func:`strgm.grammars.factor.grammar_factor`."""
         build = factor_builder(grammar)

@@ -35,6 +35,20 @@ route records no rule counts, so its weights stay as they are):
 :func:`strgm.grammars.estimators.vb`). This is EM/VB with the E-step done by the factor
 graph (the expectations of p̂ at each grammar factor), so the scheduler visits the
 grammar like any other factor.
+
+``estimator="cvb"`` is collapsed variational Bayes with the factor in the role of the
+sentence (Wang & Blunsom 2013 §3.2, Fig. 3, its zeroth-order form): θ is integrated out,
+and the factor f being visited sees the posterior mean given every *other* factor's
+latest expected counts,
+
+    θ^{−f}_r = (C_r − c^f_r + α_r) / Σ_{r': lhs(r') = lhs(r)} (C_{r'} − c^f_{r'} + α_{r'}),
+    C = Σ_g c^g,
+
+and its new counts replace its old ones in C at once (no waiting for the next
+iteration): one EP sweep over the grammar factors is one CVB sweep. ``theta`` is then
+the posterior mean (C + α) normalised per left-hand side, what a saved model keeps and
+what the sampled route draws its pool from (that route records no counts). O(|R|) per
+visit on top of the moments.
 """
 
 from __future__ import annotations
@@ -56,15 +70,16 @@ from strgm.validate import check_choice, check_float, check_int
 __all__ = ["GrammarParameters", "GrammarMessage", "ESTIMATORS"]
 
 #: How shared rule probabilities are re-estimated inside the graph (module docstring).
-ESTIMATORS = ("fixed", "em", "vb")
+ESTIMATORS = ("fixed", "em", "vb", "cvb")
 
 
 class GrammarParameters:
     """Rule weights θ_G shared by one or more grammar factors, and how they are learned.
 
     ``theta`` starts at the grammar's normalised probabilities (or the given array);
-    ``estimator`` is "fixed" (default), "em" or "vb" with Dirichlet pseudocounts
-    ``alpha`` (default: the grammar's own, :meth:`Grammar.pseudocounts`)."""
+    ``estimator`` is "fixed" (default), "em", "vb" or "cvb" with Dirichlet pseudocounts
+    ``alpha`` (default: the grammar's own, :meth:`Grammar.pseudocounts`). A factor reads
+    its weights with :meth:`theta_for` (the leave-one-out weights under "cvb")."""
 
     def __init__(self, grammar: Grammar, estimator: str = "fixed",
                  alpha: Optional[float] = None, theta=None):
@@ -85,10 +100,31 @@ class GrammarParameters:
     def record(self, key, counts: np.ndarray) -> None:
         if self.estimator != "fixed" and counts is not None:
             self.counts[key] = np.asarray(counts, dtype=float)
+            if self.estimator == "cvb":
+                self.theta = self._posterior_mean(sum(self.counts.values()))
+                self.updates += 1
+
+    def theta_for(self, key) -> np.ndarray:
+        """The weights factor ``key`` uses now: θ^{−f} (module docstring) under "cvb",
+        the shared θ otherwise."""
+        if self.estimator != "cvb" or not self.counts:
+            return self.theta
+        own = self.counts.get(key)
+        total = sum(self.counts.values())
+        return self._posterior_mean(total if own is None else total - own)
+
+    def _posterior_mean(self, counts: np.ndarray) -> np.ndarray:
+        """(counts + α) normalised per left-hand side (negative rounding residue of a
+        leave-one-out difference clipped at 0)."""
+        a = np.maximum(counts, 0.0) + self.alpha
+        g = self.grammar
+        tot = np.bincount(g.lhs_index, weights=a, minlength=g.n_lhs)[g.lhs_index]
+        return a / tot
 
     def reestimate(self) -> bool:
-        """θ from the recorded counts (module docstring); False when nothing changes."""
-        if self.estimator == "fixed" or not self.counts:
+        """θ from the recorded counts (module docstring); False when nothing changes
+        (always under "fixed", and under "cvb", which updates on every visit)."""
+        if self.estimator in ("fixed", "cvb") or not self.counts:
             return False
         c = sum(self.counts.values())
         g = self.grammar
@@ -141,8 +177,9 @@ class GrammarMessage:
         mu = None if theta is None or not theta.nnz else \
             theta.features.dfa.encode(theta.values)
         if self.inference == "exact":
-            m = pcfg_moments(self.params.grammar, self.labels, features, mu, self.params.theta,
-                             max_len=self.max_len, max_states=self.max_states)
+            m = pcfg_moments(self.params.grammar, self.labels, features, mu,
+                             self.params.theta_for(self.key), max_len=self.max_len,
+                             max_states=self.max_states)
         else:
             m = self._sampled(features, theta, what)
         if self.empty > 0:

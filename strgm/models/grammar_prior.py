@@ -87,7 +87,7 @@ class PCFGPrior:
                  estimator: str = "vb", alpha: float = 1.0, empty: float = DEFAULT_EMPTY,
                  sha256: Optional[str] = None):
         self.grammar, self.path, self.sha256 = grammar, path, sha256
-        self.estimator = check_choice("estimator", estimator, ("vb", "em", "fixed"))
+        self.estimator = check_choice("estimator", estimator, ("vb", "cvb", "em", "fixed"))
         self.alpha = check_float("alpha", alpha, min=0, min_open=True)
         self.empty = check_float("empty", empty, min=0, max=1, max_open=True)
         self._params: dict = {}  # segments -> GrammarParameters (kept across EM graphs)

@@ -8,6 +8,7 @@ represented as a finite PCFG by the Table 1 transform.
     kernel.init(seed, init="minimal"|"maximal"), kernel.sample(state) -> TSGState
     TSGState.save(path) / TSGState.load(path, kernel)  atomic strict-JSON checkpoints
     elementary_trees(state, kernel)                    (count, bracketed ET), most frequent first
+    FactorGraph.add_grammar(name, var, tsg_model)      P_TSG(v) as a factor (graph_factor)
 
 Both kernels run under :func:`strgm.grammars.driver.drive` (trace rows hold
 log P(derivations | α, s) after every sweep).
@@ -21,7 +22,8 @@ from strgm.grammars.tsg.local import LocalGibbsTSG
 from strgm.grammars.tsg.state import TSGState
 from strgm.grammars.tsg.symbols import base_label, primed, signed
 from strgm.grammars.tsg.transform import derivation_to_tsg, label_names, transform
+from strgm.grammars.tsg.graph_factor import tsg_factor  # registers TSGModel's factor builder
 
 __all__ = ["TreeTable", "ETCounts", "LocalGibbsTSG", "BlockedMHTSG", "TSGState",
            "constrained_inside", "transform", "derivation_to_tsg", "label_names",
-           "base_label", "primed", "signed", "elementary_trees"]
+           "base_label", "primed", "signed", "elementary_trees", "tsg_factor"]
