@@ -13,8 +13,10 @@ K×K matrix Z_X per (compiled) nonterminal X and are the least solution of
 
     Z_X = Σ_{X→t_1..t_m} θ_r M_{t_1}⋯M_{t_m} + Σ_{X→B} θ_r Z_B + Σ_{X→B C} θ_r Z_B Z_C,
 
-computed by Kleene (fixed-point) iteration from Z = 0 (monotone convergence to the least
-solution; exact after finitely many steps for a finite language or with ``max_len``), and
+solved strongly connected component by component of the nonterminals' dependency graph
+(:mod:`strgm.grammars.scc_solve`: a non-recursive nonterminal is one evaluation, a
+linear recursive component such as Word → Piece Word | Piece one direct linear solve,
+only a nonlinear one such as S → S S is iterated), and
 
     Z = e_sᵀ Z_S φ.
 
@@ -23,8 +25,12 @@ The outside matrices O_X = ∂Z / ∂Z_X solve the linear fixed point
     O_S ∋ e_s φᵀ,   O_B += θ_r O_X Z_Cᵀ,   O_C += θ_r Z_Bᵀ O_X   (X → B C),
     O_B += θ_r O_X                                                  (X → B),
 
-(iterated to convergence: the Neumann series of the Jacobian, whose spectral radius is < 1
-when Z is finite and the system is subcritical). The expected count of the intersected
+(the same components, parents first, each a direct linear solve where it fits, else the
+Neumann series of the Jacobian, whose spectral radius is < 1 when Z is finite and the
+system is subcritical). ``solver="kleene"`` keeps the reference: Kleene iteration of the
+inside system from Z = 0 over all nonterminals at once (monotone convergence to the least
+solution; exact after finitely many steps for a finite language or with ``max_len``) and
+the Neumann iteration of the outside. The expected count of the intersected
 lexical rule (k, X, k') → t_1…t_m at position i, arc k_1 →t_i→ k_2, is
 
     θ_r · M_{t_i}[k_1, k_2] · (P_iᵀ O_X S_iᵀ)[k_1, k_2] / Z,
@@ -40,7 +46,8 @@ the intersection come out of the same pass (``rule_counts``).
 
 The ordinary span charts (:mod:`strgm.grammars.chart`) need a fixed string; here the
 string is summed over, so the "chart" is indexed by automaton states instead of spans.
-Cost per iteration O(R_bin K³ + R_un K²); memory O(N_X K²). Meant for small K (a few
+Cost O(R_bin K³ + R_un K²) per sweep, plus O((n K)³) per direct solve of an n-member
+component; memory O(N_X K²). Meant for small K (a few
 hundred product states): μ of small order and a small feature set.
 """
 
@@ -52,17 +59,21 @@ from typing import Optional
 import numpy as np
 import pynini
 
-from strgm.errors import DivergenceError, InconsistentEvidenceError, InputError
+from strgm.errors import InconsistentEvidenceError, InputError
 from strgm.features.moments import Moments
 from strgm.features.theta import FeatureSet
 from strgm.grammars.cfg import CompiledGrammar, Grammar, compile_grammar
 from strgm.grammars.factor_product import product_automaton, terminal_labels
+from strgm.grammars.scc_solve import components, fixed_point, scc_inside, scc_outside
+from strgm.validate import check_choice
 
-__all__ = ["GrammarMoments", "pcfg_moments", "MAX_ITERS", "TOL"]
+__all__ = ["GrammarMoments", "pcfg_moments", "MAX_ITERS", "TOL", "SOLVERS"]
 
 #: default Kleene/Neumann iteration cap and tolerance
 MAX_ITERS = 20000
 TOL = 1e-14
+#: ``solver`` of :func:`pcfg_moments`
+SOLVERS = ("scc", "kleene")
 
 
 def _event_weights(cg: CompiledGrammar, theta):
@@ -83,27 +94,13 @@ def _lexical_products(cg: CompiledGrammar, term_label: dict, mats: np.ndarray):
     return labs, np.array(prods).reshape(len(prods), K, K)
 
 
-def _fixed_point(step, x0, what: str, max_iters: int, tol: float):
-    x = x0
-    for it in range(max_iters):
-        with np.errstate(over="ignore", invalid="ignore"):
-            y = step(x)
-        if not np.all(np.isfinite(y)) or y.max(initial=0.0) > 1e250:
-            raise DivergenceError(f"PCFG factor: {what} diverges (P_G ⊙ μ has infinite "
-                                  "total weight); give a length bound (max_len)")
-        d = np.abs(y - x).max(initial=0.0)
-        x = y
-        if d <= tol * max(1.0, np.abs(y).max(initial=0.0)):
-            return x, it + 1
-    raise DivergenceError(f"PCFG factor: {what} did not converge in {max_iters} iterations "
-                          "(critical or supercritical grammar ⊙ message); give a length "
-                          "bound (max_len)")
-
-
 @dataclass(frozen=True)
 class GrammarMoments(Moments):
     """:class:`~strgm.features.moments.Moments` plus expected user-rule counts under p and
-    the number of fixed-point iterations (inside, outside)."""
+    the sweeps (inside, outside): with ``solver="scc"`` the sum over the dependency
+    graph's SCCs of 1 per direct evaluation or direct linear solve and of the iterations
+    of every SCC that had to be iterated (:mod:`strgm.grammars.scc_solve`), so N_SCC when
+    no SCC was iterated; with ``"kleene"`` the iterations over all nonterminals."""
 
     rule_counts: np.ndarray = field(default=None)
     iterations: tuple = (0, 0)
@@ -111,15 +108,18 @@ class GrammarMoments(Moments):
 
 def pcfg_moments(grammar: Grammar, labels, features: FeatureSet,
                  mu: Optional[pynini.Fst] = None, theta=None, *, max_len: Optional[int] = None,
-                 max_states: int = 4000, max_iters: int = MAX_ITERS, tol: float = TOL
-                 ) -> GrammarMoments:
+                 max_states: int = 4000, max_iters: int = MAX_ITERS, tol: float = TOL,
+                 solver: str = "scc") -> GrammarMoments:
     """Exact E_p[f_w] (w ∈ ``features``) and log Z for p ∝ P_G ⊙ μ (module docstring).
 
     ``theta``: rule weights (default the grammar's normalised probabilities); ``mu``: a
-    log64 acceptor over labels 1..N (None = 1); ``max_len``: restrict to |v| ≤ max_len.
-    Raises :class:`DivergenceError` when Z = ∞ (or the iteration does not converge),
+    log64 acceptor over labels 1..N (None = 1); ``max_len``: restrict to |v| ≤ max_len;
+    ``solver``: "scc" (component by component, :mod:`strgm.grammars.scc_solve`) or
+    "kleene" (the reference: Kleene / Neumann iteration over all nonterminals at once).
+    Raises :class:`~strgm.errors.DivergenceError` when Z = ∞ (or the iteration does not converge),
     :class:`InconsistentEvidenceError` when Z = 0.
     """
+    check_choice("solver", solver, SOLVERS)
     if theta is None:
         theta = grammar.probabilities()
     term_label = terminal_labels(grammar, labels)
@@ -129,23 +129,39 @@ def pcfg_moments(grammar: Grammar, labels, features: FeatureSet,
     pa = product_automaton(mu, features, max_len=max_len, max_states=max_states)
     w = _event_weights(cg, theta)
     labs, lexprod = _lexical_products(cg, term_label, pa.mats)
-    Z, it_in = _inside_matrices(cg, w, lexprod, pa.K, max_iters, tol)
+    base = _lexical_base(cg, w, lexprod, pa.K)
+    comps = components(cg) if solver == "scc" else None
+    if comps is None:
+        Z, it_in = _inside_matrices(cg, w, base, max_iters, tol)
+    else:
+        Z, it_in = scc_inside(cg, w, base, comps, max_iters, tol)
     zrow = Z[cg.start][pa.start]  # e_sᵀ Z_S
     total = float(zrow @ pa.final)
     if not total > 0:
         raise InconsistentEvidenceError("PCFG factor: P_G ⊙ μ gives every string weight 0")
-    O, it_out = _outside_matrices(cg, w, Z, pa, max_iters, tol)
+    G = np.zeros(Z.shape)
+    G[cg.start, pa.start, :] = pa.final
+    if comps is None:
+        O, it_out = _outside_matrices(cg, w, Z, G, max_iters, tol)
+    else:
+        O, it_out = scc_outside(cg, w, Z, G, comps, max_iters, tol)
     counts = _arc_counts(cg, w[2], pa, labs, O, zrow, total, features)
     rc = _rule_counts(cg, w, Z, O, lexprod, total, len(grammar.rules))
     return GrammarMoments(features, float(np.log(total)), features.dfa.accumulate(counts),
                           counts, rule_counts=rc, iterations=(it_in, it_out))
 
 
-def _inside_matrices(cg, w, lexprod, K: int, max_iters: int, tol: float):
-    """Least solution of Z_X = Σ_lex θ_r M_t… + Σ_{X→B} θ_r Z_B + Σ_{X→BC} θ_r Z_B Z_C."""
-    wb, wu, wl = w
+def _lexical_base(cg, w, lexprod, K: int) -> np.ndarray:
+    """L_X = Σ_{X→t_1..t_m} θ_r M_{t_1}⋯M_{t_m}, (N_X, K, K)."""
     base = np.zeros((cg.n_nts, K, K))
-    np.add.at(base, cg.lex_parent, wl[:, None, None] * lexprod)
+    np.add.at(base, cg.lex_parent, w[2][:, None, None] * lexprod)
+    return base
+
+
+def _inside_matrices(cg, w, base, max_iters: int, tol: float):
+    """Reference: Kleene iteration of Z_X = L_X + Σ_{X→B} θ_r Z_B + Σ_{X→BC} θ_r Z_B Z_C
+    over all nonterminals at once, from Z = L."""
+    wb, wu, _ = w
 
     def inside_step(Z):
         Y = base.copy()
@@ -155,15 +171,14 @@ def _inside_matrices(cg, w, lexprod, K: int, max_iters: int, tol: float):
             np.add.at(Y, cg.bin_parent,
                       wb[:, None, None] * np.matmul(Z[cg.bin_left], Z[cg.bin_right]))
         return Y
-    return _fixed_point(inside_step, base.copy(), "the intersection grammar's inside "
-                        "fixed point", max_iters, tol)
+    return fixed_point(inside_step, base.copy(), "the intersection grammar's inside "
+                       "fixed point", max_iters, tol)
 
 
-def _outside_matrices(cg, w, Z, pa, max_iters: int, tol: float):
-    """O_X = ∂Z/∂Z_X: the linear fixed point seeded by O_S ∋ e_s φᵀ."""
+def _outside_matrices(cg, w, Z, G, max_iters: int, tol: float):
+    """Reference: O_X = ∂Z/∂Z_X by Neumann iteration of the linear fixed point seeded by
+    G (O_S ∋ e_s φᵀ), over all nonterminals at once."""
     wb, wu, _ = w
-    G = np.zeros(Z.shape)
-    G[cg.start, pa.start, :] = pa.final
 
     def outside_step(O):
         Y = G.copy()
@@ -174,8 +189,8 @@ def _outside_matrices(cg, w, Z, pa, max_iters: int, tol: float):
             np.add.at(Y, cg.bin_left, np.matmul(Op, np.swapaxes(Z[cg.bin_right], 1, 2)))
             np.add.at(Y, cg.bin_right, np.matmul(np.swapaxes(Z[cg.bin_left], 1, 2), Op))
         return Y
-    return _fixed_point(outside_step, G.copy(), "the intersection grammar's outside "
-                        "fixed point", max_iters, tol)
+    return fixed_point(outside_step, G.copy(), "the intersection grammar's outside "
+                       "fixed point", max_iters, tol)
 
 
 def _arc_counts(cg, wl, pa, labs, O, zrow, total, features):
