@@ -50,8 +50,9 @@ from strgm.errors import DivergenceError
 __all__ = ["components", "fixed_point", "scc_inside", "scc_outside", "KRON_MAX",
            "BLOCK_MAX", "NEG_TOL"]
 
-#: largest number of unknowns n·K² of a Kronecker-form solve (its matrix is that squared)
-KRON_MAX = 2500
+#: largest number of unknowns n·K² of a Kronecker-form solve (its matrix is that squared,
+#: its LU O((nK²)³): at 600 about 10⁸ flops, the cost of some hundred sweeps at that K)
+KRON_MAX = 600
 #: largest n·K of a stacked (block) solve
 BLOCK_MAX = 4000
 #: a direct solution with an entry below −NEG_TOL · max|U| means divergence (docstring)

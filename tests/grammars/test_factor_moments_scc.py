@@ -153,3 +153,13 @@ def test_supercritical_linear_component_diverges():
                 pcfg_moments(g, AB, fs, encode(th))
             with pytest.raises(DivergenceError):
                 pcfg_moments(g, AB, fs, encode(th), solver="kleene", max_iters=2000)
+
+
+@pytest.mark.parametrize("case,limit", [(0, "BLOCK_MAX"), (1, "KRON_MAX"), (3, "BLOCK_MAX")])
+def test_components_too_large_for_a_direct_solve_are_iterated(case, limit, monkeypatch):
+    """Above the size guard a linear component falls back to its own fixed point."""
+    monkeypatch.setattr(scc_solve, limit, 1)
+    (Z, O, n_in, n_out), (Zr, Or), n_comp = solve_both(CASES[case][0], 4)
+    assert n_in > n_comp and n_out > n_comp  # iterated, not solved
+    np.testing.assert_allclose(Z, Zr, atol=1e-10 * Zr.max(), rtol=0)
+    np.testing.assert_allclose(O, Or, atol=1e-10 * Or.max(), rtol=0)
