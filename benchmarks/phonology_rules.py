@@ -2,7 +2,7 @@
 the shared textbook problems, next to the trained edit phonology and both baselines.
 
     python benchmarks/phonology_rules.py [--seeds 5] [--problems ...] [--tag T]
-                                         [--merge TAG ...]
+                                         [--merge TAG ...] [--scheduler local:2]
 
 For every problem and seed the held-out words are those of
 ``benchmarks/phonology_textbook.py`` (``holdout_split(paradigm, 0.1, seed)``, words
@@ -17,7 +17,9 @@ Systems:
   (:mod:`strgm.workflows.family_choice`): the rules' form unless the cascade gets at
   least half of the training words sharing a morpheme with it wrong, the trained edit
   phonology's otherwise; −log p of the true form under the mixture defined there.
-Writes benchmarks/results/phonology_rules{tag}.{json,md,png}.
+Writes benchmarks/results/phonology_rules{tag}.{json,md,png}. ``--scheduler`` runs the
+(problem, seed) runs as Dask tasks (:mod:`grid`); the tables are the same, the
+``seconds`` of each run are then measured on its worker.
 """
 import argparse
 import glob
@@ -34,6 +36,7 @@ from strgm.datasets.paradigm import read_paradigm
 from strgm.models.phonology import holdout_split
 from strgm.models.rule_phonology import train_rule_phonology
 from strgm.workflows.family_choice import combine
+from grid import add_scheduler_option, check_scheduler, run_grid
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "phonology")
 OUT = os.path.join(os.path.dirname(__file__), "results")
@@ -75,7 +78,9 @@ def main():
     ap.add_argument("--tag", default="")
     ap.add_argument("--merge", nargs="+", metavar="TAG")
     ap.add_argument("--textbook", default=os.path.join(OUT, "phonology_textbook.json"))
+    add_scheduler_option(ap)
     a = ap.parse_args()
+    spec = check_scheduler(a.scheduler)
     warnings.simplefilter("ignore")
     if a.merge:
         res, wall = {}, 0.0
@@ -91,6 +96,8 @@ def main():
     res = {}
     paths = [p for p in sorted(glob.glob(os.path.join(DATA, "*.tsv")))
              if not a.problems or any(q in os.path.basename(p) for q in a.problems)]
+    if spec is not None:
+        return write(_on_cluster(spec, paths, textbook, a.seeds), a, time.perf_counter() - t0)
     bar = StepProgress(len(paths) * a.seeds, "phonology_rules runs")  # ETA on a terminal
     for path in paths:
         name = os.path.splitext(os.path.basename(path))[0]
@@ -104,6 +111,24 @@ def main():
             bar.step(f"{name} seed {s}", show=False)
         write(res, a, time.perf_counter() - t0)
     bar.close()
+
+
+def _grid_run(item) -> dict:
+    path, seed, row = item
+    return run_seed(read_paradigm(path), seed, row)
+
+
+def _on_cluster(spec, paths, textbook, seeds) -> dict:
+    """Every (problem, seed) run as one task; results in the serial loop's order."""
+    items = []
+    for path in paths:
+        rows = {r["seed"]: r for r in textbook[os.path.splitext(os.path.basename(path))[0]]}
+        items += [(path, s, rows[s]) for s in range(seeds) if s in rows]
+    res: dict = {}
+    for (path, _, _), out in zip(items, run_grid(spec, _grid_run, items,
+                                                  key="phonology-rules")):
+        res.setdefault(os.path.splitext(os.path.basename(path))[0], []).append(out)
+    return res
 
 
 def write(res, a, elapsed) -> None:
