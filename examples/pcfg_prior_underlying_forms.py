@@ -1,26 +1,27 @@
 """A syllable grammar as the prior over underlying forms, learned jointly with them.
 
-    python examples/pcfg_prior_underlying_forms.py     (about 20 CPU s: the timing note below)
+    python examples/pcfg_prior_underlying_forms.py     (under a minute: the timing note below)
 
-Data: a paradigm made up here from a 34-segment inventory (24 consonants, 10 vowels; 27
-occur in the 4 roots drawn): 4 roots of 4–5 syllables (words of 9–13 segments) with a
+Data: a paradigm made up here from a 34-segment inventory (24 consonants, 10 vowels; 31
+occur in the 6 roots drawn): 6 roots of 4–5 syllables (words of 9–13 segments) with a
 bare form, a plural -us and a diminutive -ek, under final devoicing (b d g v z ʒ → p t k
 f s ʃ at the end of a word). Two suffixed words are held out.
 
-Measured (one run each, a shared 2-core machine, 3 PEP iterations): the unigram prior
-took 10.5 CPU s, the grammar prior 10.3 CPU s; the whole script 22.0 CPU s (user + sys of
-``time``). Both predict 0% of the held-out words: the untrained copy phonology takes a
-root's final consonant from its devoiced bare form (/…f/), and only a trained phonology
-(``strgm train``) learns the devoicing. Each grammar message's moments solve the
-intersection grammar's inside and outside systems over K×K matrices (246 messages, K from
-1 to 223 product states, median 28, for PEP's feature sets here). They are solved
-component by component of the grammar's dependency graph
+Measured (one run, a shared 2-core machine, 3 PEP iterations, which end with a
+ConvergenceWarning: the beliefs still move by 0.01–0.08 nats): the unigram prior took
+17.1 CPU s, the grammar prior 28.6 CPU s; the whole script 47.0 CPU s (user + sys of
+``time``). Both predict 0% of the held-out words (−log p of the true forms 5.09 and 4.87
+nats): the untrained copy phonology takes a root's final consonant from its devoiced
+bare form (/…f/), and only a trained phonology (``strgm train``) learns the devoicing.
+Each grammar message's moments solve the intersection grammar's inside and outside
+systems over K×K matrices (K up to a few hundred product states for PEP's feature sets
+here), component by component of the grammar's dependency graph
 (:mod:`strgm.grammars.scc_solve`): the only recursive component, Word → Piece Word |
-Piece, is one K×K linear solve and every other nonterminal one evaluation, 2.6 of the
-grammar run's CPU seconds under cProfile; the rest is EP's own work, as with the unigram
-prior. Iterating the whole system to its fixed point instead (Kleene / Neumann iteration,
-now ``solver="kleene"`` of :func:`~strgm.grammars.factor_moments.pcfg_moments`) took
-251 CPU s for the grammar prior (script 261 CPU s) on the same machine.
+Piece, is one K×K linear solve and every other nonterminal one evaluation; most of the
+time is EP's own work, as with the unigram prior. Iterating the whole system to its
+fixed point instead (Kleene / Neumann iteration, ``solver="kleene"`` of
+:func:`~strgm.grammars.factor_moments.pcfg_moments`) took 251 CPU s for the grammar
+prior with 4 roots (27 segments), against 10.3 s with the component solves.
 
 Model: every morpheme's UR has the syllable grammar of :mod:`strgm.models.grammar_prior`
 as its prior (Word → Piece+, Piece → Syl | C, Syl → (Ons) Nuc (Cod), …, the consonant and
@@ -49,7 +50,7 @@ VOWELS = "a e i o u ə ɛ ɔ y ø".split()
 DEVOICE = {"b": "p", "d": "t", "g": "k", "v": "f", "z": "s", "ʒ": "ʃ", "dʒ": "tʃ"}
 
 
-def make_paradigm(seed: int = 3, roots: int = 4) -> Paradigm:
+def make_paradigm(seed: int = 3, roots: int = 6) -> Paradigm:
     """``roots`` roots of CV(C) syllables ending in a voiced obstruent, three forms each."""
     rng = np.random.default_rng(seed)
     pairs = []
