@@ -2,6 +2,7 @@
 directories, globs) in a fixed order, and one task's outcome (record, captured output,
 warnings, a StrgmError as its error line)."""
 
+import os
 import warnings
 
 import pytest
@@ -57,3 +58,28 @@ def test_file_task_captures_output_warnings_and_errors():
 def test_run_files_serial_keeps_order():
     out = run_files(TaskPool(None), _job, ["x", "y", "z"], {"k": 2})
     assert [o["record"]["file"] for o in out] == ["x", "y", "z"]
+
+
+class _RecordingPool(TaskPool):
+    """A serial pool that remembers the order in which tasks were handed to it."""
+
+    def __init__(self):
+        super().__init__(None)
+        self.submitted = []
+
+    def map(self, fn, items, *shared, key="strgm"):
+        self.submitted = list(items)
+        return super().map(fn, items, *shared, key=key)
+
+
+def test_run_files_submits_largest_first_and_returns_in_input_order(tmp_path):
+    sizes = {"small.tsv": 10, "large.tsv": 1000, "mid.tsv": 100, "also_mid.tsv": 100}
+    paths = []
+    for name, n in sizes.items():
+        (tmp_path / name).write_text("x" * n)
+        paths.append(str(tmp_path / name))
+    pool = _RecordingPool()
+    out = run_files(pool, _job, paths, {"k": 1})
+    assert [o["record"]["file"] for o in out] == paths  # the caller's order
+    assert [os.path.basename(p) for p in pool.submitted] == \
+        ["large.tsv", "mid.tsv", "also_mid.tsv", "small.tsv"]  # LPT; ties in input order
