@@ -1,18 +1,21 @@
 """A syllable grammar as the prior over underlying forms, learned jointly with them.
 
-    python examples/pcfg_prior_underlying_forms.py     (under a minute: the timing note below)
+    python examples/pcfg_prior_underlying_forms.py     (about a minute: the timing note below)
 
 Data: a paradigm made up here from a 34-segment inventory (24 consonants, 10 vowels; 31
-occur in the 6 roots drawn): 6 roots of 4–5 syllables (words of 9–13 segments) with a
+occur in the 5 roots drawn): 5 roots of 5–6 syllables (words of 11–15 segments) with a
 bare form, a plural -us and a diminutive -ek, under final devoicing (b d g v z ʒ → p t k
 f s ʃ at the end of a word). Two suffixed words are held out.
 
-Measured (one run, a shared 2-core machine, 3 PEP iterations, which end with a
+Measured (one run, a 2-core machine, 3 PEP iterations, which end with a
 ConvergenceWarning: the beliefs still move by 0.01–0.08 nats): the unigram prior took
-17.1 CPU s, the grammar prior 28.6 CPU s; the whole script 47.0 CPU s (user + sys of
-``time``). Both predict 0% of the held-out words (−log p of the true forms 5.09 and 4.87
-nats): the untrained copy phonology takes a root's final consonant from its devoiced
-bare form (/…f/), and only a trained phonology (``strgm train``) learns the devoicing.
+23.2 CPU s (held-out exact match 50%, −log p of the true forms 5.10 nats), the grammar
+prior 47.5 CPU s (0%, 4.80 nats); the whole script 71.8 CPU s (user + sys of ``time``).
+The untrained copy phonology cannot learn the devoicing (only ``strgm train`` does):
+the last consonant of R1 and of R3 is [f] in the bare form and [v] before the observed
+suffix, and the copy phonology leaves the choice between /…f/ and /…v/ to the prior.
+Both priors choose /…f/ for R1 (p = 0.89 and 0.76), so both miss R1's plural; for R3
+the unigram prior chooses /…v/ (right) and the syllable grammar /…f/ (0.41 each).
 Each grammar message's moments solve the intersection grammar's inside and outside
 systems over K×K matrices (K up to a few hundred product states for PEP's feature sets
 here), component by component of the grammar's dependency graph
@@ -21,7 +24,8 @@ Piece, is one K×K linear solve and every other nonterminal one evaluation; most
 time is EP's own work, as with the unigram prior. Iterating the whole system to its
 fixed point instead (Kleene / Neumann iteration, ``solver="kleene"`` of
 :func:`~strgm.grammars.factor_moments.pcfg_moments`) took 251 CPU s for the grammar
-prior with 4 roots (27 segments), against 10.3 s with the component solves.
+prior on a smaller version of this paradigm (4 roots of 4–5 syllables, 27 segments),
+against 10.3 s with the component solves.
 
 Model: every morpheme's UR has the syllable grammar of :mod:`strgm.models.grammar_prior`
 as its prior (Word → Piece+, Piece → Syl | C, Syl → (Ons) Nuc (Cod), …, the consonant and
@@ -50,12 +54,12 @@ VOWELS = "a e i o u ə ɛ ɔ y ø".split()
 DEVOICE = {"b": "p", "d": "t", "g": "k", "v": "f", "z": "s", "ʒ": "ʃ", "dʒ": "tʃ"}
 
 
-def make_paradigm(seed: int = 3, roots: int = 6) -> Paradigm:
+def make_paradigm(seed: int = 3, roots: int = 5) -> Paradigm:
     """``roots`` roots of CV(C) syllables ending in a voiced obstruent, three forms each."""
     rng = np.random.default_rng(seed)
     pairs = []
     for r in range(roots):
-        sylls = [[rng.choice(CONS), rng.choice(VOWELS)] for _ in range(rng.integers(4, 6))]
+        sylls = [[rng.choice(CONS), rng.choice(VOWELS)] for _ in range(rng.integers(5, 7))]
         root = [s for syl in sylls for s in syl] + [rng.choice(list(DEVOICE))]
         bare = root[:-1] + [DEVOICE[root[-1]]]
         pairs += [((f"R{r}",), " ".join(bare)), ((f"R{r}", "PL"), " ".join(root + ["u", "s"])),
