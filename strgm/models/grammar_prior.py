@@ -104,6 +104,12 @@ class PCFGPrior:
             self._params[key] = GrammarParameters(g, self.estimator, self.alpha)
         return self._params[key]
 
+    @property
+    def learned(self) -> dict:
+        """Segments (a tuple) → the :class:`GrammarParameters` shared by the morphemes over
+        that alphabet (their θ is what the graph learned); a new dict."""
+        return dict(self._params)
+
     def restore(self, learned: dict) -> None:
         """Set the rule weights :meth:`record` saved (segments joined by spaces -> θ)."""
         from strgm.alphabet import Alphabet
