@@ -82,7 +82,7 @@ def test_train_saves_the_learned_grammar_and_infer_restores_it(tmp_path):
     assert not np.allclose(theta, theta[0])  # learned, not the uniform start
     from strgm.models.ur_prior import prior_from_record
     prior = prior_from_record(rec, "m.json")
-    (params,) = prior._params.values()
+    (params,) = prior.learned.values()
     np.testing.assert_allclose(params.theta, theta)
     o = run_cli(["infer", tmp_path / "w.tsv", "--model", tmp_path / "m.json", "--method",
                  "pep", "--quiet"])
