@@ -53,7 +53,7 @@ def run_seed(para, seed: int, em_row: dict) -> dict:
     words = {k: {"gold": w["gold"], "rules": w["rules"], "trained": w["edit"],
                  "family": w["family"], "related_words": w["related_words"],
                  "rules_wrong_on": w["rules_wrong_on"], "chosen": w["predicted"],
-                 "chosen_neg_logp": w["neg_logp"]}
+                 "chosen_neg_logp": w["neg_logp"], "rules_forms": w["rules_forms"]}
              for k, w in choice.per_word.items()}
     n = max(1, len(words))
     out = {"seed": seed, "seconds": secs, "rules": [r.text for r in g.rules],
@@ -153,6 +153,7 @@ def write(res, a, elapsed) -> None:
                      f"{100 * np.mean([r['train_exact'] for r in rows]):.0f}% |")
     lines.append("| **mean** | | " + " | ".join(f"**{100 * np.mean(v):.1f}%**"
                                                for v in means.values()) + " | | | | |")
+    lines += ["", undecided_table(res)]
     md = ("# Textbook phonology: the rule family and the per-word family choice\n\n"
           f"What was run: `python benchmarks/phonology_rules.py --seeds {a.seeds}`"
           + (f" (runs {', '.join(a.merge)} merged)" if a.merge else "")
@@ -167,6 +168,37 @@ def write(res, a, elapsed) -> None:
     with open(os.path.join(OUT, name + ".md"), "w", encoding="utf-8") as fh:
         fh.write(md)
     plot(res, means, name)
+
+
+def undecided_table(res) -> str:
+    """Held-out words the training words leave undecided under the learned rules
+    (strgm/models/rule_ambiguity.py): their share, and what a perfect and a uniform
+    choice among the allowed forms would score (runs made before the forms were
+    recorded are skipped)."""
+    out = ["Under the learned rules (runs with recorded forms): *undecided*: held-out words "
+           "whose training words allow several forms; *perfect tie-break*: exact match if "
+           "every undecided word took its true form whenever it is allowed; *uniform "
+           "tie-break*: the expected exact match of a uniform choice among the allowed "
+           "forms; *rules*: the learned cascade's own choice.", "",
+           "| problem | words | undecided | rules | uniform tie-break | perfect tie-break |",
+           "|---|---|---|---|---|---|"]
+    tot = []
+    for p, rows in res.items():
+        ws = [w for r in rows for w in r["per_word"].values() if w.get("rules_forms")]
+        if not ws:
+            continue
+        und = np.mean([len(w["rules_forms"]) > 1 for w in ws])
+        own = np.mean([w["rules"] == w["gold"] for w in ws])
+        uni = np.mean([(w["gold"] in w["rules_forms"]) / len(w["rules_forms"]) for w in ws])
+        best = np.mean([w["gold"] in w["rules_forms"] for w in ws])
+        tot.append((und, own, uni, best))
+        out.append(f"| {p} | {len(ws)} | {100 * und:.1f}% | {100 * own:.1f}% | "
+                   f"{100 * uni:.1f}% | {100 * best:.1f}% |")
+    if tot:
+        m = np.mean(tot, axis=0)
+        out.append("| **mean over problems** | | " + " | ".join(f"{100 * x:.1f}%" for x in m)
+                   + " |")
+    return "\n".join(out) + "\n"
 
 
 def plot(res, means, name) -> None:

@@ -74,6 +74,12 @@ def grammar_text(g) -> str:
     return "\n".join(lines)
 
 
+def undecided_note(forms) -> str:
+    """"  (undecided: a | b)" when the training words allow several forms (the first is
+    the prediction), else ""."""
+    return f"  (undecided: {' | '.join(forms)})" if len(forms) > 1 else ""
+
+
 def cmd_rules(args) -> int:
     from strgm.cli.common import progress, warnings_as_lines
     from strgm.cli.json_output import write_document
@@ -104,23 +110,25 @@ def cmd_rules(args) -> int:
                 max_rules=MAX_RULES if args.max_rules is None else args.max_rules,
                 beam=args.beam, window=WINDOW if args.window is None else args.window)
         else:
-            run = RuleRun(saved, [e for e in para.entries
-                                  if e.key in set(held) and e.surface], {}, [])
+            run = RuleRun(saved, [e for e in para.entries if e.key in set(held) and e.surface],
+                          {}, [e for e in para.entries if e.key not in set(held) and e.surface])
     prog.done()
     print(grammar_text(run.grammar))
     grammar = grammar_to_dict(run.grammar)
     out = dict(grammar)
     if run.held_out:
         pred = run.predictions()
+        forms = run.heldout_forms()
         rows = [(e.key, pred[e.key], "".join(e.segments)) for e in run.held_out]
         acc = run.exact_match()
         print(f"held-out words: {sum(p is not None for _, p, _ in rows)}   "
               f"exact match: {acc:.1%}")
         for key, p, t in rows:
             print(f"  {key}  {p if p is not None else '(morpheme without UR)'}  "
-                  f"true {t}  {'✓' if p == t else '✗'}")
+                  f"true {t}  {'✓' if p == t else '✗'}" + undecided_note(forms.get(key, [])))
         out["holdout"] = {"exact_match": acc, "words": [
-            {"key": k, "predicted": p, "truth": t} for k, p, t in rows]}
+            {"key": k, "predicted": p, "truth": t, **({"forms": forms[k]} if k in forms
+                                                       else {})} for k, p, t in rows]}
     if args.save:
         atomic_write_json(args.save, grammar)
         print(f"wrote {args.save}")

@@ -218,7 +218,7 @@ def _family_report(run, prog) -> dict:
     """Learn the rule family on the same training words, print it and, with held-out
     words, the per-word choice between the families
     (:mod:`strgm.workflows.family_choice`); the same for ``--json``."""
-    from strgm.cli.rules import grammar_text
+    from strgm.cli.rules import grammar_text, undecided_note
     from strgm.models.rule_phonology import grammar_to_dict
     from strgm.workflows.family_choice import choose_family
 
@@ -231,7 +231,8 @@ def _family_report(run, prog) -> dict:
               f"mean -log p(true form): {choice.mean_neg_logp:.3f} nats")
         for key, w in choice.per_word.items():
             print(f"  {key}  {w['predicted']}  ({w['family']})  true {w['gold']}  "
-                  f"{'✓' if w['predicted'] == w['gold'] else '✗'}")
+                  f"{'✓' if w['predicted'] == w['gold'] else '✗'}"
+                  + undecided_note(w["rules_forms"] if w["family"] == "rules" else []))
         out["family_choice"] = choice.to_dict()
     return out
 

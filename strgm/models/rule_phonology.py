@@ -10,7 +10,8 @@ restriction; an allomorph cut from a suffixed form (/rob/ from [robi]) is what l
 search move a UR off the surface of the bare form ([rop]).
 
 Prediction (:meth:`RuleRun.predictions`) is deterministic: the held-out word's URs
-concatenated and rewritten by the cascade. Its probability is 1 for that string; a
+concatenated and rewritten by the cascade; :meth:`RuleRun.heldout_forms` lists the other
+forms the training words would allow as well (:mod:`strgm.models.rule_ambiguity`). Its probability is 1 for that string; a
 −log p of the true form is defined by the mixture with the edit phonology
 (:mod:`strgm.workflows.family_choice`). :func:`phonology_fst` makes the cascade the
 factor graph's phonology.
@@ -26,6 +27,7 @@ import pynini
 from strgm.errors import InputError
 from strgm.models.baselines import surface_allomorphs
 from strgm.models.em import split
+from strgm.models.rule_ambiguity import heldout_forms
 from strgm.models.rule_apply import EDGE, SegmentRule, rules_fst
 from strgm.models.rule_search import RuleGrammar, learn_rules
 from strgm.progress import tagged
@@ -58,6 +60,22 @@ class RuleRun:
         g = self.grammar
         return {e.key: (g.predict(e.morphemes) if all(m in g.urs for m in e.morphemes)
                         else None) for e in self.held_out}
+
+    def heldout_forms(self) -> dict:
+        """Held-out key → the surface forms its training words cannot tell apart under the
+        learned rules, the prediction first (:func:`strgm.models.rule_ambiguity.
+        heldout_forms`; one form: the word is decided); words with a morpheme without
+        UR are left out, and so are training words the grammar cannot spell (a saved
+        grammar used on other words)."""
+        g = self.grammar
+        lab = {s: i + 1 for i, s in enumerate(g.symbols)}
+        words = [(e.morphemes, tuple(lab[x] for x in e.segments)) for e in self.train
+                 if all(m in g.urs for m in e.morphemes) and all(x in lab for x in e.segments)]
+        held = {e.key: e.morphemes for e in self.held_out
+                if all(m in g.urs for m in e.morphemes)}
+        forms = heldout_forms(words, g.urs, g.rules, held, len(g.symbols))
+        return {k: ["".join(g.symbols[a - 1] for a in f) for f in v]
+                for k, v in forms.items()}
 
     def exact_match(self) -> float:
         pred = self.predictions()

@@ -31,7 +31,9 @@ from strgm.models.rule_phonology import RuleRun, train_rule_phonology
 @dataclass
 class FamilyChoice:
     """Per held-out word: ``gold``, ``predicted``, ``family`` ("rules"/"edit"),
-    ``rules`` and ``edit`` predictions, ``neg_logp``; the learned rules in ``rules``."""
+    ``rules`` and ``edit`` predictions, ``rules_forms`` (every form the training words
+    allow under the rules, the rules' prediction first: several when they cannot decide,
+    :mod:`strgm.models.rule_ambiguity`), ``neg_logp``; the learned rules in ``rules``."""
 
     rules: RuleRun
     per_word: dict
@@ -58,6 +60,7 @@ def combine(rules: RuleRun, edit_words: dict) -> FamilyChoice:
     the rules have no UR for is the edit phonology's alone (ε = 1)."""
     pred = rules.predictions()
     evidence = rules.evidence()
+    forms = rules.heldout_forms()
     out = {}
     for key, w in edit_words.items():
         c, e = evidence.get(key, (0, 0))
@@ -68,6 +71,7 @@ def combine(rules: RuleRun, edit_words: dict) -> FamilyChoice:
                     "predicted": pred[key] if use_rules else w["predicted"],
                     "rules": pred.get(key), "edit": w["predicted"],
                     "related_words": c, "rules_wrong_on": e, "epsilon": eps,
+                    "rules_forms": forms.get(key, []),
                     "neg_logp": float(-np.log(p)) if p > 0 else float("inf")}
     return FamilyChoice(rules, out)
 
