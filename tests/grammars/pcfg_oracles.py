@@ -115,3 +115,19 @@ def exact_collapsed_posterior(g: Grammar, corpus, alpha, max_depth=12):
 
 def R(lhs, *rhs, w=1.0, a=None):
     return Rule(lhs, tuple(rhs), w, a)
+
+
+def observed_words(words, params, alphabet):
+    """A factor graph with one string variable per word, each observed (a unary point
+    mass) and each under a grammar factor sharing ``params`` (rule weights learned in
+    the graph)."""
+    from strgm.graph import FactorGraph
+    from strgm.wfsa.construct import weighted_strings
+
+    g = FactorGraph(alphabet)
+    for i, w in enumerate(words):
+        g.add_variable(f"V{i}")
+        g.add_grammar(f"G{i}", f"V{i}", params.grammar, params=params)
+        g.add_unary(f"O{i}", f"V{i}", weighted_strings([(tuple(alphabet.label(c) for c in w),
+                                                        0.0)]))
+    return g

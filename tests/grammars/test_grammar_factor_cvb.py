@@ -6,8 +6,9 @@ Oracles: (1) the leave-one-out weights equal the formula computed by hand from t
 recorded counts; (2) after enough sweeps over the factors, every factor's recorded counts
 are the exact expected rule counts of its p̂ under its own leave-one-out weights — the
 CVB fixed point —, checked with an independent call of the exact moments; (3) learning
-inside EP raises the evidence of the observed words. Negative controls: the weights with the factor's own counts left in
-(the VB/EM reading) miss the fixed point, and "fixed" parameters do not move.
+inside EP raises the evidence of the observed words. Negative controls: the weights with
+the factor's own counts left in (the VB/EM reading) miss the fixed point, and "fixed"
+parameters do not move.
 """
 
 from __future__ import annotations
@@ -15,14 +16,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pcfg_oracles import R
+from pcfg_oracles import R, observed_words
 from strgm.alphabet import Alphabet
 from strgm.errors import OptionError
 from strgm.features import FeatureSet, Theta, ngram_features
 from strgm.grammars.cfg import Grammar
 from strgm.grammars.factor import pcfg_moments
 from strgm.grammars.factor_message import GrammarMessage, GrammarParameters
-from strgm.graph import FactorGraph
 from strgm.inference import infer
 from strgm.wfsa.construct import weighted_strings
 
@@ -37,16 +37,6 @@ def two_routes():
     return Grammar([R("S", "X", "S", w=0.5), R("S", "X", w=0.5), R("X", "Y", w=0.45),
                     R("X", "Z", w=0.2), R("X", "b", w=0.35), R("Y", "a", w=1.0),
                     R("Z", "a", w=1.0)])
-
-
-def observe(words, params):
-    g = FactorGraph(AB)
-    for i, w in enumerate(words):
-        g.add_variable(f"V{i}")
-        g.add_grammar(f"G{i}", f"V{i}", params.grammar, params=params)
-        g.add_unary(f"O{i}", f"V{i}", weighted_strings([(tuple(AB.label(c) for c in w),
-                                                        0.0)]))
-    return g
 
 
 def word_counts(grammar, word, theta):
@@ -110,11 +100,11 @@ def test_cvb_learning_raises_the_evidence():
     g = two_routes()
     p = GrammarParameters(g, "cvb", alpha=1.0)
     before = sum(word_counts(g, w, p.theta)[1] for w in WORDS)
-    infer(observe(WORDS, p), "ep", order=2, max_iters=4, tol=0)
+    infer(observed_words(WORDS, p, AB), "ep", order=2, max_iters=4, tol=0)
     after = sum(word_counts(g, w, p.theta)[1] for w in WORDS)
     assert after > before + 1.0
     fixed = GrammarParameters(g, "fixed")
-    infer(observe(WORDS, fixed), "ep", order=2, max_iters=2, tol=0)
+    infer(observed_words(WORDS, fixed, AB), "ep", order=2, max_iters=2, tol=0)
     assert fixed.updates == 0 and np.array_equal(fixed.theta, g.probabilities())
 
 

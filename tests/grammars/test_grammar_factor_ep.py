@@ -17,7 +17,7 @@ import math
 import numpy as np
 import pytest
 
-from pcfg_oracles import R
+from pcfg_oracles import R, observed_words
 from strgm.alphabet import Alphabet
 from strgm.errors import GrammarError, GraphError
 from strgm.features import FeatureSet, Theta, ngram_features
@@ -141,16 +141,6 @@ def test_sampled_moments_within_four_standard_errors_across_visits():
     assert (np.abs(unweighted - want) / np.maximum(msg.last_stderr, 1e-12)).max() > 4
 
 
-def observed_words(words, shared):
-    g = FactorGraph(AB)
-    for i, w in enumerate(words):
-        g.add_variable(f"V{i}")
-        g.add_grammar(f"G{i}", f"V{i}", shared.grammar, params=shared)
-        g.add_unary(f"O{i}", f"V{i}", weighted_strings([(tuple(AB.label(c) for c in w),
-                                                        0.0)]))
-    return g
-
-
 def evidence(params, words):
     obs = [weighted_strings([(tuple(AB.label(c) for c in w), 0.0)]) for w in words]
     fs = FeatureSet(ngram_features(1, 2), 2)
@@ -165,16 +155,16 @@ def test_learning_rule_probabilities_in_the_graph_raises_the_evidence(estimator)
     g0 = right_linear(0.5, 0.5)
     learned = GrammarParameters(g0, estimator, alpha=1.0)
     before = evidence(learned, words)
-    infer(observed_words(words, learned), "ep", order=2, max_iters=3, tol=0)
+    infer(observed_words(words, learned, AB), "ep", order=2, max_iters=3, tol=0)
     assert learned.updates == 2  # once per iteration after the first, not per factor
-    infer(observed_words(words, learned), "ep", order=2, max_iters=1, tol=0)
+    infer(observed_words(words, learned, AB), "ep", order=2, max_iters=1, tol=0)
     assert len(learned.counts) == len(words)  # a rebuilt graph (EM) replaces, not adds
     assert evidence(learned, words) > before + 1.0
     pa = learned.theta[0] / (learned.theta[0] + learned.theta[1])
     assert pa > 0.75  # 10 of the 12 letters are a's
     # negative control: fixed parameters do not move
     fixed = GrammarParameters(g0, "fixed")
-    infer(observed_words(words[:2], fixed), "ep", order=2, max_iters=2, tol=0)
+    infer(observed_words(words[:2], fixed, AB), "ep", order=2, max_iters=2, tol=0)
     assert fixed.updates == 0 and evidence(fixed, words) == pytest.approx(before)
 
 
