@@ -1,7 +1,8 @@
 """Running a benchmark's grid of independent runs (problem × seed) on Dask.
 
-    ap = argparse.ArgumentParser(); add_scheduler_option(ap)
-    rows = run_grid(a.scheduler, fn, items, *shared)   # [fn(item, *shared) for item in items]
+    ap = argparse.ArgumentParser(); add_scheduler_option(ap); a = ap.parse_args()
+    spec = check_scheduler(a.scheduler)                 # before any work
+    rows = run_grid(spec, fn, items, *shared)           # [fn(item, *shared) for item in items]
 
 ``--scheduler local[:N]`` starts a LocalCluster of N worker processes for the run,
 an address joins a running cluster (on SLURM through dask-jobqueue, see the README),

@@ -155,7 +155,8 @@ def write(res, a, elapsed) -> None:
                                                for v in means.values()) + " | | | | |")
     lines += ["", undecided_table(res)]
     md = ("# Textbook phonology: the rule family and the per-word family choice\n\n"
-          f"What was run: `python benchmarks/phonology_rules.py --seeds {a.seeds}`"
+          f"What was run: `python benchmarks/phonology_rules.py --seeds {a.seeds}"
+          + (f" --scheduler {a.scheduler}`" if getattr(a, "scheduler", None) else "`")
           + (f" (runs {', '.join(a.merge)} merged)" if a.merge else "")
           + f" ({elapsed / 60:.1f} min on a shared 2-core machine). Held-out words and "
           "the trained / no training / surface columns are those of "

@@ -110,8 +110,9 @@ def cmd_rules(args) -> int:
                 max_rules=MAX_RULES if args.max_rules is None else args.max_rules,
                 beam=args.beam, window=WINDOW if args.window is None else args.window)
         else:
-            run = RuleRun(saved, [e for e in para.entries if e.key in set(held) and e.surface],
-                          {}, [e for e in para.entries if e.key not in set(held) and e.surface])
+            out_keys = set(held)
+            run = RuleRun(saved, [e for e in para.entries if e.key in out_keys and e.surface],
+                          {}, [e for e in para.entries if e.key not in out_keys and e.surface])
     prog.done()
     print(grammar_text(run.grammar))
     grammar = grammar_to_dict(run.grammar)

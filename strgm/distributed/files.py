@@ -88,9 +88,10 @@ def run_files(pool, fn: Callable, paths: Sequence[str], options) -> list:
     """:func:`file_task` for every path on ``pool``; outcomes in the order of ``paths``.
 
     The tasks are submitted largest file first (longest-processing-time order, file
-    size standing in for the work): a scheduler that hands out tasks in submission order
-    then never leaves the longest task for last, which bounds the run by
-    Σt/P + max t rather than by whatever the directory order happens to give."""
+    size standing in for the work): with a scheduler that hands out tasks in submission
+    order, and work proportional to size, the run takes at most 4/3 of the shortest
+    possible time on P workers (Graham 1969), where the directory order may leave the
+    longest task for last."""
     paths = list(paths)
     order = submission_order(paths)
     done = pool.map(_task, [paths[i] for i in order], fn, options, key="strgm-file")

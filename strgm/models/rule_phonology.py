@@ -11,9 +11,9 @@ search move a UR off the surface of the bare form ([rop]).
 
 Prediction (:meth:`RuleRun.predictions`) is deterministic: the held-out word's URs
 concatenated and rewritten by the cascade; :meth:`RuleRun.heldout_forms` lists the other
-forms the training words would allow as well (:mod:`strgm.models.rule_ambiguity`). Its probability is 1 for that string; a
-−log p of the true form is defined by the mixture with the edit phonology
-(:mod:`strgm.workflows.family_choice`). :func:`phonology_fst` makes the cascade the
+forms the training words would allow as well (:mod:`strgm.models.rule_ambiguity`). Its
+probability is 1 for that string; a −log p of the true form is defined by the mixture
+with the edit phonology (:mod:`strgm.workflows.family_choice`). :func:`phonology_fst` makes the cascade the
 factor graph's phonology.
 """
 
