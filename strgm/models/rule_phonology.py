@@ -13,8 +13,8 @@ Prediction (:meth:`RuleRun.predictions`) is deterministic: the held-out word's U
 concatenated and rewritten by the cascade; :meth:`RuleRun.heldout_forms` lists the other
 forms the training words would allow as well (:mod:`strgm.models.rule_ambiguity`). Its
 probability is 1 for that string; a −log p of the true form is defined by the mixture
-with the edit phonology (:mod:`strgm.workflows.family_choice`). :func:`phonology_fst` makes the cascade the
-factor graph's phonology.
+with the edit phonology (:mod:`strgm.workflows.family_choice`). :func:`phonology_fst`
+makes the cascade the factor graph's phonology.
 """
 
 from __future__ import annotations
