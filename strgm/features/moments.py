@@ -21,7 +21,9 @@ posteriors per DFA arc id and accumulate. Optionally the transducer carries ENCO
 weights, which yields the moments of p ⊙ ENCODE(θ) (EP's p̂_V, eq. 5) in the same pass.
 Cost O(|p ∘ DFA|) plus the forward–backward on it. The composition is kept per message
 (:class:`CompositionCache`) and re-weighted for each new θ; it serves every feature set
-whose contexts it contains, so PEP's changing working sets rarely recompose it.
+whose contexts it contains, so PEP's changing working sets rarely recompose it. A cyclic
+one keeps its trimmed system and normalisability certificate across re-weightings
+(:class:`strgm.wfsa.reweighted.Reweighted`; ``REWEIGHTED = False``: the reference).
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from strgm.wfsa.operations import compose
 from strgm.wfsa.expectations import table_arc_counts
 from strgm.wfsa.components import certifies_normalisable
 from strgm.wfsa.measure import TrimmedTopology, arcs_to_csr, trimmed_topology
+from strgm.wfsa.reweighted import Reweighted
 
 #: exp() of larger log weights would overflow the linear solves.
 _MAX_LOG = 600.0
@@ -224,15 +227,9 @@ def log_partition_theta(theta: Theta) -> float:
 
 def is_normalisable(theta: Theta) -> bool:
     try:
-        q_moments(theta)
-        return True
+        return q_moments(theta) is not None
     except DivergenceError:
         return False
-
-
-def _with_eos(p: pynini.Fst, num_labels: int) -> pynini.Fst:
-    return pynini.concat(pynini.project(p.copy(), "output"),
-                         string_acceptor((eos(num_labels),)))
 
 
 @dataclass(frozen=True, eq=False)
@@ -259,6 +256,11 @@ class Composition:
             return None
         return product_topology(self.table) if self.product else trimmed_topology(self.table)
 
+    @cached_property
+    def reweighted(self) -> Reweighted:
+        """C's trimmed system kept for re-weighting (cyclic C with a topology only)."""
+        return Reweighted(self.table, self.topology, self.table.olabel - 1)
+
     def serves(self, p: pynini.Fst, features: FeatureSet) -> bool:
         return self.p is p and self.cover.dfa.contains_contexts_of(features)
 
@@ -268,10 +270,10 @@ class CompositionCache:
 
     ``get(p, W)`` returns the cached composition of p if its cover serves W, else builds
     one on cover ∪ W (the cover only grows, so K passes over one message compose it about
-    once). Bounded by ``max_size`` entries and/or ``max_arcs`` arcs held in all (about
-    40 bytes each, 56 once a cyclic composition has kept its trimming); the least recently used go first (None: no bound). Entries hold p
-    itself, so an id is never reused while cached. Automata are treated as immutable: do
-    not modify p in place."""
+    once). Bounded by ``max_size`` entries and/or ``max_arcs`` arcs held in all (about 40
+    bytes each, 56 once a cyclic one keeps its trimming; the least recently used go
+    first; None: no bound). Entries hold p itself, so an id is never reused while cached.
+    Automata are treated as immutable: do not modify p in place."""
 
     def __init__(self, max_size: Optional[int] = None, max_arcs: Optional[int] = None):
         self.max_size = max_size
@@ -327,8 +329,9 @@ def compose_counting_reference(p: pynini.Fst, cover: FeatureSet,
                                what: str = "automaton") -> Composition:
     """C by OpenFst (concatenation with EOS, composition with the counting transducer,
     connection): the reference the compiled product is tested against."""
-    n = cover.num_labels
-    comp = compose(_with_eos(p, n), cover.dfa.counting_transducer(None))
+    with_eos = pynini.concat(pynini.project(p.copy(), "output"),
+                             string_acceptor((eos(cover.num_labels),)))
+    comp = compose(with_eos, cover.dfa.counting_transducer(None))
     if comp.num_states() == 0 or comp.start() < 0:
         raise InconsistentEvidenceError(f"{what} accepts no string")
     t = arc_table(comp)
@@ -338,6 +341,9 @@ def compose_counting_reference(p: pynini.Fst, cover: FeatureSet,
 
 #: Shared by callers that bring no cache of their own.
 _SHARED = CompositionCache(max_size=16)
+#: Re-weight cyclic compositions by :class:`strgm.wfsa.reweighted.Reweighted` (False:
+#: always :func:`strgm.wfsa.expectations.table_arc_counts`, the reference).
+REWEIGHTED = True
 
 
 def p_moments(p: pynini.Fst, features: FeatureSet, theta: Optional[Theta] = None,
@@ -367,12 +373,16 @@ def p_moments(p: pynini.Fst, features: FeatureSet, theta: Optional[Theta] = None
     cache = compositions if compositions is not None else _SHARED
     comp = cache.get(p, features, what)
     dfa = comp.cover.dfa
-    n = features.num_labels
-    t = comp.table
+    n, nc, t = features.num_labels, dfa.num_states, comp.table
+    a = None if theta is None else dfa.arc_logweights(theta.values, theta.features).ravel()
+    if REWEIGHTED and comp.levels is None and comp.topology is not None:  # cyclic C
+        fast = comp.reweighted.label_counts(a, nc * (n + 1), what)
+        if fast is not None:  # else undecided: the reference route below
+            counts = fast[0].reshape(nc, n + 1)
+            return Moments(features, fast[1], dfa.accumulate(counts, features), counts)
     ol = t.olabel
     ok = ol > 0
     if theta is not None:
-        a = dfa.arc_logweights(theta.values, theta.features).reshape(-1)
         w = t.weight.copy()
         w[ok] -= a[ol[ok] - 1]
         t = dataclasses.replace(t, weight=w)
@@ -380,7 +390,6 @@ def p_moments(p: pynini.Fst, features: FeatureSet, theta: Optional[Theta] = None
         post = table_arc_counts(t, comp.levels, what=what, topology=comp.topology)
     except ValueError as e:
         raise InconsistentEvidenceError(f"{what}: {e}") from None
-    nc = dfa.num_states
     counts = np.bincount(ol[ok] - 1, weights=post.arc_counts[ok],
                          minlength=nc * (n + 1)).reshape(nc, n + 1)
     return Moments(features, post.log_z, dfa.accumulate(counts, features), counts)

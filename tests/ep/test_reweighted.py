@@ -1,0 +1,166 @@
+"""The re-weighting route of p̂ moments (:mod:`strgm.wfsa.reweighted`) against the
+reference (:func:`strgm.wfsa.expectations.table_arc_counts`, ``REWEIGHTED = False``).
+
+A sequence of θ on one composition exercises what the route carries from one weighting
+to the next: the normalisability certificate, the warm-started sweeps and the summed
+matrix. Random cyclic messages (ε-arcs, dead and unreachable states, labels outside the
+alphabet); divergent weightings must raise exactly as before, also right after a
+certificate was carried from a convergent one.
+"""
+
+import numpy as np
+import pynini
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings, strategies as st
+
+import strgm.features.moments as moments
+import strgm.wfsa.reweighted as rw
+from strgm.errors import DivergenceError, InconsistentEvidenceError
+from strgm.features import Theta, p_moments
+from strgm.features.moments import CompositionCache
+from strgm.wfsa.core import weight
+from test_compiled_paths import assert_same_moments, random_message, random_theta
+
+
+def thetas(seed: int, steps: int = 4):
+    """θ₀ and small then large moves from it (a PEP-like sequence of cavities)."""
+    rng = np.random.default_rng(seed + 1)
+    th = random_theta(seed)
+    out = [th]
+    for scale in [0.01] * (steps - 2) + [0.5]:
+        out.append(Theta(th.features, th.values + scale * rng.normal(size=len(th))))
+    return out
+
+
+def both_routes(p, seq, monkeypatch):
+    """Moments of p ⊙ ENCODE(θ) for every θ of ``seq`` on one cache per route, and the
+    composition the fast route used."""
+    fast_cache, ref_cache = CompositionCache(), CompositionCache()
+    fast = [p_moments(p, th.features, th, compositions=fast_cache) for th in seq]
+    with monkeypatch.context() as m:
+        m.setattr(moments, "REWEIGHTED", False)
+        ref = [p_moments(p, th.features, th, compositions=ref_cache) for th in seq]
+    comp = fast_cache.get(p, seq[0].features, "p")
+    return fast, ref, comp
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000))
+def test_reweighted_moments_equal_the_reference(seed):
+    p = random_message(seed, cyclic=True)
+    mp = pytest.MonkeyPatch()
+    try:
+        fast, ref, comp = both_routes(p, thetas(seed), mp)
+    except InconsistentEvidenceError:  # no accepted string: both routes must say so
+        with pytest.raises(InconsistentEvidenceError):
+            with mp.context() as m:
+                m.setattr(moments, "REWEIGHTED", False)
+                p_moments(p, random_theta(seed).features, random_theta(seed),
+                          compositions=CompositionCache())
+        return
+    for f, r in zip(fast, ref):
+        assert_same_moments(f, r)
+    if comp.levels is None and comp.topology is not None:
+        assert "reweighted" in comp.__dict__  # the route under test was taken
+
+
+def test_the_route_is_taken_and_carries_its_certificate():
+    seen = 0
+    for seed in range(30):
+        p = random_message(seed, cyclic=True)
+        cache = CompositionCache()
+        try:
+            for th in thetas(seed, steps=6):
+                p_moments(p, th.features, th, compositions=cache)
+        except InconsistentEvidenceError:
+            continue
+        comp = cache.get(p, random_theta(seed).features, "p")
+        if comp.levels is None and "reweighted" in comp.__dict__:
+            seen += comp.reweighted.carried
+    assert seen >= 20
+
+
+def divergent(seed: int) -> tuple:
+    """A cyclic message and θ₀, θ₁ on one feature set: θ₀ leaves it normalisable, θ₁
+    weighs the unigram 1 by e⁹, which makes the added loop on label 1 diverge (Z = ∞)."""
+    p = random_message(seed, cyclic=True)
+    p.add_arc(0, pynini.Arc(1, 1, weight(4.0), 0))
+    th = random_theta(seed)
+    bad = th.values.copy()
+    bad[th.features.index[(1,)]] += 9.0
+    return p, th, Theta(th.features, bad)
+
+
+@pytest.mark.parametrize("seed", [3, 11, 29, 40])
+def test_a_divergent_weighting_raises_after_a_carried_certificate(seed, monkeypatch):
+    p, good, bad = divergent(seed)
+    cache = CompositionCache()
+    p_moments(p, good.features, good, compositions=cache)
+    with pytest.raises(DivergenceError, match="infinite total weight"):
+        p_moments(p, bad.features, bad, compositions=cache)
+    monkeypatch.setattr(moments, "REWEIGHTED", False)
+    with pytest.raises(DivergenceError, match="infinite total weight"):
+        p_moments(p, bad.features, bad, compositions=CompositionCache())
+
+
+def test_a_certificate_is_carried_only_when_it_proves_the_bound(monkeypatch):
+    """Negative control: with a Collatz–Wielandt bound that accepts anything, the
+    divergent weighting is 'certified' by the carried vector (its sweeps then fail and
+    the reference answers, but the certificate logic is wrong, and this test sees it)."""
+    def carried_on_divergent():
+        p, good, bad = divergent(3)
+        cache = CompositionCache()
+        p_moments(p, good.features, good, compositions=cache)
+        comp = cache.get(p, good.features, "p")
+        before = comp.reweighted.carried
+        with pytest.raises(DivergenceError):
+            p_moments(p, bad.features, bad, compositions=cache)
+        return comp.reweighted.carried - before
+
+    assert carried_on_divergent() == 0
+    monkeypatch.setattr(rw, "_bound", lambda m, y: 0.0)
+    assert carried_on_divergent() == 1
+
+
+def test_a_broken_count_kernel_is_caught(monkeypatch):
+    """Negative control: the comparison fails when the per-label counts skip the arcs
+    out of the start state."""
+    seed = 7
+    p = random_message(seed, cyclic=True)
+    fast, ref, _ = both_routes(p, thetas(seed), monkeypatch)
+    for f, r in zip(fast, ref):
+        assert_same_moments(f, r)
+    real = rw._label_counts
+
+    def broken(indptr, indices, vals, lab, alpha, beta, z, ncell):
+        a = alpha.copy()
+        a[0] = 0.0
+        return real(indptr, indices, vals, lab, a, beta, z, ncell)
+
+    monkeypatch.setattr(rw, "_label_counts", broken)
+    bad, _, _ = both_routes(p, thetas(seed), monkeypatch)
+    with pytest.raises(AssertionError):
+        assert_same_moments(bad[0], ref[0])
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000))
+def test_summed_matrix_and_its_transpose(seed):
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(1, 9))
+    m = int(rng.integers(0, 40))
+    rows = np.sort(rng.integers(0, k, size=m))
+    cols = rng.integers(0, k, size=m)
+    vals = rng.random(m)
+    indptr = np.zeros(k + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=k), out=indptr[1:])
+    cell, mp, mi, tp, ti, perm = rw._cells(indptr, cols.astype(np.int64), k)
+    summed = np.zeros(len(mi))
+    np.add.at(summed, cell, vals)
+    want = sp.csr_matrix((vals, cols, indptr), shape=(k, k)).toarray()
+    got = sp.csr_matrix((summed, mi, mp), shape=(k, k))
+    assert got.nnz == len(mi) == np.count_nonzero(want)  # one entry per cell
+    np.testing.assert_allclose(got.toarray(), want, rtol=1e-14)
+    np.testing.assert_allclose(sp.csr_matrix((summed[perm], ti, tp), shape=(k, k))
+                               .toarray(), want.T, rtol=1e-14)
