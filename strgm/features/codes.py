@@ -32,6 +32,8 @@ from typing import Sequence
 
 import numpy as np
 
+from strgm.wfsa.compiled import njit
+
 Feature = tuple
 
 
@@ -100,8 +102,41 @@ def digits(codes: np.ndarray, num_labels: int, k: int) -> np.ndarray:
     return out
 
 
+@njit(cache=True)
+def _reversed(codes, b):  # pragma: no cover - compiled
+    """(big-endian codes Σ_i w_i·B^{k-1-i}, lengths) of int64 codes. Reversing the
+    digits is an involution, and since every digit is in 1..B−1 a longer feature has a
+    larger big-endian code ((B^{k+1} − 1)/(B − 1) > B^k − 1): sorting these codes is
+    the canonical order (length, then labels)."""
+    m = codes.shape[0]
+    out = np.empty(m, np.int64)
+    ln = np.empty(m, np.int64)
+    for i in range(m):
+        x = codes[i]
+        r = 0
+        k = 0
+        while x > 0:
+            r = r * b + x % b
+            x //= b
+            k += 1
+        out[i] = r
+        ln[i] = k
+    return out, ln
+
+
 def canonical_order(codes: np.ndarray, lens: np.ndarray, num_labels: int) -> np.ndarray:
-    """Permutation putting codes in canonical order (length, then labels)."""
+    """Permutation putting codes in canonical order (length, then labels): for int64
+    codes a stable argsort of the big-endian codes (:func:`_reversed`), else
+    :func:`canonical_order_reference`."""
+    if codes.dtype == np.int64 and len(codes):
+        return np.argsort(_reversed(codes, base(num_labels))[0], kind="stable")
+    return canonical_order_reference(codes, lens, num_labels)
+
+
+def canonical_order_reference(codes: np.ndarray, lens: np.ndarray,
+                              num_labels: int) -> np.ndarray:
+    """:func:`canonical_order` by a lexicographic sort on (length, big-endian code)
+    computed digit by digit (numpy; any dtype)."""
     if len(codes) == 0:
         return np.zeros(0, dtype=np.int64)
     k = int(lens.max())
@@ -155,10 +190,22 @@ def prefix_closure(codes: np.ndarray, lens: np.ndarray, num_labels: int,
 
 
 def canonical_unique(codes: np.ndarray, num_labels: int) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct codes in canonical order, with their lengths."""
+    """The distinct codes in canonical order, with their lengths: for int64 codes the
+    sorted distinct big-endian codes reversed back (:func:`_reversed`), else
+    :func:`canonical_unique_reference`."""
+    if codes.dtype == np.int64 and len(codes):
+        b = base(num_labels)
+        return _reversed(np.unique(_reversed(codes, b)[0]), b)
+    return canonical_unique_reference(codes, num_labels)
+
+
+def canonical_unique_reference(codes: np.ndarray,
+                               num_labels: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`canonical_unique` by np.unique, :func:`lengths` and
+    :func:`canonical_order_reference` (numpy; any dtype)."""
     distinct = np.unique(codes)
     ln = lengths(distinct, num_labels)
-    order = canonical_order(distinct, ln, num_labels)
+    order = canonical_order_reference(distinct, ln, num_labels)
     return distinct[order], ln[order]
 
 
