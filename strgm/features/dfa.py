@@ -39,10 +39,31 @@ import pynini
 from strgm.errors import InputError
 from strgm.features import codes
 from strgm.features.symbols import bos, eos
+from strgm.wfsa.compiled import njit
 from strgm.wfsa.core import from_arc_table
 
 #: Kept under its old name: the builder now lives in the WFSA layer.
 fst_from_arrays = from_arc_table
+
+
+@njit(cache=True)
+def _down(a, fail):  # pragma: no cover - compiled
+    """a[h] += a[fail(h)] for the states in order (canonical: by depth, so fail(h) — a
+    shallower context — is final when read); the root (state 0) is left alone."""
+    for h in range(1, a.shape[0]):
+        f = fail[h]
+        for j in range(a.shape[1]):
+            a[h, j] += a[f, j]
+
+
+@njit(cache=True)
+def _up(s, fail):  # pragma: no cover - compiled
+    """s[fail(h)] += s[h] for the states in reverse order (deepest first, so each
+    state's sum is complete before it is passed up)."""
+    for h in range(s.shape[0] - 1, 0, -1):
+        f = fail[h]
+        for j in range(s.shape[1]):
+            s[f, j] += s[h, j]
 
 
 class FeatureDFA:
@@ -112,7 +133,16 @@ class FeatureDFA:
         expectations of that set can be computed on this (finer) DFA."""
         if features is self.features or features == self.features:
             return self.feat_node, self.feat_col
-        return self._place(features)
+        memo = self.__dict__.setdefault("_placements", {})  # the last few sets (interned)
+        hit = memo.get(id(features))
+        if hit is None or hit[0] is not features:
+            if len(memo) >= 8:
+                memo.pop(next(iter(memo)))
+            node, col = self._place(features)
+            node.setflags(write=False)
+            col.setflags(write=False)
+            hit = memo[id(features)] = (features, (node, col))
+        return hit[1]
 
     def contains_contexts_of(self, features) -> bool:
         """True when every feature's prefix s (w = s·a) is a context of this DFA."""
@@ -137,30 +167,40 @@ class FeatureDFA:
         return self.num_states * self.num_labels
 
     # --- weights ---------------------------------------------------------------------
-    def arc_logweights(self, values: np.ndarray, features=None) -> np.ndarray:
+    def arc_logweights(self, values: np.ndarray, features=None,
+                       compiled: bool = True) -> np.ndarray:
         """A (|C| × (N+1)): log weight of every arc (column N = final weight), for θ =
         ``values`` on this DFA's features or on ``features`` (whose prefixes must be
-        contexts here, see :meth:`placement`)."""
+        contexts here, see :meth:`placement`). ``compiled``: the failure-tree pass as
+        one compiled loop over the states (:func:`_down`), else level by level."""
         values = np.asarray(values, dtype=np.float64)
         node, col = self._placed(features)
         t = np.zeros((self.num_states, self.num_labels + 1))
         ok = node >= 0
         t[node[ok], col[ok]] = values[ok]
         a = t
-        for lev in self.levels:
-            a[lev] += a[self.fail[lev]]
+        if compiled:
+            _down(a, self.fail)
+        else:
+            for lev in self.levels:
+                a[lev] += a[self.fail[lev]]
         const = node == -1
         if const.any():
             a[:, -1] += values[const].sum()
         return a
 
-    def accumulate(self, arc_counts: np.ndarray, features=None) -> np.ndarray:
+    def accumulate(self, arc_counts: np.ndarray, features=None,
+                   compiled: bool = True) -> np.ndarray:
         """Feature expectations E[f] from per-arc expected counts (|C| × (N+1)), for this
-        DFA's features or for ``features`` (see :meth:`placement`)."""
+        DFA's features or for ``features`` (see :meth:`placement`). ``compiled``: the
+        pass up the failure tree as one compiled loop (:func:`_up`), else by levels."""
         node, col = self._placed(features)
         s = np.array(arc_counts, dtype=np.float64, copy=True)
-        for lev in reversed(self.levels):
-            np.add.at(s, self.fail[lev], s[lev])
+        if compiled:
+            _up(s, self.fail)
+        else:
+            for lev in reversed(self.levels):
+                np.add.at(s, self.fail[lev], s[lev])
         out = np.empty(len(node))
         ok = node >= 0
         out[ok] = s[node[ok], col[ok]]

@@ -139,3 +139,41 @@ def test_remembered_active_set_equals_the_computed_one(fs, seed, max_len):
     assert first == _active_set(x, max_len)
     with_zeros = Theta(x.features, random_values(fs, seed))
     assert active_set(with_zeros, max_len) == _active_set(with_zeros, max_len)
+
+
+@settings(max_examples=100, deadline=None)
+@given(feature_sets(), st.integers(0, 2**32 - 1))
+def test_compiled_failure_tree_passes_equal_the_level_passes(fs, seed):
+    dfa = fs.dfa
+    vals = random_values(fs, seed)
+    np.testing.assert_allclose(dfa.arc_logweights(vals),
+                               dfa.arc_logweights(vals, compiled=False), rtol=1e-13,
+                               atol=1e-13)
+    counts = np.random.default_rng(seed).random((dfa.num_states, dfa.num_labels + 1))
+    np.testing.assert_allclose(dfa.accumulate(counts), dfa.accumulate(counts, compiled=False),
+                               rtol=1e-13)
+    sub = FeatureSet.from_codes(fs.codes[::2].copy(), fs.num_labels)  # another set's view
+    if (dfa.placement(sub)[0] >= -1).all():
+        assert dfa.placement(sub)[0] is dfa.placement(sub)[0]  # remembered
+        np.testing.assert_allclose(dfa.accumulate(counts, sub),
+                                   dfa.accumulate(counts, sub, compiled=False), rtol=1e-13)
+
+
+def test_an_upward_pass_in_the_wrong_order_is_caught(monkeypatch):
+    """Negative control: passing sums up the failure tree shallowest first loses the
+    counts of contexts two levels deep (abc → bc → c)."""
+    import strgm.features.dfa as dfa_mod
+
+    fs = FeatureSet([(1, 2, 3), (2, 3), (3,)], 3)
+    dfa = fs.dfa
+    counts = np.random.default_rng(0).random((dfa.num_states, 4))
+    want = dfa.accumulate(counts, compiled=False)
+    np.testing.assert_allclose(dfa.accumulate(counts), want, rtol=1e-13)
+
+    def forward(s, fail):
+        for h in range(1, s.shape[0]):
+            s[fail[h]] += s[h]
+
+    monkeypatch.setattr(dfa_mod, "_up", forward)
+    with pytest.raises(AssertionError):
+        np.testing.assert_allclose(dfa.accumulate(counts), want, rtol=1e-13)
