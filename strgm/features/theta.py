@@ -65,22 +65,22 @@ class FeatureSet:
         must be distinct and in canonical order; the tuples are decoded on first use.
         EP's working sets are built this way (active sets, unions, restrictions).
 
-        Interned: while a set with the same int64 codes is alive, that object is returned
+        Interned: while a set with the same codes is alive, that object is returned
         (PEP rebuilds the same active and working sets at most proximal steps: 83% of
         the sets built on 200 English words), so what is cached on it — DFA, prefix
         trie, lookups, unions, positions — is reused, and ``is`` decides equality."""
-        key = None
-        if codes.dtype != object:
-            key = (int(num_labels), codes.dtype.str, codes.tobytes())
-            hit = _INTERNED.get(key)
-            if hit is not None:
-                return hit
+        exact = codes.dtype == object  # Python ints (features too long for int64)
+        key = (int(num_labels), codes.dtype.str,
+               tuple(codes.tolist()) if exact else codes.tobytes())
+        hit = _INTERNED.get(key)
+        if hit is not None:
+            return hit
         fs = cls.__new__(cls)
         fs.num_labels = int(num_labels)
         fs.__dict__["codes"] = codes
-        if key is not None:
+        if not exact:
             fs.__dict__["ids"] = codes
-            _INTERNED[key] = fs
+        _INTERNED[key] = fs
         return fs
 
     @cached_property

@@ -94,7 +94,7 @@ def test_little_endian_order_is_caught(monkeypatch):
 def test_interned_sets_remember_unions_and_positions_correctly(a, b, c):
     n = a.num_labels
     sets = [FeatureSet.from_codes(over(f, n).codes, n) for f in (a, b, c)]
-    for f in sets:
+    for f in sets + [FeatureSet.from_codes(long_variant(a, 1).codes, n)]:
         assert FeatureSet.from_codes(f.codes.copy(), n) is f  # one live object per set
     for x in sets + [long_variant(a, 1)]:
         for y in sets:
