@@ -144,6 +144,20 @@ class FeatureDFA:
             hit = memo[id(features)] = (features, (node, col))
         return hit[1]
 
+    def coarser_states(self, other: "FeatureDFA") -> np.ndarray:
+        """For every state h' of this DFA, the state of ``other`` (whose contexts must be
+        among this one's) that a history ending in h' reaches there: the longest suffix
+        of h' that is a context of ``other`` (suffix w[1:] = code div B; ε is always a
+        context). O(|C|·depth) sorted searches."""
+        c = self._context_codes.copy()
+        out = other._lookup.find(c)
+        todo = out < 0
+        while todo.any():
+            c[todo] = c[todo] // codes.base(self.num_labels)
+            out[todo] = other._lookup.find(c[todo])
+            todo = out < 0
+        return out
+
     def contains_contexts_of(self, features) -> bool:
         """True when every feature's prefix s (w = s·a) is a context of this DFA."""
         return bool((self.placement(features)[0] >= -1).all())

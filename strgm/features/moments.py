@@ -7,9 +7,8 @@ transition matrix of ENCODE(θ) restricted to the states reachable from the star
     Z_θ = e_sᵀ (I − P)⁻¹ φ,   finite  ⟺  ρ(P) < 1  ⟺  (I − P) x = 1 has a solution x ≥ 1
 
 (the last equivalence as in :mod:`strgm.wfsa.measure`; one dense LU up to
-``_DENSE_MAX`` states; above, BiCGSTAB with a Collatz–Wielandt certificate, and a
-sparse LU when that fails to certify). With β = (I − P)⁻¹ φ (backward)
-and α = (I − P)⁻ᵀ e_s (forward), the expected arc counts under q_θ are
+``_DENSE_MAX`` states; above, BiCGSTAB with a Collatz–Wielandt certificate, and a sparse
+LU when that fails). With β = (I − P)⁻¹ φ and α = (I − P)⁻ᵀ e_s, the expected counts are
 c(h, a) = α_h e^{A[h,a]} β_{goto(h,a)} / Z and c(h, $) = α_h φ_h / Z, and E_q[f] follows by
 accumulating them up the failure tree (:meth:`FeatureDFA.accumulate`). One factorisation
 serves all three solves: O(LU(|C|)) + O(|C|·N), or O(iterations · |C|·N) by BiCGSTAB.
@@ -22,8 +21,9 @@ weights, which yields the moments of p ⊙ ENCODE(θ) (EP's p̂_V, eq. 5) in the
 Cost O(|p ∘ DFA|) plus the forward–backward on it. The composition is kept per message
 (:class:`CompositionCache`) and re-weighted for each new θ; it serves every feature set
 whose contexts it contains, so PEP's changing working sets rarely recompose it. A cyclic
-one keeps its trimmed system and normalisability certificate across re-weightings
-(:class:`strgm.wfsa.reweighted.Reweighted`; ``REWEIGHTED = False``: the reference).
+one keeps its system, certificate and solutions across re-weightings, and hands them on
+to its regrowth (:class:`strgm.wfsa.reweighted.Reweighted`, :mod:`strgm.features.carry`;
+``REWEIGHTED = False``: the reference).
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ import scipy.linalg as sla
 import scipy.sparse.linalg as spla
 
 from strgm.errors import DivergenceError, InconsistentEvidenceError
+from strgm.features.carry import carry_over
 from strgm.features.product import counting_product, product_topology
 from strgm.features.symbols import eos
 from strgm.features.theta import FeatureSet, Theta
@@ -247,7 +248,7 @@ class Composition:
     cover: FeatureSet
     table: ArcTable
     levels: Optional[np.ndarray]
-    product: bool = False  # built by the compiled product (its trimming is cheaper)
+    product: Optional[tuple] = None  # (q, h) per state, from the compiled product
 
     @cached_property
     def topology(self) -> Optional[TrimmedTopology]:
@@ -290,6 +291,7 @@ class CompositionCache:
                 return hit
             features = hit.cover.union(features)
         comp = _compose_counting(p, features, what)
+        carry_over(hit, comp)  # a finer cover of the same p: its solutions carry over
         self.built += 1
         old = self._entries.pop(id(p), None)
         if old is not None:
@@ -318,11 +320,11 @@ def _compose_counting(p: pynini.Fst, cover: FeatureSet, what: str) -> Compositio
     """C = p·EOS ∘ T by the compiled product (:mod:`strgm.features.product`), or by
     OpenFst when the product's pair index would be too large."""
     dfa = cover.dfa
-    t = counting_product(arc_table(p), dfa.goto, dfa.start, cover.num_labels, what)
-    if t is None:
+    out = counting_product(arc_table(p), dfa.goto, dfa.start, cover.num_labels, what, True)
+    if out is None:
         return compose_counting_reference(p, cover, what)
-    levels = topological_levels(t) if is_acyclic(p) else None
-    return Composition(p, cover, t, levels, product=True)
+    levels = topological_levels(out[0]) if is_acyclic(p) else None
+    return Composition(p, cover, out[0], levels, product=out[1:])
 
 
 def compose_counting_reference(p: pynini.Fst, cover: FeatureSet,
@@ -341,8 +343,7 @@ def compose_counting_reference(p: pynini.Fst, cover: FeatureSet,
 
 #: Shared by callers that bring no cache of their own.
 _SHARED = CompositionCache(max_size=16)
-#: Re-weight cyclic compositions by :class:`strgm.wfsa.reweighted.Reweighted` (False:
-#: always :func:`strgm.wfsa.expectations.table_arc_counts`, the reference).
+#: Cyclic compositions by :class:`strgm.wfsa.reweighted.Reweighted` (else the reference)
 REWEIGHTED = True
 
 
@@ -360,9 +361,8 @@ def p_moments(p: pynini.Fst, features: FeatureSet, theta: Optional[Theta] = None
     The composition C = p·EOS ∘ T (:class:`Composition`) does not depend on θ: every arc
     of C pairs one arc of p with at most one DFA arc (its output label, the DFA arc id +
     1), so the arcs of p ⊙ ENCODE(θ) weigh w_C(e) − A_θ[id(e)]. C comes from
-    ``compositions`` (default: a shared cache of 16 messages) and is re-weighted with
-    numpy: EP's K passes re-project the same message against changing cavities. The
-    returned ``arc_counts`` are on the arcs of C's cover DFA.
+    ``compositions`` (default: a shared cache of 16 messages) and is re-weighted for
+    each cavity. The returned ``arc_counts`` are on the arcs of C's cover DFA.
 
     ``p`` may also be a *moment oracle* (a grammar factor's EP message, see
     :meth:`strgm.factors.Factor.moment_message`): its ``moments(features, theta, what)``

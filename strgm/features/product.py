@@ -123,10 +123,11 @@ def _fill_arcs(indptr, dst, lab, w, final, goto, n, index, pq, ph):  # pragma: n
 
 
 def counting_product(p: ArcTable, goto: np.ndarray, dfa_start: int, num_labels: int,
-                     what: str = "automaton") -> Optional[ArcTable]:
+                     what: str = "automaton", with_pairs: bool = False):
     """C = p·EOS ∘ T as an arc table (module docstring); ``None`` when the pair index
     would exceed :data:`MAX_PAIRS`. Raises :class:`InconsistentEvidenceError` when p has
-    no start state.
+    no start state. ``with_pairs``: (C, q, h) with the message state q and DFA state h of
+    every state of C but the sink (the last).
 
     ``p``: the message's arc table (labels 0..N, 0 = ε); ``goto``: the DFA's |C| × N
     transition table, ``dfa_start`` its start state. Cost O(|C|) time, O(|Q_p|·|DFA|)
@@ -154,7 +155,8 @@ def counting_product(p: ArcTable, goto: np.ndarray, dfa_start: int, num_labels: 
     ns = len(pq) + 1
     fin = np.full(ns, np.inf)
     fin[-1] = 0.0
-    return ArcTable(ns, 0, src, dsts, il, ol, wt, fin)
+    t = ArcTable(ns, 0, src, dsts, il, ol, wt, fin)
+    return (t, pq, ph) if with_pairs else t
 
 
 @njit(cache=True)

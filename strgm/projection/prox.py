@@ -171,11 +171,17 @@ def _active_set(x: Theta, max_len: Optional[int]) -> FeatureSet:
     ext = roots[:, None] + syms[None, :] * pw[root_len][:, None]
     suffix = (roots // codes.base(n))[:, None] + syms[None, :] * pw[root_len - 1][:, None]
     present = np.concatenate([c, np.array([e], dtype=c.dtype)])
-    ext = ext[np.isin(suffix, present)]
+    ext = ext[_member(suffix, np.sort(present))]
     unigrams = np.arange(1, n + 1).astype(c.dtype)
     out, _ = codes.canonical_unique(
         np.concatenate([c, unigrams, np.array([e], dtype=c.dtype), ext]), n)
     return FeatureSet.from_codes(out[out != b], n)
+
+
+def _member(x: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    """x ∈ sorted_set elementwise, by binary search (np.isin sorts both sides)."""
+    j = np.minimum(np.searchsorted(sorted_set, x), len(sorted_set) - 1)
+    return sorted_set[j] == x
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,10 @@ from hypothesis import given, settings, strategies as st
 import strgm.features.moments as moments
 import strgm.wfsa.reweighted as rw
 from strgm.errors import DivergenceError, InconsistentEvidenceError
-from strgm.features import Theta, p_moments
+from strgm.features import FeatureSet, Theta, ngram_features, p_moments
 from strgm.features.moments import CompositionCache
-from strgm.wfsa.core import weight
+from strgm.wfsa.core import new_fst, weight
+from test_compiled_paths import N
 from test_compiled_paths import assert_same_moments, random_message, random_theta
 
 
@@ -164,3 +165,74 @@ def test_summed_matrix_and_its_transpose(seed):
     np.testing.assert_allclose(got.toarray(), want, rtol=1e-14)
     np.testing.assert_allclose(sp.csr_matrix((summed[perm], ti, tp), shape=(k, k))
                                .toarray(), want.T, rtol=1e-14)
+
+
+def live_message(seed: int) -> pynini.Fst:
+    """A random cyclic log64 acceptor over 1..N whose every state is accessible and
+    co-accessible (a chain 0 → 1 → … with extra forward arcs, ε-arcs and light loops
+    back), so that its products keep every state."""
+    rng = np.random.default_rng(seed)
+    n_states = int(rng.integers(2, 6))
+    f = new_fst()
+    f.add_states(n_states)
+    f.set_start(0)
+    for s in range(n_states):
+        if s + 1 < n_states:
+            a = int(rng.integers(1, N + 1))
+            f.add_arc(s, pynini.Arc(a, a, weight(round(rng.exponential(), 4)), s + 1))
+        for d in range(s + 1, n_states):
+            for a in range(0, N + 1):
+                if rng.random() < 0.3:
+                    f.add_arc(s, pynini.Arc(a, a, weight(round(rng.exponential(), 4)), d))
+        d = int(rng.integers(0, s + 1))
+        a = int(rng.integers(1, N + 1))
+        f.add_arc(s, pynini.Arc(a, a, weight(4.0 + round(rng.exponential(), 4)), d))
+    f.set_final(n_states - 1, weight(round(rng.exponential(), 4)))
+    return f
+
+
+def regrown(seed: int, monkeypatch=None):
+    """(lifted β, solved β, carried count, fast moments, reference moments) for one θ
+    first solved on the bigram cover, then on a cover grown by trigram contexts."""
+    p = live_message(seed)
+    small = FeatureSet(ngram_features(2, N), N)
+    big = small.union(FeatureSet(ngram_features(3, N), N))
+    th = Theta(small, np.random.default_rng(seed).normal(size=len(small)) * 0.3 - 0.3)
+    cache = CompositionCache()
+    p_moments(p, small, th, compositions=cache)
+    comp = cache.get(p, big, "p")  # rebuilt on the finer cover, solutions carried over
+    lifted = comp.reweighted._warm.get(True)
+    lifted = None if lifted is None else lifted.copy()
+    fast = p_moments(p, big, th.align(big), compositions=cache)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(moments, "REWEIGHTED", False)
+        ref = p_moments(p, big, th.align(big), compositions=CompositionCache())
+    return lifted, comp.reweighted._warm[True], comp.reweighted.carried, fast, ref
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_solutions_carry_over_to_a_finer_cover(seed):
+    lifted, beta, carried, fast, ref = regrown(seed)
+    assert_same_moments(fast, ref)
+    assert carried == 1  # the lifted certificate proved the bound
+    np.testing.assert_allclose(lifted, beta, rtol=1e-10)  # a lumping: β itself
+
+
+def test_a_wrong_state_map_is_caught(monkeypatch):
+    """Negative control: refined states matched to the wrong coarse states (shifted by
+    one) lift a β that is not the new one; the moments stay right (β̃ is only where the
+    sweeps start, and the certificate is checked)."""
+    import strgm.features.carry as carry
+
+    real = carry.lifted_states
+
+    def shifted(old, new):
+        rows = real(old, new)
+        rows[:-1] = np.roll(rows[:-1], 1)
+        return rows
+
+    monkeypatch.setattr(carry, "lifted_states", shifted)
+    lifted, beta, _, fast, ref = regrown(3)
+    assert_same_moments(fast, ref)
+    with pytest.raises(AssertionError):
+        np.testing.assert_allclose(lifted, beta, rtol=1e-10)
