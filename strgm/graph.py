@@ -75,6 +75,15 @@ from strgm.alphabet import Alphabet
                 raise GraphError(f"variable {name!r}: label {a} outside the alphabet")
         return labels
 
+    def add_factor(self, factor: Factor) -> None:
+        """Add a factor built elsewhere (a :class:`~strgm.factors.UnaryFactor`,
+        :class:`~strgm.factors.BinaryFactor`, :class:`~strgm.factors.ConcatFactor` …),
+        whose machines are already log64 over this graph's alphabet labels, as is; its
+        variables must exist."""
+        if not isinstance(factor, Factor):
+            raise GraphError(f"expected a Factor, got {type(factor).__name__}")
+        self._add_factor(factor)
+
     def _add_factor(self, f: Factor) -> None:
         if f.name in self.factors:
             raise GraphError(f"factor {f.name!r} already exists")

@@ -14,6 +14,7 @@ import sys
 
 from strgm.cli.common import INFERENCE_METHODS, add_limit_options, add_scheduler_option, \
     check_outputs, run_batch, scheduler_spec
+from strgm.cli.blocks import check_blocks, e_steps_in_blocks
 from strgm.cli.paradigm import add_prior_option, note_unseen, resolve_prior
 from strgm.errors import OptionError
 from strgm.validate import float_arg, int_arg
@@ -31,6 +32,10 @@ def add_subparser(sub) -> None:
                    "directories or globs: one task per file, one table (--json: one "
                    "strgm-batch document)")
     add_scheduler_option(p)
+    p.add_argument("--blocks", type=int_arg(1), default=None, metavar="N",
+                   help="split each E-step over N blocks of words that exchange messages "
+                        "every round (methods bp and pruned; with --scheduler and one FILE "
+                        "the blocks run on the workers, with the same numbers as here)")
     p.add_argument("--method", default="pruned", choices=INFERENCE_METHODS)
     p.add_argument("--em-iters", type=int_arg(0), default=3,
                    help="EM iterations (M-steps) in all, counting those of a --resume "
@@ -268,14 +273,13 @@ def cmd_train(args) -> int:
     spec = scheduler_spec(args)  # checked before any work
     files, several = expand_inputs(args.file, "FILE")
     if several:
+        check_blocks(args, None)
         _check_run_options(args)
         resolve_prior(args)
         return run_batch(args, files, "train", train_task, _train_summary,
                          [("--save", args.save), ("--checkpoint", args.checkpoint),
                           ("--resume", args.resume), ("--plot", getattr(args, "plot", None))])
-    if spec is not None:
-        print("strgm: note: --scheduler runs one task per file; a single file runs here",
-              file=sys.stderr)
+    check_blocks(args, spec)
     args.file = files[0]
     check_outputs([(args.json, "--json", False), (args.save, "--save", False),
                    (args.plot, "--plot", False)], [args.file, args.resume])
@@ -289,7 +293,8 @@ def cmd_train(args) -> int:
     para = read_paradigm(args.file)
     note_unseen(prior, para.alphabet())
     prog = Progress(not args.quiet)  # lines every 10 s when stderr is not a terminal
-    run, out = _trained(args, para, prog, prior)
+    with e_steps_in_blocks(args, spec, prog):
+        run, out = _trained(args, para, prog, prior)
     if args.save:
         run.train.model.save(args.save, {"method": args.method, "l2": args.l2,
                                          "l1": args.l1, "ur_prior": out["ur_prior"]})
@@ -342,7 +347,8 @@ def train_task(path: str, options: dict) -> dict:
     prior = resolve_prior(args)
     para = read_paradigm(path)
     note_unseen(prior, para.alphabet())
-    return _trained(args, para, Progress(False), prior, sys.stdout)[1]
+    with e_steps_in_blocks(args, None, None):  # --blocks: serially, inside this task
+        return _trained(args, para, Progress(False), prior, sys.stdout)[1]
 
 
 def _train_summary(rec) -> list:

@@ -45,6 +45,7 @@ from strgm.errors import InputError, ObjectiveDecreaseWarning
 from strgm.inference import METHODS, infer
 from strgm.inference.belief import Belief
 from strgm.models.edit_model import PhonologyEditModel
+from strgm.models.em_blocks import active_block_setting, split_e_step
 from strgm.models.phonology import build_phonology_model
 from strgm.models.scoring import score_words
 from strgm.progress import tagged
@@ -58,7 +59,8 @@ CHECKPOINT_FORMAT = "strgm-em-checkpoint-v2"
 #: Inference options that bound resources but never change a result (not compared).
 _BUDGET_OPTIONS = ("max_memory", "max_states")
 _SETTING_NAMES = {"l2": "l2 (--l2)", "l1": "l1 (--l1)", "method": "method (--method)",
-                  "infer_opts": "inference options (--max-iters ...)"}
+                  "infer_opts": "inference options (--max-iters ...)",
+                  "blocks": "blocks (--blocks, --scheduler)"}
 
 
 @dataclass
@@ -91,10 +93,14 @@ def split(paradigm: Paradigm, heldout: set) -> Paradigm:
 
 def e_step(model: PhonologyEditModel, train: Paradigm, method: str, infer_opts: dict,
            progress=None):
-    """Inference with T_θ, then (counts, Σ_w log Z_w, result, graph model). The result is
+    """Inference with T_θ, then (counts, Σ_w log Z_w, result, graph model); split over
+    blocks of words inside :func:`strgm.models.em_blocks.block_e_step`. The result is
     detached (:meth:`strgm.inference.InferenceResult.detach`): it keeps the morphemes'
     beliefs, which is all prediction needs, and frees the engine's caches before the
     M-step."""
+    setting = active_block_setting()
+    if setting is not None:
+        return split_e_step(model, train, method, infer_opts, setting, progress)
     fst = model.fst()
     pm = build_phonology_model(train, alphabet=model.alphabet, phonology=fst,
                                boundary=model.alphabet.boundary)
@@ -118,9 +124,10 @@ def run_settings(train: Paradigm, method: str, l2: float, tol: float,
     words = json.dumps([[e.key, list(e.morphemes), e.surface] for e in train.observed],
                        ensure_ascii=False)
     opts = {k: v for k, v in sorted(infer_opts.items()) if k not in _BUDGET_OPTIONS}
+    setting = active_block_setting()
     return json.loads(strict_json({
         "method": method, "l2": l2, "tol": tol, "infer_opts": opts,
-        **({"l1": l1} if l1 else {}),
+        **({"l1": l1} if l1 else {}), **({"blocks": setting.n} if setting else {}),
         "training_words": hashlib.sha256(words.encode("utf-8")).hexdigest()}))
 
 
@@ -248,7 +255,8 @@ def _stop_reason(obj: float, prev: Optional[float], tol: float, it: int,
 def _check_same_run(ck: Checkpoint, settings: dict, em_iters: int, path: str) -> None:
     if ck.settings is not None:
         mine, theirs = {"l1": 0.0, **settings}, {"l1": 0.0, **ck.settings}  # l1 is new
-        for key, value in mine.items():
+        for key in list(mine) + [k for k in theirs if k not in mine]:  # blocks: optional
+            value = mine.get(key)
             if theirs.get(key) != value:
                 what = ("other training words (another paradigm, --holdout or --seed)"
                         if key == "training_words" else

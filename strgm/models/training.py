@@ -84,13 +84,15 @@ def event_counts(structure: EditStructure, b: pynini.Fst) -> tuple[np.ndarray, f
 
 
 def expected_counts(structure: EditStructure, theta: np.ndarray, pairs: list,
-                    progress: Optional[Callable[[str], None]] = None
-                    ) -> tuple[np.ndarray, float]:
+                    progress: Optional[Callable[[str], None]] = None,
+                    t_ids: Optional[pynini.Fst] = None) -> tuple[np.ndarray, float]:
     """Σ over (μ_U acceptor, surface labels) pairs of event counts, and Σ log Z.
-    ``progress(message)`` hears of every word (it decides how often to show one)."""
+    ``progress(message)`` hears of every word (it decides how often to show one);
+    ``t_ids``: T_θ over arc ids, when already compiled."""
     from strgm.transducers.contextual_edit import compile_fst
 
-    t_ids = compile_fst(structure, theta, ids=True)
+    if t_ids is None:
+        t_ids = compile_fst(structure, theta, ids=True)
     total = np.zeros(structure.num_events)
     ll = 0.0
     for i, (mu, s) in enumerate(pairs):

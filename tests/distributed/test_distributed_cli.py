@@ -187,3 +187,20 @@ def test_sharded_em_checkpoint_resumes_serially_to_the_same_grammar(tmp_path, ad
     assert first.code == resumed.code == whole.code == 0, first.stderr + resumed.stderr
     assert _weights((tmp_path / "b.lt").read_text()) == pytest.approx(
         _weights((tmp_path / "c.lt").read_text()), rel=1e-10, abs=1e-12)
+
+
+def test_train_one_file_splits_its_e_steps_and_equals_serial_blocks(files, address):
+    """One FILE with --scheduler and --blocks: the E-steps run in blocks of words on the
+    cluster, with the numbers of the same --blocks run here."""
+    argv = ["train", files / "a.tsv", "--em-iters", "1", "--quiet", "--family", "edit",
+            "--show-processes", "0", "--no-tier", "--max-iters", "2", "--blocks", "2"]
+    serial = run_cli(argv + ["--json", files / "s.json"])
+    dist = run_cli(argv + ["--json", files / "d.json", "--scheduler", address])
+    assert serial.code == 0 and dist.code == 0, serial.stderr + dist.stderr
+    s, d = _validate(files / "s.json", "strgm-train"), _validate(files / "d.json",
+                                                                  "strgm-train")
+    assert _without_seconds(s) == _without_seconds(d)
+    o = run_cli(["train", files / "a.tsv", "--method", "pep", "--scheduler", address,
+                 "--blocks", "2", "--json", files / "e.json"], watch=files)
+    assert o.code == 2 and len(o.stderr.strip().splitlines()) == 1
+    assert "--method" in o.stderr and not (files / "e.json").exists()

@@ -1,0 +1,160 @@
+"""One block's round of block-Jacobi message passing, run where a task pool puts it
+(:mod:`strgm.inference.blocks`, whose module docstring states the schedule).
+
+A round is a pure function of OpenFst bytes, packed arrays and names: the block's graph is
+rebuilt from factor specs, its variable side starts from the messages into its variables
+(with the k-best lists and scored strings already known of them, so that no block or
+round computes them twice), runs one iteration of the shared scheduler, and returns the
+new messages of its own factors with the caches that grew. Strings travel packed as
+(flat int32 labels, int64 offsets) arrays.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from typing import Optional
+
+import numpy as np
+import pynini
+
+from strgm.alphabet import Alphabet
+from strgm.factors import BinaryFactor, ConcatFactor, UnaryFactor
+from strgm.graph import FactorGraph
+from strgm.inference.methods import method_named
+from strgm.inference.schedule import run_sweeps
+from strgm.wfsa import guard
+from strgm.wfsa.construct import sigma_star
+
+
+def pack(strings) -> tuple:
+    """Label strings as (flat int32 labels, int64 offsets)."""
+    strings = list(strings)
+    flat = np.fromiter((a for s in strings for a in s), dtype=np.int32)
+    return flat, np.cumsum([0] + [len(s) for s in strings]).astype(np.int64)
+
+
+def _unpack(flat: np.ndarray, offsets: np.ndarray) -> list:
+    labels = flat.tolist()
+    return [tuple(labels[a:b]) for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())]
+
+
+def packed_caches(side, v: str, g: str) -> list:
+    """[k-best (packed or None), scored strings (packed), their scores] of μ_{g→v}."""
+    kb, scores = side.message_caches(v, g)
+    return [None if kb is None else pack(kb), pack(scores),
+            np.fromiter(scores.values(), dtype=float, count=len(scores))]
+
+
+def seed(side, v: str, name: str, kb, scored, values) -> None:
+    side.seed_caches(v, name, None if kb is None else _unpack(*kb),
+                     dict(zip(_unpack(*scored), values.tolist())))
+
+
+def run_block(payload: dict, shared: dict, constants: Optional[dict] = None) -> dict:
+    """One block's round (module docstring): a pure function of its arguments, so a task
+    whose worker dies can run again anywhere with the same result."""
+    stable = {**shared["fsts"], **(constants or {})}
+    cache: dict = {}
+
+    def read(key):
+        if key is None:
+            return sigma_star(alphabet.size)
+        if key in stable:
+            return _decoded(key, stable[key])
+        if key not in cache:
+            cache[key] = pynini.Fst.read_from_string(payload["fsts"][key])
+        return cache[key]
+
+    alphabet = Alphabet(shared["alphabet"], shared["boundary"])
+    g = FactorGraph(alphabet)
+    for v, obs in payload["variables"]:
+        g.add_variable(v, observed=obs)
+    for spec in payload["factors"]:
+        g.add_factor(_built(spec, read))
+    method, max_states = shared["method"], shared["max_states"]
+    with guard.limits(max_states, shared["max_memory"], method=method):
+        side = method_named(method).make_side(g, kbest=shared["kbest"],
+                                              max_states=max_states, options={})
+        for v, name, key, kb, scored, values in payload["warm"]:
+            side.receive(v, name, read(key))
+            seed(side, v, name, kb, scored, values)
+        seeded = {(v, name): (kb is not None, len(values))
+                  for v, name, _, kb, _, values in payload["warm"]}
+        before = {v: {tuple(s): p for s, p in sig} for v, sig in payload["previous"]}
+        if payload["round"]:  # what other blocks sent changed these since last round
+            before.update({v: side.convergence_state(v) for v in payload["shared"]})
+        stats = run_sweeps(g, side, max_iters=1, tol=0.0, max_states=max_states)
+        after = {v: side.convergence_state(v) for v in payload["tracked"]}
+        delta = max((side.convergence_change(before.get(v), after[v]) for v in after),
+                    default=0.0)
+        out = []
+        for n, v in payload["send"]:
+            if n in side.msgs[v]:
+                side.prepare_caches(v, n)
+                out.append([n, v, side.msgs[v][n].write_to_string()])
+        caches = _grown_caches(side, payload, seeded, {(n, v): hashlib.sha1(b).hexdigest()
+                                                       for n, v, b in out})
+    return {"messages": out, "delta": delta, "caches": caches,
+            "signatures": [[v, [[list(s), p] for s, p in sig.items()]]
+                           for v, sig in after.items()],
+            "max_message_states": stats.max_message_states}
+
+
+#: Machines that stay the same for a whole run (the factors', the constant messages),
+#: decoded once per process; bounded by the bytes of their encodings.
+_DECODED: "OrderedDict[str, tuple]" = OrderedDict()
+_DECODED_BYTES = 256 * 2 ** 20
+
+
+def _decoded(key: str, blob: bytes) -> pynini.Fst:
+    hit = _DECODED.get(key)
+    if hit is None:
+        hit = (pynini.Fst.read_from_string(blob), len(blob))
+        _DECODED[key] = hit
+        total = sum(n for _, n in _DECODED.values())
+        while total > _DECODED_BYTES and len(_DECODED) > 1:
+            total -= _DECODED.popitem(last=False)[1][1]
+    else:
+        _DECODED.move_to_end(key)
+    return hit[0]
+
+
+def _grown_caches(side, payload: dict, seeded: dict, sent: dict) -> list:
+    """[original factor, variable, digest of the message, packed caches] for every
+    message of the block whose caches grew in its round (k-best computed, more strings
+    scored), so that no other block or round computes them again."""
+    origin = dict(payload["origin"])
+    digest = {(v, name): key for v, name, key, *_ in payload["warm"]}
+    out = []
+    for v, _ in payload["variables"]:
+        for name in getattr(side, "msgs", {}).get(v, {}):
+            g = origin.get(name)
+            key = sent.get((g, v), digest.get((v, name)))
+            if g is None or key is None:
+                continue
+            kb, scores = side.message_caches(v, name)
+            had_kb, had_n = seeded.get((v, name), (False, 0))
+            if (kb is not None and not had_kb) or len(scores) > had_n:
+                out.append([g, v, key, *packed_caches(side, v, name)])
+    return out
+
+
+def _built(spec: list, read):
+    kind, name = spec[0], spec[1]
+    if kind == "unary":
+        return UnaryFactor(name, var=spec[2], fst=read(spec[3]))
+    if kind == "binary":
+        return BinaryFactor(name, input_var=spec[2], output_var=spec[3], fst=read(spec[4]))
+    return ConcatFactor(name, parts=tuple(spec[2]), whole=spec[3], boundary_label=spec[4])
+
+
+def nbytes(x) -> int:
+    """Bytes of the machines and arrays in ``x`` (what a transfer must carry)."""
+    if isinstance(x, (bytes, np.ndarray)):
+        return len(x) if isinstance(x, bytes) else x.nbytes
+    if isinstance(x, dict):
+        return sum(nbytes(v) for v in x.values())
+    if isinstance(x, (list, tuple)):
+        return sum(nbytes(v) for v in x)
+    return 0
