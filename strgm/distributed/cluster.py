@@ -113,15 +113,20 @@ class TaskPool:
         # wrapped in a list: Dask would scatter a dict's values under the dict's keys
         return self.client.scatter([value], broadcast=broadcast, hash=False)[0]
 
-    def map(self, fn: Callable, items: Sequence, *shared, key: str = "strgm") -> list:
+    def map(self, fn: Callable, items: Sequence, *shared, key: str = "strgm",
+            workers: Optional[Sequence] = None) -> list:
         """``[fn(item, *shared) for item in items]``; ``shared`` are values or futures
-        from :meth:`scatter` (sent once, not with every task)."""
+        from :meth:`scatter` (sent once, not with every task). ``workers[i]``: the
+        address where item i should preferably run (None: anywhere)."""
         items = list(items)
         if self.client is None:
             return [fn(item, *shared) for item in items]
+        where = list(workers) if workers is not None else [None] * len(items)
         futures = [self.client.submit(fn, item, *shared, pure=False, retries=self.retries,
-                                      key=f"{key}-{i}-{os.urandom(4).hex()}")
-                   for i, item in enumerate(items)]
+                                      key=f"{key}-{i}-{os.urandom(4).hex()}",
+                                      workers=[w] if w else None,
+                                      allow_other_workers=bool(w))
+                   for i, (item, w) in enumerate(zip(items, where))]
         try:
             return self.client.gather(futures)
         except Exception as e:

@@ -53,18 +53,21 @@ def seed(side, v: str, name: str, kb, scored, values) -> None:
 
 def run_block(payload: dict, shared: dict, constants: Optional[dict] = None) -> dict:
     """One block's round (module docstring): a pure function of its arguments, so a task
-    whose worker dies can run again anywhere with the same result."""
+    whose worker dies can run again anywhere with the same result.
+
+    A machine whose bytes the payload leaves out (None: the client expects this process
+    to hold it from an earlier round) is taken from this process's cache; when one is
+    missing, nothing is computed and ``{"missing": keys}`` is returned, for the client to
+    send the bytes."""
     stable = {**shared["fsts"], **(constants or {})}
-    cache: dict = {}
+    missing = [k for k, b in payload["fsts"].items() if b is None and k not in _DECODED]
+    if missing:
+        return {"missing": missing}
 
     def read(key):
         if key is None:
             return sigma_star(alphabet.size)
-        if key in stable:
-            return _decoded(key, stable[key])
-        if key not in cache:
-            cache[key] = pynini.Fst.read_from_string(payload["fsts"][key])
-        return cache[key]
+        return _decoded(key, stable[key] if key in stable else payload["fsts"][key])
 
     alphabet = Alphabet(shared["alphabet"], shared["boundary"])
     g = FactorGraph(alphabet)
@@ -92,32 +95,55 @@ def run_block(payload: dict, shared: dict, constants: Optional[dict] = None) -> 
         for n, v in payload["send"]:
             if n in side.msgs[v]:
                 side.prepare_caches(v, n)
-                out.append([n, v, side.msgs[v][n].write_to_string()])
+                out.append([n, v, _kept(side.msgs[v][n])])
         caches = _grown_caches(side, payload, seeded, {(n, v): hashlib.sha1(b).hexdigest()
                                                        for n, v, b in out})
-    return {"messages": out, "delta": delta, "caches": caches,
+    return {"messages": out, "delta": delta, "caches": caches, "worker": _worker(),
             "signatures": [[v, [[list(s), p] for s, p in sig.items()]]
                            for v, sig in after.items()],
             "max_message_states": stats.max_message_states}
 
 
-#: Machines that stay the same for a whole run (the factors', the constant messages),
-#: decoded once per process; bounded by the bytes of their encodings.
+#: Machines this process has decoded or made (factors, messages), by key: a later round
+#: of the same block, run here, is sent only their keys. Least recently used first out,
+#: bounded by the bytes of their encodings.
 _DECODED: "OrderedDict[str, tuple]" = OrderedDict()
-_DECODED_BYTES = 256 * 2 ** 20
+_DECODED_BYTES = 512 * 2 ** 20
+_SIZE = [0]
 
 
-def _decoded(key: str, blob: bytes) -> pynini.Fst:
+def _remember(key: str, fst: pynini.Fst, size: int) -> None:
+    if key not in _DECODED:
+        _SIZE[0] += size
+    _DECODED[key] = (fst, size)
+    _DECODED.move_to_end(key)
+    while _SIZE[0] > _DECODED_BYTES and len(_DECODED) > 1:
+        _SIZE[0] -= _DECODED.popitem(last=False)[1][1]
+
+
+def _decoded(key: str, blob: Optional[bytes]) -> pynini.Fst:
     hit = _DECODED.get(key)
     if hit is None:
         hit = (pynini.Fst.read_from_string(blob), len(blob))
-        _DECODED[key] = hit
-        total = sum(n for _, n in _DECODED.values())
-        while total > _DECODED_BYTES and len(_DECODED) > 1:
-            total -= _DECODED.popitem(last=False)[1][1]
-    else:
-        _DECODED.move_to_end(key)
+    _remember(key, *hit)
     return hit[0]
+
+
+def _kept(fst: pynini.Fst) -> bytes:
+    """The bytes of a message this block made, which this process keeps by key."""
+    blob = fst.write_to_string()
+    _remember(hashlib.sha1(blob).hexdigest(), fst, len(blob))
+    return blob
+
+
+def _worker() -> Optional[str]:
+    """The address of the Dask worker running this task (None elsewhere)."""
+    try:
+        from distributed import get_worker
+
+        return get_worker().address
+    except (ImportError, ValueError):
+        return None
 
 
 def _grown_caches(side, payload: dict, seeded: dict, sent: dict) -> list:

@@ -69,7 +69,8 @@ class SerialPool:
     def scatter(self, value):
         return value
 
-    def map(self, fn: Callable, items: Sequence, *shared, key: str = "strgm") -> list:
+    def map(self, fn: Callable, items: Sequence, *shared, key: str = "strgm",
+            workers: Optional[Sequence] = None) -> list:
         return [fn(item, *shared) for item in items]
 
 
@@ -279,9 +280,11 @@ class _Rounds:
         self.shared = pool.scatter({**settings, "fsts": machines})
         self.constants = None
         self.signatures = [[] for _ in plan.blocks]  # each block's beliefs after a round
+        self.where = [None] * len(plan.blocks)  # the worker each block last ran on
+        self.held: list = [set() for _ in plan.blocks]  # machines that worker holds
         self.counters = {"blocks": len(plan.blocks), "max_message_states": 0,
                          "bytes_scattered": sum(map(len, machines.values())),
-                         "bytes_sent": 0, "bytes_received": 0}
+                         "bytes_sent": 0, "bytes_received": 0, "blocks_resent": 0}
 
     def round(self, r: int) -> float:
         """Run round ``r`` on the pool, merge the messages in block order; the largest
@@ -291,16 +294,15 @@ class _Rounds:
                     for b in range(len(self.plan.blocks))]
         for p, sig in zip(payloads, self.signatures):
             p["previous"] = sig
-        self.counters["bytes_sent"] += sum(map(nbytes, payloads))
-        outs = self.pool.map(run_block, payloads, self.shared, self.constants,
-                             key=f"strgm-block-round{r}")
+        outs = self._run(payloads, r)
         self.signatures = [out["signatures"] for out in outs]
-        for out in outs:
+        for b, out in enumerate(outs):
             for n, v, blob in out["messages"]:
                 self.counters["bytes_received"] += len(blob)
                 fst = pynini.Fst.read_from_string(blob)
                 self.side.receive(v, n, fst)
                 self.digest[(n, v)] = self.enc.remember(fst, blob)
+                self.held[b].add(self.digest[(n, v)])  # the block's process keeps it
         for out in outs:
             for g, v, key, *caches in out["caches"]:
                 self.counters["bytes_received"] += nbytes(caches)
@@ -313,6 +315,27 @@ class _Rounds:
         if r == 0:
             self._scatter_constants()
         return max(out["delta"] for out in outs)
+
+    def _run(self, payloads: list, r: int) -> list:
+        """The blocks' rounds on the pool, each preferably where it ran before and sent
+        only the machines that process does not hold; a block whose process lacks one
+        (it ran elsewhere, or forgot it) runs again with every machine's bytes."""
+        lean = [{**p, "fsts": {k: None if k in held else b for k, b in p["fsts"].items()}}
+                for p, held in zip(payloads, self.held)]
+        self.counters["bytes_sent"] += sum(map(nbytes, lean))
+        outs = self.pool.map(run_block, lean, self.shared, self.constants,
+                             key=f"strgm-block-round{r}", workers=self.where)
+        again = [b for b, out in enumerate(outs) if "missing" in out]
+        if again:
+            self.counters["blocks_resent"] += len(again)
+            self.counters["bytes_sent"] += sum(nbytes(payloads[b]) for b in again)
+            redo = self.pool.map(run_block, [payloads[b] for b in again], self.shared,
+                                 self.constants, key=f"strgm-block-round{r}-again")
+            for b, out in zip(again, redo):
+                outs[b] = out
+        for b, (p, out) in enumerate(zip(payloads, outs)):
+            self.where[b], self.held[b] = out["worker"], set(p["fsts"])
+        return outs
 
     def _scatter_constants(self) -> None:
         """The constant factors' messages, known after round 0, sent once."""

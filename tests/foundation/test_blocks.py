@@ -135,14 +135,14 @@ def test_one_block_is_the_schedulers_own_run():
 class _ReversedPool(SerialPool):
     """Runs the blocks last first (as a cluster might), results in the callers' order."""
 
-    def map(self, fn, items, *shared, key="strgm"):
+    def map(self, fn, items, *shared, key="strgm", workers=None):
         return [fn(i, *shared) for i in items[::-1]][::-1]
 
 
 class _LossyPool(SerialPool):
     """Broken: the last block's messages never come back."""
 
-    def map(self, fn, items, *shared, key="strgm"):
+    def map(self, fn, items, *shared, key="strgm", workers=None):
         out = [fn(i, *shared) for i in items]
         if "block" in key:
             out[-1] = {**out[-1], "messages": [], "caches": []}
@@ -163,6 +163,33 @@ def test_the_result_does_not_depend_on_the_order_blocks_run_in():
     assert _belief_bytes(a, names) != _belief_bytes(c, names)
 
 
+class _ForgetfulPool(SerialPool):
+    """Every round runs in a fresh process (as after a worker's restart): nothing is
+    held from earlier rounds, so every block first reports the machines it lacks."""
+
+    calls = 0
+
+    def map(self, fn, items, *shared, key="strgm", workers=None):
+        from strgm.inference import block_task
+
+        block_task._DECODED.clear()
+        block_task._SIZE[0] = 0
+        out = [fn(i, *shared) for i in items]
+        _ForgetfulPool.calls += sum("missing" in o for o in out)
+        return out
+
+
+def test_blocks_that_lost_what_they_held_get_the_bytes_and_the_same_result():
+    pm, blocks = small_paradigm_graph()
+    a = block_jacobi(pm.graph, blocks, "pruned", max_iters=4)
+    b = block_jacobi(pm.graph, blocks, "pruned", max_iters=4, pool=_ForgetfulPool())
+    names = list(pm.morpheme_vars.values())
+    assert _ForgetfulPool.calls > 0 and b.extra["blocks_resent"] > 0  # the fallback ran
+    assert a.extra["blocks_resent"] == 0
+    assert a.deltas == b.deltas and _belief_bytes(a, names) == _belief_bytes(b, names)
+    assert b.extra["bytes_sent"] > a.extra["bytes_sent"]  # lean payloads saved bytes
+
+
 def test_split_pruned_bp_agrees_with_the_unsplit_run():
     pm, blocks = small_paradigm_graph()
     ref = infer(pm.graph, "pruned", max_iters=6)
@@ -176,7 +203,7 @@ def test_a_block_round_is_a_pure_function():
     seen = []
 
     class Recording(SerialPool):
-        def map(self, fn, items, *shared, key="strgm"):
+        def map(self, fn, items, *shared, key="strgm", workers=None):
             out = [fn(i, *shared) for i in items]
             if key.endswith("round1"):
                 seen.append((out, [fn(i, *shared) for i in items]))

@@ -78,8 +78,8 @@ def test_negative_control_a_block_whose_counts_are_dropped_is_seen(monkeypatch):
         good, ll, _, _ = e_step(model, PARADIGM, "pruned", OPTS)
     real = em_blocks.SerialPool.map
 
-    def lossy(self, fn, items, *shared, key="strgm"):
-        out = real(self, fn, items, *shared, key=key)
+    def lossy(self, fn, items, *shared, key="strgm", workers=None):
+        out = real(self, fn, items, *shared, key=key, workers=workers)
         return out[:-1] if key == "strgm-counts" else out
 
     monkeypatch.setattr(em_blocks.SerialPool, "map", lossy)
