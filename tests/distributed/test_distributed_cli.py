@@ -77,14 +77,18 @@ def test_infer_many_files_equals_serial_and_validates(files, address):
     assert "a.tsv" in dist.stdout and "3 files" in dist.stdout
 
 
-def test_train_many_files_equals_serial(files, address):
-    argv = ["train", files / "a.tsv", files / "b.tsv", "--em-iters", "1", "--quiet",
-            "--family", "edit", "--show-processes", "0", "--no-tier", "--max-iters", "1"]
+def _serial_and_cluster(argv: list, files: Path, address: str, fmt: str) -> tuple:
+    """The validated --json documents of ``strgm ARGV`` run here and on the cluster."""
     serial = run_cli(argv + ["--json", files / "s.json"])
     dist = run_cli(argv + ["--json", files / "d.json", "--scheduler", address])
     assert serial.code == 0 and dist.code == 0, serial.stderr + dist.stderr
-    s, d = _validate(files / "s.json", "strgm-batch"), _validate(files / "d.json",
-                                                                  "strgm-batch")
+    return _validate(files / "s.json", fmt), _validate(files / "d.json", fmt)
+
+
+def test_train_many_files_equals_serial(files, address):
+    argv = ["train", files / "a.tsv", files / "b.tsv", "--em-iters", "1", "--quiet",
+            "--family", "edit", "--show-processes", "0", "--no-tier", "--max-iters", "1"]
+    s, d = _serial_and_cluster(argv, files, address, "strgm-batch")
     assert s["command"] == "train"
     assert [_without_seconds(f["result"]) for f in s["files"]] == \
         [_without_seconds(f["result"]) for f in d["files"]]
@@ -194,11 +198,7 @@ def test_train_one_file_splits_its_e_steps_and_equals_serial_blocks(files, addre
     cluster, with the numbers of the same --blocks run here."""
     argv = ["train", files / "a.tsv", "--em-iters", "1", "--quiet", "--family", "edit",
             "--show-processes", "0", "--no-tier", "--max-iters", "2", "--blocks", "2"]
-    serial = run_cli(argv + ["--json", files / "s.json"])
-    dist = run_cli(argv + ["--json", files / "d.json", "--scheduler", address])
-    assert serial.code == 0 and dist.code == 0, serial.stderr + dist.stderr
-    s, d = _validate(files / "s.json", "strgm-train"), _validate(files / "d.json",
-                                                                  "strgm-train")
+    s, d = _serial_and_cluster(argv, files, address, "strgm-train")
     assert _without_seconds(s) == _without_seconds(d)
     o = run_cli(["train", files / "a.tsv", "--method", "pep", "--scheduler", address,
                  "--blocks", "2", "--json", files / "e.json"], watch=files)
