@@ -60,7 +60,7 @@ CHECKPOINT_FORMAT = "strgm-em-checkpoint-v2"
 _BUDGET_OPTIONS = ("max_memory", "max_states")
 _SETTING_NAMES = {"l2": "l2 (--l2)", "l1": "l1 (--l1)", "method": "method (--method)",
                   "infer_opts": "inference options (--max-iters ...)",
-                  "blocks": "blocks (--blocks, --scheduler)"}
+                  "blocks": "blocks (--blocks)"}
 
 
 @dataclass

@@ -18,8 +18,8 @@ round (:func:`strgm.inference.blocks.block_jacobi`):
 
 The result does not depend on where the blocks run: serially (``pool`` None) or on any
 Dask cluster, the same blocks give identical θ, trace and beliefs. It can differ from
-the unsplit E-step (another schedule; the difference is measured in
-``benchmarks/results/distributed_speedup.md``).
+the unsplit E-step (another schedule), and on 2 cores it was slower than the unsplit
+E-step on every paradigm measured (``benchmarks/results/distributed_blocks.md``).
 
 Use: ``with block_e_step(4, pool): train_phonology(...)`` (the ``strgm train``
 options ``--blocks N`` and ``--scheduler``).
