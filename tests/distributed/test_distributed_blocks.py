@@ -13,7 +13,10 @@ import pytest
 pytest.importorskip("distributed")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "phonology_em"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_em_blocks import OPTS, PARADIGM, _model  # noqa: E402
+
+from test_distributed_cluster import _first_to_claim  # noqa: E402
 
 from strgm.distributed.cluster import open_pool, parse_scheduler  # noqa: E402
 from strgm.models.em import train_phonology  # noqa: E402
@@ -59,8 +62,7 @@ def test_split_e_steps_on_the_cluster_equal_the_serial_blocks(pool):
 def _dies_once(item, fn, marker, *shared):
     """``fn(item, *shared)``, except that the first task to run kills its own worker
     process (os._exit: no exception, no clean-up), as a crashed node would."""
-    if not os.path.exists(marker):
-        Path(marker).write_text(str(os.getpid()))
+    if _first_to_claim(marker):
         os._exit(1)
     return fn(item, *shared)
 

@@ -93,10 +93,21 @@ def test_chains_equal_serial_chains(pool, method, cls):
 def _estep_dying_once(shard, grammar, theta, marker):
     """The real shard E-step, except that the first task to run kills its own worker
     process (os._exit: no exception, no clean-up), as a crashed node would."""
-    if not os.path.exists(marker):
-        Path(marker).write_text(str(os.getpid()))
+    if _first_to_claim(marker):
         os._exit(1)
     return shard_estep(shard, grammar, theta)
+
+
+def _first_to_claim(marker: str) -> bool:
+    """True in exactly one process: the marker is created atomically (two workers that
+    start their first tasks at the same moment must not both die)."""
+    try:
+        fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return False
+    os.write(fd, str(os.getpid()).encode())
+    os.close(fd)
+    return True
 
 
 def test_worker_killed_during_a_task_gives_the_same_result(pool, tmp_path):
