@@ -95,9 +95,8 @@ def run_block(payload: dict, shared: dict, constants: Optional[dict] = None) -> 
         for n, v in payload["send"]:
             if n in side.msgs[v]:
                 side.prepare_caches(v, n)
-                out.append([n, v, _kept(side.msgs[v][n])])
-        caches = _grown_caches(side, payload, seeded, {(n, v): hashlib.sha1(b).hexdigest()
-                                                       for n, v, b in out})
+                out.append([n, v, *_kept(side.msgs[v][n])])
+        caches = _grown_caches(side, payload, seeded, {(n, v): key for n, v, _, key in out})
     return {"messages": out, "delta": delta, "caches": caches, "worker": _worker(),
             "signatures": [[v, [[list(s), p] for s, p in sig.items()]]
                            for v, sig in after.items()],
@@ -129,11 +128,12 @@ def _decoded(key: str, blob: Optional[bytes]) -> pynini.Fst:
     return hit[0]
 
 
-def _kept(fst: pynini.Fst) -> bytes:
-    """The bytes of a message this block made, which this process keeps by key."""
+def _kept(fst: pynini.Fst) -> tuple:
+    """(bytes, key) of a message this block made, which this process keeps by key."""
     blob = fst.write_to_string()
-    _remember(hashlib.sha1(blob).hexdigest(), fst, len(blob))
-    return blob
+    key = hashlib.sha1(blob).hexdigest()
+    _remember(key, fst, len(blob))
+    return blob, key
 
 
 def _worker() -> Optional[str]:

@@ -127,11 +127,9 @@ class _Encoder:
     def __init__(self):
         self._by_id: dict = {}
 
-    def remember(self, fst: pynini.Fst, blob: bytes) -> str:
-        """Key of ``fst`` read from ``blob`` (not written again)."""
-        key = hashlib.sha1(blob).hexdigest()
+    def remember(self, fst: pynini.Fst, blob: bytes, key: str) -> None:
+        """``fst`` was read from ``blob``, whose key is ``key`` (not written again)."""
         self._by_id[id(fst)] = (fst, key, blob)
-        return key
 
     def key(self, fst: pynini.Fst, store: dict) -> str:
         hit = self._by_id.get(id(fst))
@@ -297,12 +295,13 @@ class _Rounds:
         outs = self._run(payloads, r)
         self.signatures = [out["signatures"] for out in outs]
         for b, out in enumerate(outs):
-            for n, v, blob in out["messages"]:
+            for n, v, blob, key in out["messages"]:
                 self.counters["bytes_received"] += len(blob)
                 fst = pynini.Fst.read_from_string(blob)
                 self.side.receive(v, n, fst)
-                self.digest[(n, v)] = self.enc.remember(fst, blob)
-                self.held[b].add(self.digest[(n, v)])  # the block's process keeps it
+                self.enc.remember(fst, blob, key)
+                self.digest[(n, v)] = key
+                self.held[b].add(key)  # the block's process keeps it
         for out in outs:
             for g, v, key, *caches in out["caches"]:
                 self.counters["bytes_received"] += nbytes(caches)

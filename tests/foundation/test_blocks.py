@@ -232,7 +232,7 @@ def test_bad_plans_and_methods_are_one_line_option_errors():
         block_jacobi(g, BLOCKS, "bp", max_iters=0)
 
 
-def test_constant_messages_travel_once():
+def test_factors_with_one_latent_neighbour_are_constant():
     g = tree_graph()
     res = block_jacobi(g, BLOCKS, "bp", max_iters=4)
     plan = plan_blocks(g, BLOCKS)
