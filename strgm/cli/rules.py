@@ -75,8 +75,8 @@ def grammar_text(g) -> str:
 
 
 def undecided_note(forms) -> str:
-    """"  (undecided: a | b)" when the training words allow several forms (the first is
-    the prediction), else ""."""
+    """"  (undecided: a | b)" when the training words allow several forms (best first:
+    the first is the prediction), else ""."""
     return f"  (undecided: {' | '.join(forms)})" if len(forms) > 1 else ""
 
 
@@ -118,8 +118,9 @@ def cmd_rules(args) -> int:
     grammar = grammar_to_dict(run.grammar)
     out = dict(grammar)
     if run.held_out:
+        ranked = run.ranked_forms()
         pred = run.predictions()
-        forms = run.heldout_forms()
+        forms = {k: [f for f, _ in v] for k, v in ranked.items()}
         rows = [(e.key, pred[e.key], "".join(e.segments)) for e in run.held_out]
         acc = run.exact_match()
         print(f"held-out words: {sum(p is not None for _, p, _ in rows)}   "
@@ -128,8 +129,9 @@ def cmd_rules(args) -> int:
             print(f"  {key}  {p if p is not None else '(morpheme without UR)'}  "
                   f"true {t}  {'✓' if p == t else '✗'}" + undecided_note(forms.get(key, [])))
         out["holdout"] = {"exact_match": acc, "words": [
-            {"key": k, "predicted": p, "truth": t, **({"forms": forms[k]} if k in forms
-                                                       else {})} for k, p, t in rows]}
+            {"key": k, "predicted": p, "truth": t,
+             **({"forms": forms[k], "weights": [q for _, q in ranked[k]]} if k in forms
+                else {})} for k, p, t in rows]}
     if args.save:
         atomic_write_json(args.save, grammar)
         print(f"wrote {args.save}")

@@ -28,6 +28,7 @@ from strgm.errors import InputError
 from strgm.models.baselines import surface_allomorphs
 from strgm.models.em import split
 from strgm.models.rule_ambiguity import heldout_forms
+from strgm.models.rule_analogy import analogy_choice
 from strgm.models.rule_apply import EDGE, SegmentRule, rules_fst
 from strgm.models.rule_search import RuleGrammar, learn_rules
 from strgm.progress import tagged
@@ -56,7 +57,16 @@ class RuleRun:
         return out
 
     def predictions(self) -> dict:
-        """Held-out word key → predicted surface (None when a morpheme has no UR)."""
+        """Held-out word key → predicted surface (None when a morpheme has no UR): the
+        cascade's form, or where the training words leave several forms open the one
+        their proportions favour (:meth:`ranked_forms`)."""
+        ranked = self.ranked_forms()
+        return {k: ranked[k][0][0] if k in ranked else p
+                for k, p in self.cascade_predictions().items()}
+
+    def cascade_predictions(self) -> dict:
+        """Held-out word key → the learned URs rewritten by the cascade (None when a
+        morpheme has no UR)."""
         g = self.grammar
         return {e.key: (g.predict(e.morphemes) if all(m in g.urs for m in e.morphemes)
                         else None) for e in self.held_out}
@@ -67,6 +77,18 @@ class RuleRun:
         heldout_forms`; one form: the word is decided); words with a morpheme without
         UR are left out, and so are training words the grammar cannot spell (a saved
         grammar used on other words)."""
+        return {k: ["".join(f) for f in v] for k, v in self._form_segments().items()}
+
+    def ranked_forms(self) -> dict:
+        """Held-out key → [(form, q)], the forms of :meth:`heldout_forms` weighted by the
+        proportions of the training words, best first (:func:`strgm.models.
+        rule_analogy.analogy_choice`); a decided word's one form has q = 1."""
+        held = {e.key: e.morphemes for e in self.held_out}
+        train = [(e.morphemes, tuple(e.segments)) for e in self.train]
+        ranked = analogy_choice(train, held, self._form_segments())
+        return {k: [("".join(f), q) for f, q in v] for k, v in ranked.items()}
+
+    def _form_segments(self) -> dict:
         g = self.grammar
         lab = {s: i + 1 for i, s in enumerate(g.symbols)}
         words = [(e.morphemes, tuple(lab[x] for x in e.segments)) for e in self.train
@@ -74,7 +96,7 @@ class RuleRun:
         held = {e.key: e.morphemes for e in self.held_out
                 if all(m in g.urs for m in e.morphemes)}
         forms = heldout_forms(words, g.urs, g.rules, held, len(g.symbols))
-        return {k: ["".join(g.symbols[a - 1] for a in f) for f in v]
+        return {k: [tuple(g.symbols[a - 1] for a in f) for f in v]
                 for k, v in forms.items()}
 
     def exact_match(self) -> float:

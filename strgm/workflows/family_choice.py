@@ -1,19 +1,23 @@
 """The automatic choice between the two phonology families, per held-out word, made on
 the training words alone (docs/architecture.md §5).
 
-A held-out word's surface is modelled as a mixture of the two families: the rules'
-form (:mod:`strgm.models.rule_phonology`) with probability 1 − ε, the trained edit
-phonology's distribution with probability ε,
+A held-out word's surface is modelled as a mixture of the two families: the rule
+family's distribution q (:mod:`strgm.models.rule_phonology`) with probability 1 − ε,
+the trained edit phonology's with probability ε,
 
-    p(y) = (1 − ε)·[y = rules' form] + ε·p_edit(y),   ε = (e + 1) / (c + 2),
+    p(y) = (1 − ε)·q(y) + ε·p_edit(y),   ε = (e + 1) / (c + 2),
 
 where c is the number of training words that share a morpheme with the word and e the
 number of those the cascade does not reproduce: ε is Laplace's rule of succession for
 "the rules fail on the next word about these morphemes", estimated on training words
-only. The prediction is the mixture's best form: the rules' form whenever ε < ½
-(1 − ε > ε ≥ ε·p_edit of any other form), i.e. when the rules reproduce more than half
-of the related training words (2e < c); else the edit phonology's 1-best (a lower
-bound on the mixture's choice, which would need p_edit of the rules' form).
+only. q is 1 on the cascade's form when the training words decide the word; when they
+leave several forms F(w) open (:mod:`strgm.models.rule_ambiguity`), q spreads over F(w)
+by the proportions of the training words (:mod:`strgm.models.rule_analogy`: the
+cascade's own choice counts as one supporter). The prediction is the rules' best form
+argmax q whenever ε < ½, i.e. when the rules reproduce more than half of the related
+training words (2e < c); else the edit phonology's 1-best. (With q a point mass this
+is the mixture's best form; with q spread over F(w) it is the rule of thumb "trust the
+family that fits the related words", kept so that a choice never hinges on p_edit.)
 
     choice = choose_family(train_run)        # after strgm.workflows.training
     choice.exact_match, choice.per_word["R1 PAST"]["family"]
@@ -31,9 +35,10 @@ from strgm.models.rule_phonology import RuleRun, train_rule_phonology
 @dataclass
 class FamilyChoice:
     """Per held-out word: ``gold``, ``predicted``, ``family`` ("rules"/"edit"),
-    ``rules`` and ``edit`` predictions, ``rules_forms`` (every form the training words
-    allow under the rules, the rules' prediction first: several when they cannot decide,
-    :mod:`strgm.models.rule_ambiguity`), ``neg_logp``; the learned rules in ``rules``."""
+    ``rules`` (argmax q), ``cascade`` (the cascade's own URs rewritten) and ``edit``
+    predictions, ``rules_forms`` with ``rules_weights`` (every form the training words
+    allow under the rules and its q, best first: several when they cannot decide),
+    ``neg_logp``; the learned rules in ``rules``."""
 
     rules: RuleRun
     per_word: dict
@@ -58,20 +63,23 @@ def combine(rules: RuleRun, edit_words: dict) -> FamilyChoice:
     phonology's held-out records (key → {"gold", "predicted", "p_gold"}, as
     :class:`strgm.models.scoring.HoldoutScores` ``per_word``). A word whose morphemes
     the rules have no UR for is the edit phonology's alone (ε = 1)."""
-    pred = rules.predictions()
+    cascade = rules.cascade_predictions()
     evidence = rules.evidence()
-    forms = rules.heldout_forms()
+    ranked = rules.ranked_forms()
     out = {}
     for key, w in edit_words.items():
         c, e = evidence.get(key, (0, 0))
-        eps = (e + 1) / (c + 2) if pred.get(key) is not None else 1.0
-        p = (1 - eps) * (pred.get(key) == w["gold"]) + eps * float(w.get("p_gold") or 0.0)
+        q = dict(ranked.get(key) or ([(cascade[key], 1.0)] if cascade.get(key) else []))
+        own = ranked[key][0][0] if key in ranked else cascade.get(key)
+        eps = (e + 1) / (c + 2) if own is not None else 1.0
+        p = (1 - eps) * q.get(w["gold"], 0.0) + eps * float(w.get("p_gold") or 0.0)
         use_rules = eps < 0.5
         out[key] = {"gold": w["gold"], "family": "rules" if use_rules else "edit",
-                    "predicted": pred[key] if use_rules else w["predicted"],
-                    "rules": pred.get(key), "edit": w["predicted"],
+                    "predicted": own if use_rules else w["predicted"],
+                    "rules": own, "cascade": cascade.get(key), "edit": w["predicted"],
                     "related_words": c, "rules_wrong_on": e, "epsilon": eps,
-                    "rules_forms": forms.get(key, []),
+                    "rules_forms": [f for f, _ in ranked.get(key, [])],
+                    "rules_weights": [x for _, x in ranked.get(key, [])],
                     "neg_logp": float(-np.log(p)) if p > 0 else float("inf")}
     return FamilyChoice(rules, out)
 

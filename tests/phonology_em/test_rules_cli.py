@@ -120,7 +120,9 @@ def test_the_family_choice_is_the_laplace_mixture_of_the_two_families(tmp_path):
         eps = (wrong + 1) / (len(related) + 2)
         assert (w["related_words"], w["rules_wrong_on"]) == (len(related), wrong)
         assert w["family"] == ("rules" if eps < 0.5 else "edit")
-        p = (1 - eps) * (w["rules"] == gold[key]) + eps * 0.25
+        q = dict(zip(w["rules_forms"], w["rules_weights"]))
+        assert math.isclose(sum(q.values()), 1.0) and w["rules"] == w["rules_forms"][0]
+        p = (1 - eps) * q.get(gold[key], 0.0) + eps * 0.25
         assert math.isclose(w["neg_logp"], -math.log(p))
     assert choice.per_word["R5"]["family"] == "edit"
     assert choice.per_word["R5"]["epsilon"] == 0.75
