@@ -74,10 +74,14 @@ def grammar_text(g) -> str:
     return "\n".join(lines)
 
 
-def undecided_note(forms) -> str:
-    """"  (undecided: a | b)" when the training words allow several forms (best first:
-    the first is the prediction), else ""."""
-    return f"  (undecided: {' | '.join(forms)})" if len(forms) > 1 else ""
+def undecided_note(forms, weights=None) -> str:
+    """"  (undecided: a 0.67 | b 0.33)" when the training words allow several forms (best
+    first: the first is the prediction; each with its weight q when given), else ""."""
+    if len(forms) <= 1:
+        return ""
+    ws = weights if weights is not None else [None] * len(forms)
+    return "  (undecided: " + " | ".join(f if q is None else f"{f} {q:.2f}"
+                                         for f, q in zip(forms, ws)) + ")"
 
 
 def cmd_rules(args) -> int:
@@ -127,7 +131,8 @@ def cmd_rules(args) -> int:
               f"exact match: {acc:.1%}")
         for key, p, t in rows:
             print(f"  {key}  {p if p is not None else '(morpheme without UR)'}  "
-                  f"true {t}  {'✓' if p == t else '✗'}" + undecided_note(forms.get(key, [])))
+                  f"true {t}  {'✓' if p == t else '✗'}"
+                  + undecided_note(forms.get(key, []), [q for _, q in ranked.get(key, [])]))
         out["holdout"] = {"exact_match": acc, "words": [
             {"key": k, "predicted": p, "truth": t,
              **({"forms": forms[k], "weights": [q for _, q in ranked[k]]} if k in forms

@@ -237,7 +237,8 @@ def _family_report(run, prog) -> dict:
         for key, w in choice.per_word.items():
             print(f"  {key}  {w['predicted']}  ({w['family']})  true {w['gold']}  "
                   f"{'✓' if w['predicted'] == w['gold'] else '✗'}"
-                  + undecided_note(w["rules_forms"] if w["family"] == "rules" else []))
+                  + (undecided_note(w["rules_forms"], w["rules_weights"])
+                     if w["family"] == "rules" else ""))
         out["family_choice"] = choice.to_dict()
     return out
 

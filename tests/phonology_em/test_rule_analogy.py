@@ -14,14 +14,17 @@ stays.
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import random
 
 import pytest
 
+from strgm.cli import main
 from strgm.datasets.paradigm import Paradigm
+from strgm.models.phonology import holdout_split
 from strgm.models.rule_analogy import analogy_choice, analogy_support
-from strgm.models.rule_phonology import FORMAT, RuleRun, grammar_from_dict
+from strgm.models.rule_phonology import FORMAT, RuleRun, grammar_from_dict, grammar_to_dict
 
 
 def brute_support(train, morphemes, forms, context: bool = True) -> dict:
@@ -143,3 +146,22 @@ def test_without_n_final_roots_the_cascade_keeps_its_choice():
     assert len(run.heldout_forms()["R9 FEM"]) > 1
     assert run.ranked_forms()["R9 FEM"][0][0] == "banə"
     assert run.predictions()["R9 FEM"] == run.cascade_predictions()["R9 FEM"] == "banə"
+
+
+def test_the_command_line_prints_and_saves_the_weights(tmp_path, capsys):
+    run = deletion_run(NT)
+    lines = [f"{e.key}\t{e.surface}" for e in run.train + run.held_out]
+    para_file, g_file, js = tmp_path / "cat.tsv", tmp_path / "g.json", tmp_path / "o.json"
+    para_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    g_file.write_text(json.dumps(grammar_to_dict(run.grammar)), encoding="utf-8")
+    para = Paradigm.from_pairs([(e.morphemes, e.surface) for e in run.train + run.held_out])
+    seed = next(s for s in range(200) if "R9 FEM" in holdout_split(para, 0.1, s))
+    assert main(["rules", str(para_file), "--grammar", str(g_file), "--holdout", "0.1",
+                 "--seed", str(seed), "--json", str(js), "--quiet"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if "R9 FEM" in x)
+    word = next(w for w in json.loads(js.read_text(encoding="utf-8"))["holdout"]["words"]
+                if w["key"] == "R9 FEM")
+    assert word["forms"][:2] == ["bantə", "banə"] and math.isclose(sum(word["weights"]), 1)
+    assert word["weights"][0] > word["weights"][1] > 0
+    assert line.split()[2] == "bantə" and (
+        f"(undecided: bantə {word['weights'][0]:.2f} | banə {word['weights'][1]:.2f}" in line)
