@@ -6,6 +6,9 @@ test, at most ``--max-iters`` iterations):
 * ``pruned20``: pruned BP, k = 20 (Cotterell, Peng & Eisner 2015);
 * ``pep``: PEP-prox with the engine's schedule (:mod:`strgm.inference.ep_settings`);
 * ``pep_paper``: PEP-prox with the paper's λ = 0.01, η = 0.05, K = 20 for 3 iterations;
+* ``pep_ml2``, ``pep_ml3``: PEP-prox with multi-level activation (2 or 3 trie levels a
+  step may activate, :func:`strgm.projection.prox.prox_step`); ``pep_ml2_k10``: two
+  levels with K = 10 passes on the early iterations;
 * ``ep2``, ``ep3``: gradient EP on the complete bigram / trigram family (the paper's
   "EP-2", "EP-3").
 
@@ -45,6 +48,9 @@ METHODS = {
     "pruned20": ("pruned", {"kbest": 20}),
     "pep": ("pep", {}),
     "pep_paper": ("pep", {"lam": 0.01, "eta": 0.05, "K_early": 20, "early_iters": 3}),
+    "pep_ml2": ("pep", {"activation_levels": 2}),
+    "pep_ml3": ("pep", {"activation_levels": 3}),
+    "pep_ml2_k10": ("pep", {"activation_levels": 2, "K_early": 10}),
     "ep2": ("ep", {"order": 2}),
     "ep3": ("ep", {"order": 3}),
 }

@@ -79,6 +79,7 @@ from strgm.inference.belief import Belief
 from strgm.inference.bp import ExactSide
 from strgm.inference.ep_repair import (NUMERIC, damped_fit, damped_retry, length_penalty,
                                        normalisable_message)
+from strgm.inference.ep_passes import pass_units, run_passes
 from strgm.inference.ep_settings import ep_settings
 from strgm.inference.side import VariableSide, observation_message
 from strgm.projection.interface import PROJECTIONS, Fit, Schedule, Target
@@ -120,6 +121,7 @@ class EPSide(VariableSide):
         self.repairs = 0
         self.repairs_by_kind: dict[str, int] = {}
         self.skipped = 0
+        self.passes_saved = 0
         self.project_seconds = 0.0
         self._empty = FeatureSet([], self.n)
         self._enc_cache: dict[tuple[str, str], tuple[int, pynini.Fst]] = {}
@@ -146,7 +148,8 @@ class EPSide(VariableSide):
 
     def diagnostics(self) -> dict:
         feats = [self.num_features(v) for v in self.approximated]
-        return {"updates": self.updates, "message_repairs": self.repairs,
+        return {"updates": self.updates, "updates_saved": self.passes_saved,
+                "message_repairs": self.repairs,
                 "skipped_updates": self.skipped,
                 "message_repairs_by_kind": dict(self.repairs_by_kind),
                 "projection_seconds": self.project_seconds,
@@ -354,22 +357,19 @@ class EPSide(VariableSide):
         self.pending[var] = {}
         t0 = time.perf_counter()
         passes = 1 if (self.projection.exact and len(pend) == 1) else self.K
-        if self.s["block"]:  # block Gauss–Seidel: all passes on one message, then the next;
-            # its cavity θ_V − θ_{F→V} stays fixed meanwhile, so p̂'s moments are reused
-            caches = {f: {} for f in pend}
-            order = [(f, caches[f]) for f in pend for _ in range(passes)]
-        else:  # round robin: each pass visits every pending message
-            shared = {} if len(pend) == 1 else None
-            order = [(f, shared) for _ in range(passes) for f in pend]
-        for f, cache in order:
-            try:
-                self._update(var, f, cache)
-            except NUMERIC as err:
-                if self.s["on_divergence"] == "damp":
-                    self._damped_update(var, f, getattr(err, "radius_at_least", None))
-                else:
-                    self.skipped += 1
+        self.passes_saved += run_passes(pass_units(pend, passes, self.s["block"]), passes,
+                                        lambda f, cache: self._guarded_update(var, f, cache),
+                                        lambda: self.theta(var), self.s["pass_tol"])
         self.project_seconds += time.perf_counter() - t0
+
+    def _guarded_update(self, var: str, factor: str, cache: Optional[dict]) -> None:
+        try:
+            self._update(var, factor, cache)
+        except NUMERIC as err:
+            if self.s["on_divergence"] == "damp":
+                self._damped_update(var, factor, getattr(err, "radius_at_least", None))
+            else:
+                self.skipped += 1
 
     def _update(self, var: str, factor: str, cache: Optional[dict]) -> None:
         """Re-approximate μ_{factor→var} (eqs. 5–7) with the run's projection."""

@@ -1,29 +1,34 @@
 """The settings of EP and PEP: defaults, and validation before any work starts.
 
-=================  ========  ============================================================
-option             default   meaning
-=================  ========  ============================================================
-``order``          2 (EP)    n of the complete n-gram family (EP only)
-``projection``     gradient  EP: ``gradient`` | ``closed``; PEP: ``prox`` | ``grow``
-                   / prox    (:data:`strgm.projection.interface.PROJECTIONS`)
-``lam``            0.03 /    λ of the penalty (PEP eq. 3): 0.03 for PEP-prox, 0.01 for
-                   0.01      PEP-grow (eq. 8 counts prefixes; not re-tuned) and EP
-``anneal``         False     anytime PEP: λ_i = λ·``decay``^i on iteration i (PEP §8)
-``decay``          0.5
-``eta``            0.1 /     step size η (PEP §7: 0.05); PEP / EP
-                   0.05
-``steps``          1         gradient steps per pass
-``K_early``        20        passes per visit on the first ``early_iters`` iterations,
-``early_iters``    2 / 3     then 1 (PEP / EP)
-``block``          False     block Gauss–Seidel: a visit takes all K passes on one pending
-                             message before the next (its p̂ moments are reused across
-                             them); else round robin, one pass over all per pass
-``unigram_first``  True      unigram features only on the first iteration (PEP §7)
-``max_len``        None      longest PEP feature (unbounded)
-``relay``          True      exact WFSA relay at latent variables of degree ≤ 2
-``reproject``      False     re-project every stored μ_{F→V} once per iteration
-``on_divergence``  damp      ``damp``: a divergent update is damped; ``skip``: skipped
-=================  ========  ============================================================
+=====================  ========  ============================================================
+option                 default   meaning
+=====================  ========  ============================================================
+``order``              2 (EP)    n of the complete n-gram family (EP only)
+``projection``         gradient  EP: ``gradient`` | ``closed``; PEP: ``prox`` | ``grow``
+                       / prox    (:data:`strgm.projection.interface.PROJECTIONS`)
+``lam``                0.03 /    λ of the penalty (PEP eq. 3): 0.03 for PEP-prox, 0.01 for
+                       0.01      PEP-grow (eq. 8 counts prefixes; not re-tuned) and EP
+``anneal``             False     anytime PEP: λ_i = λ·``decay``^i on iteration i (PEP §8)
+``decay``              0.5
+``eta``                0.1 /     step size η (PEP §7: 0.05); PEP / EP
+                       0.05
+``steps``              1         gradient steps per pass
+``K_early``            20        passes per visit on the first ``early_iters`` iterations,
+``early_iters``        2 / 3     then 1 (PEP / EP)
+``block``              False     block Gauss–Seidel: a visit takes all K passes on one pending
+                                 message before the next (its p̂ moments are reused across
+                                 them); else round robin, one pass over all per pass
+``unigram_first``      True      unigram features only on the first iteration (PEP §7)
+``max_len``            None      longest PEP feature (unbounded)
+``relay``              True      exact WFSA relay at latent variables of degree ≤ 2
+``reproject``          False     re-project every stored μ_{F→V} once per iteration
+``on_divergence``      damp      ``damp``: a divergent update is damped; ``skip``: skipped
+``activation_levels``  1         PEP-prox: trie levels one step may activate (multi-level
+                                 activation, :func:`strgm.projection.prox.prox_step`)
+``pass_tol``           0         end a visit's K passes after a pass that moved θ_V by at
+                                 most this in every coordinate (0: all K;
+                                 :mod:`strgm.inference.ep_passes`)
+=====================  ========  ============================================================
 
 PEP's schedule was chosen by measurement (``benchmarks/results/pep_schedule.md``), not
 taken from the paper's λ = 0.01, η = 0.05, K = 20 on 3 iterations:
@@ -40,6 +45,11 @@ taken from the paper's λ = 0.01, η = 0.05, K = 20 on 3 iterations:
   synthetic grid η = 0.2 was no more accurate.
 * On 200 English words (held-out −log p, CPU s): this schedule 1.42 nats in 40 s;
   λ = 0.01 with K = 20, 1.24 in 102 s; pruned-20 BP 1.84 in 13 s.
+* ``activation_levels`` and ``pass_tol`` stay off: on 500 synthetic words two levels
+  converged in 4 iterations instead of 6 at the same accuracy but saved only ~4% of the
+  CPU time (within the runs' ±10% spread), and K = 10 with two levels did not converge
+  in 10 iterations; ``pass_tol`` ≥ 0.01 saved updates but added iterations that cost
+  more (docs/architecture.md §3).
 The paper's setting is ``lam=0.01, eta=0.05, K_early=20, early_iters=3``.
 """
 
@@ -57,7 +67,8 @@ _DEFAULTS = {
 }
 _COMMON = {"lam": 0.01, "anneal": False, "decay": 0.5, "eta": 0.05, "K_early": 20,
            "early_iters": 3, "block": False, "unigram_first": True, "max_len": None, "steps": 1,
-           "relay": True, "reproject": False, "on_divergence": "damp"}
+           "relay": True, "reproject": False, "on_divergence": "damp",
+           "activation_levels": 1, "pass_tol": 0.0}
 
 
 def projections_for(method: str) -> tuple[str, ...]:
@@ -92,6 +103,12 @@ def ep_settings(method: str, options: dict) -> dict:
     for flag in ("block", "anneal", "unigram_first", "relay", "reproject"):
         if not isinstance(s[flag], bool):
             raise StrgmError(f"{flag} must be True or False, got {s[flag]!r}")
+    lv = s["activation_levels"]
+    if isinstance(lv, bool) or not isinstance(lv, int) or not 1 <= lv <= 4:
+        raise StrgmError(f"activation_levels must be an integer from 1 to 4, got {lv!r}")
+    pt = s["pass_tol"]
+    if isinstance(pt, bool) or not isinstance(pt, (int, float)) or not 0 <= pt < float("inf"):
+        raise StrgmError(f"pass_tol must be a finite number >= 0, got {pt!r}")
     if s["on_divergence"] not in ("damp", "skip"):
         raise StrgmError(f"on_divergence must be 'damp' or 'skip', got "
                          f"{s['on_divergence']!r}")

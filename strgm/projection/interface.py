@@ -194,7 +194,8 @@ class Prox(_Stepwise):
         r = prox_step(t.mu, old, t.cavity if t.cavity.nnz else None, sched.lam,
                       self.settings["eta"], self._max_len(sched),
                       p_cache=cache.get("p") if cache is not None else None, what=t.what,
-                      q_cache=last, compositions=self.compositions)
+                      q_cache=last, compositions=self.compositions,
+                      levels=self.settings.get("activation_levels", 1))
         if cache is not None:
             cache["p"] = r.p
         return Fit(r.theta, r.x, r.q)
