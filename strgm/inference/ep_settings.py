@@ -45,11 +45,11 @@ taken from the paper's λ = 0.01, η = 0.05, K = 20 on 3 iterations:
   synthetic grid η = 0.2 was no more accurate.
 * On 200 English words (held-out −log p, CPU s): this schedule 1.42 nats in 40 s;
   λ = 0.01 with K = 20, 1.24 in 102 s; pruned-20 BP 1.84 in 13 s.
-* ``activation_levels`` and ``pass_tol`` stay off: on 500 synthetic words two levels
-  converged in 4 iterations instead of 6 at the same accuracy but saved only ~4% of the
-  CPU time (within the runs' ±10% spread), and K = 10 with two levels did not converge
-  in 10 iterations; ``pass_tol`` ≥ 0.01 saved updates but added iterations that cost
-  more (docs/architecture.md §3).
+* ``activation_levels`` and ``pass_tol`` stay off: two levels took 4% and 8% less CPU
+  time on 500 synthetic and English words (one iteration fewer, the same accuracy) but
+  16% more on 200 English words, and K = 10 with two levels did not converge in 10
+  iterations; ``pass_tol`` ≥ 0.01 saved updates but added iterations that cost more
+  (docs/architecture.md §3).
 The paper's setting is ``lam=0.01, eta=0.05, K_early=20, early_iters=3``.
 """
 

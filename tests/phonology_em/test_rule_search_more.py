@@ -31,6 +31,7 @@ def _polish_like():
     return raised_devoiced_paradigm()
 
 
+@pytest.mark.slow  # 1.5-3 min on a 2-core machine; `pytest -m slow` runs it
 def test_raising_before_a_final_voiced_nonnasal_needs_a_window_of_two():
     """The bare forms of /ton/, /mod/, /ʒol/ are held out (their plurals are seen).
     With contexts of width 2 the raising rule sees 'a non-nasal, then the edge'
@@ -94,6 +95,7 @@ print(json.dumps([[r.text for r in g.rules], g.description_length,
 """
 
 
+@pytest.mark.slow  # two whole rule searches (2.5 min on a 2-core machine)
 @pytest.mark.skipif(not os.path.isfile(_ENGLISH), reason="../shared/data is absent")
 def test_the_search_does_not_depend_on_the_hash_seed():
     """Two processes with different PYTHONHASHSEED learn the same grammar (ties between

@@ -40,6 +40,7 @@ def test_rules_learns_saves_and_reuses_a_grammar(tmp_path, capsys):
     assert json.loads(js2.read_text(encoding="utf-8"))["holdout"] == first
 
 
+@pytest.mark.slow  # 1.5-3 min on a 2-core machine; `pytest -m slow` runs it
 def test_train_family_auto_reports_rules_and_the_choice(tmp_path, capsys):
     f = _file(tmp_path)
     js = tmp_path / "t.json"
