@@ -213,6 +213,17 @@ def report() -> None:
     plot(rows)
 
 
+def _commits_behind(code: str) -> int:
+    """How many commits the revision ``code`` has in its history (older: fewer; 0 if git
+    does not know it), to order the table's revisions in time."""
+    import subprocess
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = subprocess.run(["git", "rev-list", "--count", code.split("+")[0] or "HEAD"],
+                         cwd=here, capture_output=True, text=True)
+    return int(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else 0
+
+
 def _f(v) -> str:
     return "" if v is None else f"{v:.3g}"
 
@@ -225,17 +236,22 @@ def plot(rows: list) -> None:
     sets = sorted({(r["dataset"], r["phonology"]) for r in rows if "error" not in r})
     fig, axes = plt.subplots(1, len(sets), figsize=(5 * len(sets), 4), squeeze=False)
     for ax, (ds, ph) in zip(axes[0], sets):
-        for m in METHODS:
-            pts = sorted((r["words"], r["cpu_seconds"]) for r in rows
-                         if r["dataset"] == ds and r["phonology"] == ph and r["method"] == m
-                         and "error" not in r)
-            if pts:
-                ax.plot(*zip(*pts), marker="o", label=m)
+        sel = [r for r in rows if r["dataset"] == ds and r["phonology"] == ph
+               and "error" not in r]
+        codes = sorted({r.get("code", "") for r in sel}, key=_commits_behind)
+        for i, m in enumerate(METHODS):  # one line per method and revision (see the table)
+            for code in codes:
+                pts = sorted((r["words"], r["cpu_seconds"]) for r in sel
+                             if r["method"] == m and r.get("code", "") == code)
+                if pts:
+                    ax.plot(*zip(*pts), marker="o", color=f"C{i}",
+                            ls="-" if code == codes[-1] else ":", label=f"{m} ({code})")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("words")
         ax.set_ylabel("CPU seconds (median)")
-        ax.set_title(f"{ds}, {ph} phonology (missing points: see the table)", fontsize=9)
+        ax.set_title(f"{ds}, {ph} phonology (missing points: see the table; "
+                     "dotted: older revisions)", fontsize=8)
         ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(os.path.join(RESULTS, "pep_speed.png"), dpi=110)
