@@ -132,7 +132,7 @@ def _add_engine_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--tol", type=float_arg(0), default=None,
                    help="convergence: max change of top-5 belief probabilities (bp, "
                         "pruned; default 1e-4) or symmetric KL divergence between "
-                        "successive beliefs in nats (ep, pep; default 0.01)")
+                        "successive beliefs in nats (ep: default 0.01; pep: 0.05)")
     g.add_argument("--max-seconds", type=float_arg(0), default=None, metavar="S",
                    help="anytime stop: end at the first iteration that finishes after S "
                         "seconds, and report where the run stood")

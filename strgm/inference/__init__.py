@@ -46,7 +46,7 @@ def infer(graph: FactorGraph, method: str = "pruned", *, max_iters: int = 10,
 
     Stopping: the run stops when no tracked belief moved more than ``tol`` in an
     iteration (default: the method's ``default_tol``, a top-5 probability change of 1e-4
-    for BP and pruned BP, a symmetric KL divergence of 0.01 nats for EP/PEP), after
+    for BP and pruned BP, a symmetric KL divergence of 0.01 nats for EP and 0.05 for PEP), after
     ``max_iters`` iterations, or — anytime — at the end of the first iteration that
     ends after ``max_seconds``. ``result.extra["stop_reason"]`` says which, and
     ``result.deltas`` how far the beliefs moved in each iteration.

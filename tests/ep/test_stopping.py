@@ -10,7 +10,7 @@ from strgm.errors import ConvergenceWarning, OptionError
 from strgm.features import FeatureSet, Theta, ngram_features
 from strgm.inference import infer
 from strgm.inference.ep import EPSide
-from strgm.inference.methods import EP_TOL
+from strgm.inference.methods import EP_TOL, PEP_TOL
 from test_ep import tree_graph
 
 N = 2
@@ -69,8 +69,9 @@ def test_ep_converges_by_the_kl_test_on_a_tree_and_reports_it():
     g = tree_graph("ab")
     r = infer(g, "pep", relay=False, max_iters=30)
     assert r.converged and r.extra["stop_reason"] == "converged"
-    assert r.settings["tol"] == EP_TOL
-    assert r.deltas[-1] <= EP_TOL < max(r.deltas[1:])
+    assert r.settings["tol"] == PEP_TOL
+    assert r.deltas[-1] <= PEP_TOL < max(r.deltas[1:])
+    assert infer(g, "ep", relay=False, max_iters=1).settings["tol"] == EP_TOL
     assert r.iterations < 30
     # a tolerance of 0 cannot be met: the run goes to max_iters and says so
     with warnings.catch_warnings(record=True) as caught:
