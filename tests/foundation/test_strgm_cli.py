@@ -5,6 +5,8 @@ import pytest
 
 from strgm.cli import main
 from strgm.errors import InputError
+from strgm.inference.ep_settings import PROX_LAM
+from strgm.inference.methods import PEP_TOL
 
 SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "data",
                       "phonology")
@@ -203,7 +205,7 @@ def test_infer_pep_takes_the_engine_defaults_and_stops_anytime(tmp_path, capsys)
     out = tmp_path / "o.json"
     assert main(["infer", str(f), "--method", "pep", "--json", str(out), "--quiet"]) == 0
     data = json.loads(out.read_text(encoding="utf-8"))
-    assert data["settings"]["lam"] == 0.03 and data["settings"]["tol"] == 0.01
+    assert data["settings"]["lam"] == PROX_LAM and data["settings"]["tol"] == PEP_TOL
     assert data["timing"]["stop_reason"] in ("converged", "max_iters")
     assert main(["infer", str(f), "--method", "pep", "--max-seconds", "0", "--max-iters",
                  "50", "--tol", "0", "--json", str(out), "--quiet"]) == 0
