@@ -24,7 +24,7 @@ from typing import Callable, Optional, Sequence
 
 from strgm.errors import MissingDependencyError, OptionError, StrgmError
 
-__all__ = ["CONNECT_TIMEOUT", "INSTALL", "SchedulerSpec", "TaskPool", "open_pool",
+__all__ = ["CONNECT_TIMEOUT", "INSTALL", "SchedulerSpec", "Scattered", "TaskPool", "open_pool",
            "parse_scheduler", "require_dask"]
 
 #: Seconds to wait for a scheduler address to answer before giving up.
@@ -84,17 +84,33 @@ def parse_scheduler(value: Optional[str], option: str = "--scheduler"
     return spec
 
 
+class Scattered:
+    """Data sent to the workers once (:meth:`TaskPool.scatter`): the Dask ``future`` and the
+    ``value`` it holds, kept here so that a copy lost with a dead worker can be sent
+    again."""
+
+    __slots__ = ("future", "value")
+
+    def __init__(self, future, value):
+        self.future, self.value = future, value
+
+
 class TaskPool:
     """Runs tasks on a Dask client, or in this process when ``client`` is None.
 
     :meth:`map` returns results in the order of its items whatever the completion order,
     so a reduction over them (a sum of expected counts, a table of files) is the same
     serially and on any cluster.  A task whose worker dies is re-run by the scheduler
-    (``retries``): tasks are pure functions of their inputs."""
+    (``retries``): tasks are pure functions of their inputs.  Scattered data whose last
+    copy died with a worker (Dask's active memory manager keeps one copy of data no task
+    is waiting for) makes the scheduler cancel the tasks that need it as "already
+    forgotten"; :meth:`map` then scatters it again from the value kept in
+    :class:`Scattered` and re-runs the cancelled tasks, up to ``retries`` times."""
 
     def __init__(self, client=None, retries: int = RETRIES):
         self.client = client
         self.retries = retries
+        self.rescattered = 0  # how many times lost data was sent again
 
     @property
     def distributed(self) -> bool:
@@ -107,40 +123,67 @@ class TaskPool:
         return max(1, len(self.client.scheduler_info().get("workers", {})))
 
     def scatter(self, value, broadcast: bool = True):
-        """``value`` sent once to the workers (a future), or itself when serial."""
+        """``value`` sent once to the workers (a :class:`Scattered`), or itself when
+        serial."""
         if self.client is None:
             return value
+        return Scattered(self._send(value, broadcast), value)
+
+    def _send(self, value, broadcast: bool = True):
         # wrapped in a list: Dask would scatter a dict's values under the dict's keys
         return self.client.scatter([value], broadcast=broadcast, hash=False)[0]
 
     def map(self, fn: Callable, items: Sequence, *shared, key: str = "strgm",
             workers: Optional[Sequence] = None) -> list:
-        """``[fn(item, *shared) for item in items]``; ``shared`` are values or futures
-        from :meth:`scatter` (sent once, not with every task). ``workers[i]``: the
+        """``[fn(item, *shared) for item in items]``; ``shared`` are values or
+        :class:`Scattered` data (sent once, not with every task). ``workers[i]``: the
         address where item i should preferably run (None: anywhere)."""
         items = list(items)
         if self.client is None:
             return [fn(item, *shared) for item in items]
         where = list(workers) if workers is not None else [None] * len(items)
-        futures = [self.client.submit(fn, item, *shared, pure=False, retries=self.retries,
-                                      key=f"{key}-{i}-{os.urandom(4).hex()}",
-                                      workers=[w] if w else None,
-                                      allow_other_workers=bool(w))
-                   for i, (item, w) in enumerate(zip(items, where))]
-        try:
-            return self.client.gather(futures)
-        except Exception as e:
-            if type(e).__name__ != "KilledWorker":
-                raise
-            raise StrgmError(f"a Dask worker died each time it ran a task ({key}); out of "
-                             "memory? (see the workers' logs)") from None
+        futures: list = [None] * len(items)
+        for attempt in range(self.retries + 1):
+            self._resend_lost(shared)
+            args = [s.future if isinstance(s, Scattered) else s for s in shared]
+            for i, (item, w) in enumerate(zip(items, where)):
+                if futures[i] is None or futures[i].status == "cancelled":
+                    futures[i] = self.client.submit(
+                        fn, item, *args, pure=False, retries=self.retries,
+                        key=f"{key}-{i}-{os.urandom(4).hex()}", workers=[w] if w else None,
+                        allow_other_workers=bool(w))
+            try:
+                return self.client.gather(futures)
+            except Exception as e:
+                if type(e).__name__ == "KilledWorker":
+                    raise StrgmError(f"a Dask worker died each time it ran a task ({key}); "
+                                     "out of memory? (see the workers' logs)") from None
+                if not _is_cancelled(e) or attempt == self.retries:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
 
-    def release(self, *futures) -> None:
+    def _resend_lost(self, shared) -> None:
+        """Scatter again every :class:`Scattered` whose data the cluster no longer has."""
+        for s in shared:
+            if isinstance(s, Scattered) and s.future.status != "finished":
+                s.future = self._send(s.value)
+                self.rescattered += 1
+
+    def release(self, *data) -> None:
         """Forget scattered data (a θ of an earlier iteration)."""
         if self.client is not None:
-            for f in futures:
+            for d in data:
+                f = d.future if isinstance(d, Scattered) else d
                 if hasattr(f, "release"):
                     f.release()
+
+
+def _is_cancelled(error: BaseException) -> bool:
+    """A Dask future cancelled by the scheduler (``FutureCancelledError``, a
+    ``CancelledError``)."""
+    import concurrent.futures
+
+    return isinstance(error, concurrent.futures.CancelledError)
 
 
 #: Dask's nanny sets MALLOC_TRIM_THRESHOLD_ in its workers, which turns off glibc's
@@ -148,13 +191,17 @@ class TaskPool:
 #: and unmapped afresh, and the inside–outside E-step ran 2× slower (measured; see
 #: benchmarks/distributed_speedup.py). None unsets it (Dask's documented override).
 NANNY_ENV = {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}
+#: Dask's active memory manager drops all but one copy of data no task is waiting for,
+#: so data broadcast to every worker could die with one of them (then :meth:`TaskPool.map`
+#: must send it again). A local cluster keeps the copies it was asked to broadcast.
+KEEP_REPLICAS = {"distributed.scheduler.active-memory-manager.start": False}
 
 
 def _start_local(n: int):
     import dask
     from distributed import Client, LocalCluster
 
-    with dask.config.set(NANNY_ENV):
+    with dask.config.set({**NANNY_ENV, **KEEP_REPLICAS}):
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
                                dashboard_address=None, silence_logs=40)
     return cluster, Client(cluster)

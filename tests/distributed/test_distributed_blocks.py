@@ -84,7 +84,6 @@ class _KillingPool:
         return self.pool.map(fn, items, *shared, key=key, workers=workers)
 
 
-@pytest.mark.slow  # flaky: once FutureCancelledError 'already forgotten' after the kill
 def test_a_worker_killed_during_a_block_round_gives_the_same_result(pool, tmp_path):
     marker = str(tmp_path / "died")
     got = _run(_KillingPool(pool, marker))

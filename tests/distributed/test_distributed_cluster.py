@@ -149,3 +149,46 @@ def test_a_task_that_kills_every_worker_is_one_error_line(pool):
         pool.map(_always_dies, [1])
     assert "\n" not in str(e.value)
     pool.client.wait_for_workers(2, timeout=60)
+
+
+def _sum_dying_on(x, data, holder, marker):
+    """``x + sum(data)``; the first task to run on ``holder`` kills that worker process."""
+    from distributed import get_worker
+
+    if get_worker().address == holder and _first_to_claim(marker):
+        os._exit(1)
+    return x + sum(data)
+
+
+def _lose_the_only_copy(pool, tmp_path, retries):
+    """Data with one copy (what Dask's active memory manager leaves of broadcast data on
+    a cluster we join), whose worker dies during the task that reads it."""
+    data = pool.scatter(list(range(100)), broadcast=False)
+    (holder,) = pool.client.who_has([data.future])[data.future.key]
+    tasks = TaskPool(pool.client, retries=retries)
+    try:
+        return tasks, tasks.map(_sum_dying_on, [7], data, holder, str(tmp_path / "died"),
+                                workers=[holder])
+    finally:
+        pool.client.wait_for_workers(2, timeout=60)
+
+
+def test_data_lost_with_its_worker_is_sent_again(pool, tmp_path):
+    tasks, got = _lose_the_only_copy(pool, tmp_path, retries=3)
+    assert os.path.exists(tmp_path / "died")
+    assert got == [7 + sum(range(100))] and tasks.rescattered == 1
+
+
+def test_negative_control_without_resending_the_tasks_are_cancelled(pool, tmp_path):
+    import concurrent.futures
+
+    with pytest.raises(concurrent.futures.CancelledError, match="forgotten"):
+        _lose_the_only_copy(pool, tmp_path, retries=0)
+
+
+def test_a_local_cluster_keeps_every_copy_of_broadcast_data(pool):
+    import time
+
+    data = pool.scatter(list(range(10)))
+    time.sleep(2.5)  # longer than one cycle of Dask's active memory manager (2 s)
+    assert len(pool.client.who_has([data.future])[data.future.key]) == pool.n_workers
