@@ -31,8 +31,12 @@ def _geweke(model, n, hypers=True):
     return z_scores(a, b)
 
 
-@pytest.mark.parametrize("model,hypers,n", [("lt", True, 10000), ("lt", False, 6000),
-                                            ("sticky", True, 10000), ("hdp", True, 10000)])
+@pytest.mark.parametrize("model,hypers,n", [
+    ("lt", True, 10000), ("lt", False, 6000),
+    # about 20 s each; the LT kernel above shares their code (test_hdp_limit.py ties
+    # the LT kernel with a unit kernel to the HDP-HMM's)
+    pytest.param("sticky", True, 10000, marks=pytest.mark.slow),
+    pytest.param("hdp", True, 10000, marks=pytest.mark.slow)])
 def test_kernel_leaves_the_joint_invariant(model, hypers, n):
     z = _geweke(model, n, hypers)
     bad = {k: round(v, 2) for k, v in z.items() if abs(v) > LIMIT}

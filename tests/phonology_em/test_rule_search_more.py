@@ -50,6 +50,7 @@ def test_raising_before_a_final_voiced_nonnasal_needs_a_window_of_two():
 
 
 # ------------------------------------------------------------------ the beam
+@pytest.mark.slow  # about 45 s: two searches over 11 roots
 def test_a_beam_keeps_the_analysis_whose_first_rule_gains_less():
     """Greedily, the cheapest first rule fits two bare forms by deleting a prefix
     nasal written into their URs; the real analysis starts with post-nasal voicing
@@ -67,7 +68,8 @@ def test_a_beam_keeps_the_analysis_whose_first_rule_gains_less():
 
 
 # ----------------------------------------------------- the description length
-@pytest.mark.parametrize("ur_cost", [0.0, 1.0, 2.5])
+@pytest.mark.parametrize("ur_cost", [pytest.param(0.0, marks=pytest.mark.slow), 1.0,
+                                     pytest.param(2.5, marks=pytest.mark.slow)])
 def test_description_length_is_rules_plus_lexicon_plus_wrong_words(ur_cost):
     """Recomputed from the learned grammar: Σ rule costs + μ·Σ|UR| + λ·(words wrong)."""
     para = _polish_like()

@@ -134,7 +134,7 @@ def test_the_cli_option_reaches_the_saved_model_and_its_help_states_the_default(
         model = tmp_path / f"{value}.json"
         opt = ["--tier-features", value] if value else []
         assert main(["train", str(f), "--em-iters", "0", *opt, "--save", str(model),
-                     "--quiet", "--show-processes", "0"]) == 0
+                     "--quiet", "--show-processes", "0", "--transparent", "none"]) == 0
         m = PhonologyEditModel.load(str(model))
         assert m.classes["tier_features"] is want
         assert any(n[0] == "out_bkT" for n in m.structure.feature_names) is want

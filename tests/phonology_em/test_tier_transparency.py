@@ -82,6 +82,7 @@ def _held_out(para):
                   and e.surface[3] in NEUTRAL and e.surface[1] in BACK)
 
 
+@pytest.mark.slow  # about 70 s (one screening EM per candidate set)
 def test_training_words_choose_the_neutral_vowels():
     para = neutral_harmony_paradigm(14, seed=1)
     held = set(_held_out(para))

@@ -191,8 +191,8 @@ def test_a_checkpoint_passes_the_resume_check_and_resumes(tmp_path, capsys):
 
 
 def test_train_reports_every_restart_and_keeps_the_best(tmp_path, capsys):
-    f = tmp_path / "synthetic.tsv"
-    _synthetic_tsv(f)
+    f = tmp_path / "tiny.tsv"
+    f.write_text(TINY, encoding="utf-8")
     out = tmp_path / "train.json"
     assert main(["train", str(f), "--method", "pruned", "--em-iters", "1", "--restarts", "2",
                  "--json", str(out), "--quiet"]) == 0
