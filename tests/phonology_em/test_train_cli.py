@@ -29,7 +29,7 @@ def test_train_saves_a_model_that_infer_uses(tmp_path, capsys, method):
     out, model, ck = tmp_path / "train.json", tmp_path / "model.json", tmp_path / "ck.json"
     assert main(["train", str(f), "--method", method, "--em-iters", "2", "--holdout", "0.2",
                  "--seed", "1", "--json", str(out), "--save", str(model),
-                 "--checkpoint", str(ck), "--quiet"]) == 0
+                 "--checkpoint", str(ck), "--quiet", "--transparent", "none"]) == 0
     text = capsys.readouterr().out
     assert "EM 2: objective" in text and "exact match" in text
     assert "Underlying forms" in text and "Held-out predictions" in text
