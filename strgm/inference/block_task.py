@@ -19,6 +19,7 @@ import numpy as np
 import pynini
 
 from strgm.alphabet import Alphabet
+from strgm.errors import StrgmError
 from strgm.factors import BinaryFactor, ConcatFactor, UnaryFactor
 from strgm.graph import FactorGraph
 from strgm.inference.methods import method_named
@@ -60,6 +61,7 @@ def run_block(payload: dict, shared: dict, constants: Optional[dict] = None) -> 
     missing, nothing is computed and ``{"missing": keys}`` is returned, for the client to
     send the bytes."""
     stable = {**shared["fsts"], **(constants or {})}
+    recipes = shared.get("recipes") or {}
     missing = [k for k, b in payload["fsts"].items() if b is None and k not in _DECODED]
     if missing:
         return {"missing": missing}
@@ -67,6 +69,8 @@ def run_block(payload: dict, shared: dict, constants: Optional[dict] = None) -> 
     def read(key):
         if key is None:
             return sigma_star(alphabet.size)
+        if key in recipes and key not in stable:
+            return _made(key, *recipes[key])
         return _decoded(key, stable[key] if key in stable else payload["fsts"][key])
 
     alphabet = Alphabet(shared["alphabet"], shared["boundary"])
@@ -128,6 +132,23 @@ def _decoded(key: str, blob: Optional[bytes]) -> pynini.Fst:
     return hit[0]
 
 
+def _made(key: str, fn, arrays) -> pynini.Fst:
+    """The machine ``fn(arrays)`` of a recipe (made once per process), checked to be the
+    client's machine of digest ``key``."""
+    hit = _DECODED.get(key)
+    if hit is not None:
+        _DECODED.move_to_end(key)
+        return hit[0]
+    fst = fn(arrays)
+    blob = fst.write_to_string()
+    if hashlib.sha1(blob).hexdigest() != key:
+        raise StrgmError(f"the machine made by {getattr(fn, '__name__', fn)} here differs "
+                         f"from the client's (digest {key[:12]}); are both running the "
+                         "same strgm version?")
+    _remember(key, fst, len(blob))
+    return fst
+
+
 def _kept(fst: pynini.Fst) -> tuple:
     """(bytes, key) of a message this block made, which this process keeps by key."""
     blob = fst.write_to_string()
@@ -179,6 +200,8 @@ def nbytes(x) -> int:
     """Bytes of the machines and arrays in ``x`` (what a transfer must carry)."""
     if isinstance(x, (bytes, np.ndarray)):
         return len(x) if isinstance(x, bytes) else x.nbytes
+    if isinstance(x, str):
+        return len(x.encode("utf-8"))
     if isinstance(x, dict):
         return sum(nbytes(v) for v in x.values())
     if isinstance(x, (list, tuple)):

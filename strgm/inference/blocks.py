@@ -36,8 +36,10 @@ every round, from the block's state after its sweep.
 Cost. A round does the work of one serial iteration, split over the blocks, plus the
 transfer of every message into each block (``bytes_sent``, ``bytes_received`` in the
 result's ``extra``); the machines of the factors travel once (``pool.scatter``) and the
-constant messages once, after round 0. Methods whose messages are automata are served
-(``bp``, ``pruned``); EP's θ messages are not.
+constant messages once, after round 0. A machine with a *recipe* (a phonology T_θ) is
+not sent at all: each process makes it from the arrays of the recipe (θ and the model's
+description, a few kilobytes) and checks that its digest is the client's. Methods whose
+messages are automata are served (``bp``, ``pruned``); EP's θ messages are not.
 """
 
 from __future__ import annotations
@@ -212,13 +214,18 @@ def _spec_variables(spec: list) -> list:
 def block_jacobi(graph: FactorGraph, blocks: Iterable[Iterable[str]], method: str = "pruned",
                  *, max_iters: int = 10, tol: Optional[float] = None, kbest: int = 20,
                  max_states: int = 200_000, max_memory=None, pool=None,
-                 progress: Optional[Callable[[str], None]] = None) -> InferenceResult:
+                 progress: Optional[Callable[[str], None]] = None,
+                 recipes: Sequence = ()) -> InferenceResult:
     """Inference by rounds of blocks (module docstring) on ``pool`` (a
     :class:`SerialPool` by default, or :class:`strgm.distributed.cluster.TaskPool`).
 
     ``blocks``: the names of each block's factors (:func:`plan_blocks`). The options are
     those of :func:`strgm.inference.infer`, checked the same way; ``max_iters`` counts
-    rounds. The result answers ``belief`` and ``message`` for the whole graph."""
+    rounds. ``recipes``: (machine, fn, arrays) triples, a factor machine that each
+    process makes itself as ``fn(arrays)`` (a phonology T_θ from θ) instead of receiving
+    its bytes; ``fn`` must be importable where the blocks run and make the same machine
+    (its digest is checked there). The result answers ``belief`` and ``message`` for the
+    whole graph."""
     if method not in BLOCK_METHODS:
         method_named(method)
         raise OptionError("method", method, "blocks exchange automata messages: use "
@@ -239,7 +246,7 @@ def block_jacobi(graph: FactorGraph, blocks: Iterable[Iterable[str]], method: st
         state = _Rounds(graph, plan, side, pool, {
             "alphabet": list(graph.alphabet.segment_symbols),
             "boundary": graph.alphabet.boundary, "method": method, "kbest": kbest,
-            "max_states": max_states, "max_memory": max_memory})
+            "max_states": max_states, "max_memory": max_memory}, recipes)
         deltas, converged = [], False
         for r in range(max_iters):
             deltas.append(state.round(r))
@@ -261,9 +268,10 @@ class _Rounds:
     """The client's side of :func:`block_jacobi`: the whole graph's messages (in
     ``side``), the machines scattered once, and the transfer counters."""
 
-    def __init__(self, graph, plan: BlockPlan, side, pool, settings: dict):
+    def __init__(self, graph, plan: BlockPlan, side, pool, settings: dict, recipes=()):
         self.graph, self.plan, self.side, self.pool = graph, plan, side, pool
         self.enc = _Encoder()
+        made = {self.enc.key(fst, {}): (fn, arrays) for fst, fn, arrays in recipes}
         self.digest: dict = {}  # (factor, variable) -> key of the message held
         self.tracked = set(tracked_variables(graph))
         machines: dict = {}
@@ -275,13 +283,15 @@ class _Rounds:
             elif isinstance(f, BinaryFactor):
                 self.enc.key(f.fst, machines)
         self.skip = set(machines)
-        self.shared = pool.scatter({**settings, "fsts": machines})
+        sent = {k: b for k, b in machines.items() if k not in made}
+        self.shared = pool.scatter({**settings, "fsts": sent, "recipes": made})
         self.constants = None
         self.signatures = [[] for _ in plan.blocks]  # each block's beliefs after a round
         self.where = [None] * len(plan.blocks)  # the worker each block last ran on
         self.held: list = [set() for _ in plan.blocks]  # machines that worker holds
         self.counters = {"blocks": len(plan.blocks), "max_message_states": 0,
-                         "bytes_scattered": sum(map(len, machines.values())),
+                         "bytes_scattered": sum(map(len, sent.values()))
+                         + sum(nbytes(a) for _, a in made.values()),
                          "bytes_sent": 0, "bytes_received": 0, "blocks_resent": 0}
 
     def round(self, r: int) -> float:

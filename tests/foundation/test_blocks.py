@@ -239,3 +239,46 @@ def test_factors_with_one_latent_neighbour_are_constant():
     assert {"edit:W1", "edit:W2", "prior:A"} <= plan.constant
     assert "concat:W1" not in plan.constant
     assert isinstance(res.belief("W1").fst, pynini.Fst)
+
+
+MADE = []
+
+
+def _edit_recipe(p):
+    """The tree's edit machine, made from its one parameter (a recipe's function)."""
+    MADE.append(p)
+    return ff.edit_transducer(2, ff.EditParams(p))
+
+
+def _fresh_process(monkeypatch):
+    """As in a new worker process: no machine held yet."""
+    from collections import OrderedDict
+
+    from strgm.inference import block_task
+
+    monkeypatch.setattr(block_task, "_DECODED", OrderedDict())
+    monkeypatch.setattr(block_task, "_SIZE", [0])
+
+
+def test_a_machine_with_a_recipe_is_made_where_the_blocks_run_not_sent(monkeypatch):
+    sent = block_jacobi(tree_graph(), BLOCKS)
+    _fresh_process(monkeypatch)
+    MADE.clear()
+    g = tree_graph()
+    recipes = [(g.factors[n].fst, _edit_recipe, 0.8) for n in ("edit:W1", "edit:W2")]
+    made = block_jacobi(g, BLOCKS, recipes=recipes)
+    assert MADE == [0.8]  # the two factors' machines have one digest: made once here
+    assert made.deltas == sent.deltas
+    assert _belief_bytes(made, "ABC") == _belief_bytes(sent, "ABC")
+    assert made.extra["bytes_scattered"] == \
+        sent.extra["bytes_scattered"] - len(_edit().write_to_string())
+
+
+def test_negative_control_a_recipe_that_makes_another_machine_is_refused(monkeypatch):
+    from strgm.errors import StrgmError
+
+    _fresh_process(monkeypatch)
+    g = tree_graph()
+    with pytest.raises(StrgmError, match="made by _edit_recipe here differs") as e:
+        block_jacobi(g, BLOCKS, recipes=[(g.factors["edit:W1"].fst, _edit_recipe, 0.7)])
+    assert "\n" not in str(e.value)

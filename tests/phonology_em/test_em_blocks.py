@@ -14,6 +14,7 @@ from strgm.models import em_blocks
 from strgm.models.em import e_step, train_phonology
 from strgm.models.em_blocks import block_e_step, word_blocks
 from strgm.models.edit_model import PhonologyEditModel
+from strgm.inference.block_task import nbytes
 
 ROWS = [(("R1",), "kat"), (("R1", "PL"), "katz"), (("R1", "GEN"), "katin"),
         (("R2",), "map"), (("R2", "PL"), "maps"), (("R2", "GEN"), "mapin"),
@@ -115,3 +116,35 @@ def test_checkpoints_record_the_blocks(tmp_path):
     with block_e_step(2):
         run = train_phonology(PARADIGM, em_iters=1, infer_opts=OPTS, resume=str(ck))
     assert len(run.trace) == 2
+
+
+class _ClusterLikePool(em_blocks.SerialPool):
+    """Serial, but says it is distributed: the split E-step then sends recipes."""
+
+    distributed = True
+
+
+def test_on_a_cluster_theta_travels_instead_of_the_phonology_machine(monkeypatch):
+    seen = []
+
+    def spy(*args, **kwargs):
+        res = em_blocks_block_jacobi(*args, **kwargs)
+        seen.append((len(kwargs.get("recipes", ())), res.extra["bytes_scattered"]))
+        return res
+
+    em_blocks_block_jacobi = em_blocks.block_jacobi
+    monkeypatch.setattr(em_blocks, "block_jacobi", spy)
+    model = _model()
+    with block_e_step(2):
+        c0, ll0, _, _ = e_step(model, PARADIGM, "pruned", OPTS)
+    with block_e_step(2, _ClusterLikePool()):
+        c1, ll1, _, _ = e_step(model, PARADIGM, "pruned", OPTS)
+    np.testing.assert_array_equal(c1, c0)
+    assert ll1 == ll0
+    (n0, sent), (n1, made) = seen
+    assert n0 == 0 and n1 == sum(1 for e in PARADIGM.observed)  # one per phonology factor
+    t_theta = len(model.fst().write_to_string())
+    # θ and the description replace T_θ's bytes (the priors and the constant
+    # messages of the observed words are scattered as before)
+    assert made == sent - t_theta + nbytes(em_blocks._model_arrays(model))
+    assert made < sent - 0.9 * t_theta
