@@ -3,6 +3,7 @@
     strgm hmm train SEQS --save MODEL [--model lt|hdp|sticky] [--iters N] [--seed S]
                     [--states L] [--burn-in B] [--thin K] [--alpha A] [--gamma G]
                     [--kappa K] [--eta E] [--fixed-hyper] [--vectors] [--no-length]
+                    [--chains K] [--scheduler local[:N]|ADDRESS]
                     [--checkpoint PATH] [--checkpoint-every K] [--resume PATH]
                     [--json PATH] [--quiet]
     strgm hmm score MODEL SEQS [--posterior-mean] [--json PATH]
@@ -16,7 +17,11 @@ are then Gaussian with a Normal–inverse-Wishart prior centred on the data.
 ``train`` runs the Gibbs sampler of docs/architecture.md §9 for ``--iters`` sweeps in all
 (resumed or not) and writes the thinned posterior samples after ``--burn-in`` (default
 half the sweeps; at most 20 samples). One progress line every few sweeps goes to stderr
-(log-likelihood of the data, states in use, α, γ, κ, λ).
+(log-likelihood of the data, states in use, α, γ, κ, λ). ``--chains K`` runs K
+independent chains (seeds S .. S+K−1; with ``--scheduler`` on Dask workers), prints the
+split R-hat and effective sample size of the log-likelihood after burn-in, writes every
+chain's trace to ``--json`` (rows carry ``chain`` and ``seed``) and saves chain 0's
+samples, which are those of the single-chain run (:mod:`strgm.distributed.hmm_chains`).
 
 ``score`` prints one line per sequence (log p in nats, length, the sequence), then a
 summary; its last line is ``mean log-likelihood per symbol: X nats`` (Σ log p / Σ length;
@@ -33,6 +38,7 @@ import sys
 import time
 import warnings
 
+from strgm.cli.common import add_scheduler_option
 from strgm.errors import InputError, OptionError, TruncationWarning
 from strgm.progress import StepProgress
 from strgm.validate import float_arg, int_arg
@@ -69,6 +75,11 @@ def add_subparser(subparsers) -> None:
     t.add_argument("--vectors", action="store_true", help="real vectors, Gaussian emissions")
     t.add_argument("--no-length", action="store_true",
                    help="do not model sequence lengths (the model is then no string prior)")
+    t.add_argument("--chains", type=int_arg(min=1), default=1, metavar="K",
+                   help="run K independent chains (seeds --seed .. --seed+K-1) and report "
+                        "split R-hat and the effective sample size of the log-likelihood; "
+                        "the model is chain 0's (default: 1)")
+    add_scheduler_option(t)
     t.add_argument("--checkpoint", default=None, help="checkpoint file, replaced atomically")
     t.add_argument("--checkpoint-every", type=int_arg(min=1), default=10)
     t.add_argument("--resume", default=None, help="continue the run in this checkpoint")
@@ -140,9 +151,12 @@ def _train(args) -> int:
                          (args.json, "--json")], args.plot)
     if args.burn_in is not None and args.burn_in >= args.iters:
         raise OptionError("--burn-in", args.burn_in, f"must be < --iters {args.iters}")
+    spec = _check_parallel(args)
     burn, thin = default_schedule(args.iters, args.burn_in, args.thin)
     seqs, vocab, _, _ = _read(args.seqs, args.vectors)
     kernel = _kernel(args, seqs, vocab)
+    if args.chains > 1 or spec is not None:
+        return _train_chains(args, spec, kernel, vocab, burn, thin)
     if args.resume:
         state = HMMState.load(args.resume, kernel)
         if state.iteration > args.iters:
@@ -181,6 +195,61 @@ def _train(args) -> int:
     print(f"{seqs.num_sequences} sequences, {seqs.num_tokens} symbols, {state.iteration} "
           f"sweeps ({time.perf_counter() - t0:.1f} s this run), {len(post.samples)} samples; "
           f"model written to {args.save}", file=sys.stderr)
+    return 0
+
+
+def _check_parallel(args):
+    """``--chains``/``--scheduler`` against the checkpoint options, before any work."""
+    from strgm.cli.common import scheduler_spec
+
+    spec = scheduler_spec(args)
+    if (args.chains > 1 or spec is not None) and (args.checkpoint or args.resume):
+        opt, v = ("--chains", args.chains) if args.chains > 1 else ("--scheduler",
+                                                                     spec.value)
+        raise OptionError(opt, v, "a checkpoint holds one chain run here; drop "
+                                  "--checkpoint and --resume")
+    return spec
+
+
+def _train_chains(args, spec, kernel, vocab, burn: int, thin: int) -> int:
+    """``hmm train --chains K [--scheduler ...]``: the chains as tasks
+    (:mod:`strgm.distributed.hmm_chains`), chain 0's model saved."""
+    from strgm.cli.json_output import write_document
+    from strgm.distributed.cluster import open_pool
+    from strgm.distributed.hmm_chains import chain_posterior, run_hmm_chains, summary_line
+    from strgm.hmm.model_file import save_model
+
+    t0 = time.perf_counter()
+    if not args.quiet:
+        print(f"{args.chains} chain(s) of {args.iters} sweeps"
+              + (f" on {spec.describe()}" if spec else " here, one after another"),
+              file=sys.stderr)
+    with open_pool(spec) as pool:
+        res = run_hmm_chains(pool, kernel, chains=args.chains, seed=args.seed,
+                             iters=args.iters, burn_in=burn, thin=thin)
+    for c, message in res.warnings:
+        print(f"strgm: warning: chain {c}: {message}", file=sys.stderr)
+    post = chain_posterior(res, kernel, vocab)
+    seqs = kernel.data
+    training = {"iterations": args.iters, "burn_in": burn, "thin": thin, "seed": args.seed,
+                "sequences": seqs.num_sequences, "symbols": seqs.num_tokens,
+                "data": str(args.seqs), "last": res.traces[0][-1] if res.traces[0] else {},
+                "chains": args.chains, "seeds": res.seeds, "diagnostics": res.summary}
+    save_model(args.save, post, training)
+    if args.json:
+        rows = [{"chain": c, "seed": res.seeds[c], **r}
+                for c, t in enumerate(res.traces) for r in t]
+        write_document(args.json, "strgm-hmm-trace", {
+            "settings": kernel.settings.to_dict(), "training": training, "trace": rows})
+    if args.plot:
+        from strgm.plot import plot_convergence, save_figure
+        save_figure(plot_convergence(res.traces[0], key="loglik", label=args.model),
+                    args.plot)
+    print(summary_line(res), file=sys.stderr)
+    print(f"{seqs.num_sequences} sequences, {seqs.num_tokens} symbols, {args.chains} "
+          f"chains of {args.iters} sweeps ({time.perf_counter() - t0:.1f} s), "
+          f"{len(post.samples)} samples of chain 0; model written to {args.save}",
+          file=sys.stderr)
     return 0
 
 

@@ -2,7 +2,8 @@
 
     strgm tsg train TREES... --save MODEL [--sampler blocked|local] [--init minimal|maximal]
                     [--iters N] [--seed S] [--alpha A] [--s S] [--fixed-hyper]
-                    [--markov H|none] [--unk-threshold K] [--checkpoint PATH]
+                    [--markov H|none] [--unk-threshold K] [--chains K]
+                    [--scheduler local[:N]|ADDRESS] [--checkpoint PATH]
                     [--checkpoint-every K] [--resume PATH] [--trace-json PATH] [--quiet]
     strgm tsg parse MODEL SENTENCES [--decode mer|mpd] [--mer-objective sum|product]
                     [--samples K] [--seed S] [--max-length N] [--quiet]
@@ -15,6 +16,11 @@ the grammar transform, or the local Gibbs sampler) for ``--iters`` sweeps in all
 or not, resampling α_c and s_c every sweep unless ``--fixed-hyper``.  One progress line
 per sweep (training log-likelihood log P(derivations | α, s), MH acceptance) goes to
 stderr.  ``--save`` writes the model (trees, last state, preparation) atomically.
+``--chains K`` runs K independent chains (seeds S .. S+K−1; with ``--scheduler`` on Dask
+workers), prints the split R-hat and effective sample size of the log-likelihood over the
+second half of the sweeps, writes every chain's trace to ``--trace-json`` (rows carry
+``chain`` and ``seed``) and saves chain 0's state, that of the single-chain run
+(:mod:`strgm.distributed.tsg_chains`).
 
 ``parse`` reads one tokenised sentence per line and writes one Penn Treebank tree per
 line to stdout, ``(no parse)`` when the model derives none: MER over ``--samples``
@@ -34,8 +40,9 @@ from __future__ import annotations
 import sys
 import time
 
-from strgm.errors import InputError, OptionError
+from strgm.cli.common import add_scheduler_option
 from strgm.cli.json_output import write_document
+from strgm.errors import InputError, OptionError
 from strgm.validate import float_arg, int_arg
 
 __all__ = ["add_subparser"]
@@ -65,6 +72,12 @@ def add_subparser(subparsers) -> None:
                    help="horizontal Markovisation of the binarisation (default %(default)s)")
     t.add_argument("--unk-threshold", type=int_arg(min=0), default=1,
                    help="words seen at most this often become signatures (default 1)")
+    t.add_argument("--chains", type=int_arg(min=1), default=1, metavar="K",
+                   help="run K independent chains (seeds --seed .. --seed+K-1) and report "
+                        "split R-hat and the effective sample size of the log-likelihood "
+                        "over the second half of the sweeps; the model is chain 0's "
+                        "(default: 1)")
+    add_scheduler_option(t)
     t.add_argument("--checkpoint", default=None, help="checkpoint file, replaced atomically")
     t.add_argument("--checkpoint-every", type=int_arg(min=1), default=10)
     t.add_argument("--resume", default=None, help="continue the run in this checkpoint")
@@ -140,18 +153,23 @@ def _train(args) -> int:
 
     check_chain_outputs([(args.save, "--save"), (args.checkpoint, "--checkpoint"),
                          (args.trace_json, "--trace-json")], args.plot)
+    spec = _check_parallel(args)
     trees, prepare = prepare_trees(read_clean_trees(args.trees), args.unk_threshold,
                                    args.markov)
     cls = BlockedMHTSG if args.sampler == "blocked" else LocalGibbsTSG
     kernel = cls(trees, alpha=args.alpha, s=args.s, resample_hyper=not args.fixed_hyper)
-    state = _start(args, kernel)
     t0 = time.perf_counter()
-    state = drive(kernel.sample, state, args.iters - state.iteration, describe=_describe,
-                  progress=not args.quiet, log=sys.stderr, checkpoint=args.checkpoint,
-                  checkpoint_every=args.checkpoint_every)
+    if args.chains > 1 or spec is not None:
+        state, rows, extra = _run_chains(args, spec, trees)
+    else:
+        state = _start(args, kernel)
+        state = drive(kernel.sample, state, args.iters - state.iteration,
+                      describe=_describe, progress=not args.quiet, log=sys.stderr,
+                      checkpoint=args.checkpoint, checkpoint_every=args.checkpoint_every)
+        rows, extra = state.trace, {}
     save_model(args.save, TSGModel(kernel, state, prepare))
     if args.trace_json:
-        write_document(args.trace_json, "strgm-tsg-trace", {"trace": state.trace})
+        write_document(args.trace_json, "strgm-tsg-trace", {"trace": rows, **extra})
     if args.plot:
         from strgm.plot import plot_convergence, save_figure
         save_figure(plot_convergence(state.trace, key="log_likelihood", label=args.sampler),
@@ -161,6 +179,53 @@ def _train(args) -> int:
           f"this run), log-likelihood {last.get('log_likelihood', float('nan')):.1f}; "
           f"model written to {args.save}", file=sys.stderr)
     return 0
+
+
+def _check_parallel(args):
+    """``--chains``/``--scheduler`` against the checkpoint options, before any work."""
+    from strgm.cli.common import scheduler_spec
+
+    spec = scheduler_spec(args)
+    if (args.chains > 1 or spec is not None) and (args.checkpoint or args.resume):
+        opt, v = ("--chains", args.chains) if args.chains > 1 else ("--scheduler",
+                                                                     spec.value)
+        raise OptionError(opt, v, "a checkpoint holds one chain run here; drop "
+                                  "--checkpoint and --resume")
+    return spec
+
+
+def _run_chains(args, spec, trees) -> tuple:
+    """(chain 0's final state, every chain's trace rows with ``chain`` and ``seed``,
+    trace-JSON fields) of ``--chains K [--scheduler ...]``
+    (:mod:`strgm.distributed.tsg_chains`)."""
+    from strgm.distributed.cluster import open_pool
+    from strgm.distributed.tsg_chains import encode_trees, run_tsg_chains
+    from strgm.grammars.tsg import TSGState
+
+    problem = {"trees": encode_trees(trees), "sampler": args.sampler, "alpha": args.alpha,
+               "s": args.s, "resample_hyper": not args.fixed_hyper}
+    if not args.quiet:
+        print(f"{args.chains} chain(s) of {args.iters} sweeps"
+              + (f" on {spec.describe()}" if spec else " here, one after another"),
+              file=sys.stderr)
+    with open_pool(spec) as pool:
+        states, summary = run_tsg_chains(pool, problem, chains=args.chains, seed=args.seed,
+                                         init=args.init, iters=args.iters,
+                                         settings=_settings(args))
+    seeds = [args.seed + c for c in range(len(states))]
+    rows = [{"chain": c, "seed": seeds[c], **r} for c, d in enumerate(states)
+            for r in d["trace"]]
+    if summary is None:
+        print(f"{len(states)} chains: too few sweeps for R-hat and ESS (need 4 in the "
+              "second half)", file=sys.stderr)
+    else:
+        print(f"{summary['chains']} chains × {summary['draws_per_chain']} sweeps after "
+              f"burn-in: split R-hat of the log-likelihood {summary['rhat']:.4f}, effective "
+              f"sample size {summary['ess']:.1f}"
+              + ("  (R-hat > 1.1: the chains disagree; run more sweeps)"
+                 if summary["rhat"] > 1.1 else ""), file=sys.stderr)
+    return TSGState.from_dict(states[0]), rows, {"chains": len(states), "seeds": seeds,
+                                                 "diagnostics": summary}
 
 
 def _read_sentences(path, max_length) -> list:

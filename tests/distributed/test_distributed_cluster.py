@@ -192,3 +192,44 @@ def test_a_local_cluster_keeps_every_copy_of_broadcast_data(pool):
     data = pool.scatter(list(range(10)))
     time.sleep(2.5)  # longer than one cycle of Dask's active memory manager (2 s)
     assert len(pool.client.who_has([data.future])[data.future.key]) == pool.n_workers
+
+
+def _hmm_kernel():
+    from strgm.hmm import Categorical, HMMSampler, HMMSettings
+    from strgm.hmm.data import Sequences
+
+    seqs = Sequences.from_list([np.array(s) for s in
+                                [[0, 1, 2], [0, 1, 2, 1], [2, 1, 0], [1, 2, 1, 0], [0, 1]] * 3])
+    return HMMSampler(seqs, HMMSettings(model="lt", L=4), Categorical(3, 0.5))
+
+
+def test_hmm_chains_equal_serial_chains(pool):
+    from strgm.distributed.hmm_chains import run_hmm_chains
+
+    kw = dict(chains=2, seed=5, iters=8, burn_in=3, thin=1)
+    got = run_hmm_chains(pool, _hmm_kernel(), **kw)
+    want = run_hmm_chains(TaskPool(None), _hmm_kernel(), **kw)
+    assert got.traces == want.traces and got.seeds == want.seeds == [5, 6]
+    for a, b in zip(got.samples, want.samples):
+        assert len(a) == len(b) == 5
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x["P"], y["P"])
+            np.testing.assert_array_equal(x["params"]["theta"], y["params"]["theta"])
+    assert got.summary == want.summary and got.traces[0] != got.traces[1]
+
+
+def test_tsg_chains_equal_serial_chains(pool):
+    from strgm.distributed.tsg_chains import encode_trees, run_tsg_chains
+    from strgm.grammars.binarize import binarize
+    from strgm.grammars.ptb import parse_trees
+
+    trees = [binarize(t, 1) for t in parse_trees(
+        "(S (NP (DT the) (NN dog)) (VP (VBD barked)))\n(S (NP (DT a) (NN cat)) (VP (VBD sat)"
+        " (PP (IN on) (NP (DT the) (NN mat)))))\n(S (NP (NN Rex)) (VP (VBD barked)))")]
+    problem = {"trees": encode_trees(trees), "sampler": "blocked", "alpha": 1.0, "s": 0.5,
+               "resample_hyper": True}
+    kw = dict(chains=2, seed=1, init="minimal", iters=8, settings={})
+    got, got_summary = run_tsg_chains(pool, problem, **kw)
+    want, want_summary = run_tsg_chains(TaskPool(None), problem, **kw)
+    assert got == want and got_summary == want_summary
+    assert got[0]["trace"] != got[1]["trace"]  # two chains, not one twice
