@@ -10,7 +10,7 @@ before the paradigm is read. ``--save`` writes the grammar as JSON (atomically);
 from __future__ import annotations
 
 
-from strgm.cli.common import check_outputs
+from strgm.cli.common import add_scheduler_option, check_outputs
 from strgm.errors import OptionError
 from strgm.validate import float_arg, int_arg
 
@@ -22,7 +22,10 @@ WORD_COST, UR_COST, MAX_RULES, WINDOW, BEAM_WORDS = 4.0, 1.0, 12, 2, 200
 def add_subparser(sub) -> None:
     p = sub.add_parser("rules", help="learn ordered rewrite rules and URs (fast; "
                                      "phonological notation)")
-    p.add_argument("file", help="paradigm (TSV or wide CSV)")
+    p.add_argument("file", nargs="+", metavar="FILE",
+                   help="paradigm (TSV or wide CSV); several files, a directory or a glob "
+                        "run one task per file, one table (--json: one strgm-batch "
+                        "document)")
     p.add_argument("--holdout", type=float_arg(0, 1, min_open=True, max_open=True),
                    default=None, metavar="FRAC",
                    help="hold out this fraction (0 < FRAC < 1) of the observed words")
@@ -47,6 +50,7 @@ def add_subparser(sub) -> None:
     p.add_argument("--json", metavar="OUT", help="write rules, URs and held-out scores")
     p.add_argument("--save", metavar="GRAMMAR", help="write the learned grammar (JSON)")
     p.add_argument("--quiet", action="store_true")
+    add_scheduler_option(p)
     p.set_defaults(func=cmd_rules)
 
 
@@ -85,22 +89,79 @@ def undecided_note(forms, weights=None) -> str:
 
 
 def cmd_rules(args) -> int:
-    from strgm.cli.common import progress, warnings_as_lines
-    from strgm.cli.json_output import write_document
-    from strgm.datasets.paradigm import read_paradigm
-    from strgm.models.rule_phonology import (RuleRun, grammar_to_dict,
-                                             train_rule_phonology)
-    from strgm.safe_io import atomic_write_json
-    from strgm.workflows.paradigm import held_out_entries
+    """``strgm rules FILE...``: one file as always; several (or a directory or glob) one
+    task per file (:func:`strgm.cli.common.run_batch`)."""
+    import sys
 
+    from strgm.cli.common import run_batch, scheduler_spec
+    from strgm.distributed.files import expand_inputs
+
+    spec = scheduler_spec(args)  # checked before any work
+    files, several = expand_inputs(args.file, "FILE")
+    _check_search_options(args)
+    if several:
+        return run_batch(args, files, "rules", rules_task, _rules_summary,
+                         [("--save", args.save)])
+    if spec is not None:
+        print("strgm: note: --scheduler runs one task per file; a single file runs here",
+              file=sys.stderr)
+    args.file = files[0]
     check_outputs([(args.json, "--json", False), (args.save, "--save", False)],
                   [args.file, args.grammar])
+    out = _rules_run(args)
+    if args.save:
+        from strgm.safe_io import atomic_write_json
+
+        atomic_write_json(args.save, out["grammar"])
+        print(f"wrote {args.save}")
+    if args.json:
+        from strgm.cli.json_output import write_document
+
+        write_document(args.json, "strgm-rules", out["record"])
+        print(f"wrote {args.json}")
+    return 0
+
+
+def _check_search_options(args) -> None:
     for opt, value in (("--word-cost", args.word_cost), ("--ur-cost", args.ur_cost),
                        ("--max-rules", args.max_rules),
                        ("--beam", args.beam), ("--window", args.window)):
         if args.grammar and value is not None:
             raise OptionError(opt, value, "sets the search, and --grammar skips it; drop "
                                           f"{opt} or --grammar")
+
+
+def rules_task(path: str, options: dict) -> dict:
+    """One file of ``strgm rules FILE...`` (a task of :func:`strgm.cli.common.run_batch`,
+    run here or on a Dask worker): its report printed, its ``strgm-rules`` record
+    returned."""
+    import argparse
+
+    args = argparse.Namespace(**{**options, "file": path, "json": None, "save": None,
+                                 "quiet": True})
+    record = _rules_run(args)["record"]
+    record.pop("format", None)  # the grammar's own; a document's envelope replaces it
+    return record
+
+
+def _rules_summary(rec) -> list:
+    """The columns of one file in the table of ``strgm rules FILE...`` (None: names)."""
+    if rec is None:
+        return ["rules", "training words right", "held-out exact"]
+    h = rec.get("holdout")
+    return [str(len(rec["rules"])), f"{rec['train_correct']}/{rec['train_words']}",
+            f"{100 * h['exact_match']:.1f}%" if h else "-"]
+
+
+def _rules_run(args) -> dict:
+    """Learn (or load) the grammar of ``args.file`` and print it with the held-out
+    predictions: {"grammar": the grammar's dict, "record": the strgm-rules content}."""
+    from strgm.cli.common import progress, warnings_as_lines
+    from strgm.datasets.paradigm import read_paradigm
+    from strgm.models.rule_phonology import (RuleRun, grammar_to_dict,
+                                             train_rule_phonology)
+    from strgm.workflows.paradigm import held_out_entries
+
     saved = _load(args.grammar) if args.grammar else None
     para = read_paradigm(args.file)
     held = sorted(held_out_entries(para, args.holdout, args.seed))
@@ -122,25 +183,25 @@ def cmd_rules(args) -> int:
     grammar = grammar_to_dict(run.grammar)
     out = dict(grammar)
     if run.held_out:
-        ranked = run.ranked_forms()
-        pred = run.predictions()
-        forms = {k: [f for f, _ in v] for k, v in ranked.items()}
-        rows = [(e.key, pred[e.key], "".join(e.segments)) for e in run.held_out]
-        acc = run.exact_match()
-        print(f"held-out words: {sum(p is not None for _, p, _ in rows)}   "
-              f"exact match: {acc:.1%}")
-        for key, p, t in rows:
-            print(f"  {key}  {p if p is not None else '(morpheme without UR)'}  "
-                  f"true {t}  {'✓' if p == t else '✗'}"
-                  + undecided_note(forms.get(key, []), [q for _, q in ranked.get(key, [])]))
-        out["holdout"] = {"exact_match": acc, "words": [
-            {"key": k, "predicted": p, "truth": t,
-             **({"forms": forms[k], "weights": [q for _, q in ranked[k]]} if k in forms
-                else {})} for k, p, t in rows]}
-    if args.save:
-        atomic_write_json(args.save, grammar)
-        print(f"wrote {args.save}")
-    if args.json:
-        write_document(args.json, "strgm-rules", out)
-        print(f"wrote {args.json}")
-    return 0
+        out["holdout"] = _print_heldout(run)
+    return {"grammar": grammar, "record": out}
+
+
+def _print_heldout(run) -> dict:
+    """Print the held-out predictions (with the forms the training words leave open);
+    their JSON."""
+    ranked = run.ranked_forms()
+    pred = run.predictions()
+    forms = {k: [f for f, _ in v] for k, v in ranked.items()}
+    rows = [(e.key, pred[e.key], "".join(e.segments)) for e in run.held_out]
+    acc = run.exact_match()
+    print(f"held-out words: {sum(p is not None for _, p, _ in rows)}   "
+          f"exact match: {acc:.1%}")
+    for key, p, t in rows:
+        print(f"  {key}  {p if p is not None else '(morpheme without UR)'}  "
+              f"true {t}  {'✓' if p == t else '✗'}"
+              + undecided_note(forms.get(key, []), [q for _, q in ranked.get(key, [])]))
+    return {"exact_match": acc, "words": [
+        {"key": k, "predicted": p, "truth": t,
+         **({"forms": forms[k], "weights": [q for _, q in ranked[k]]} if k in forms
+            else {})} for k, p, t in rows]}

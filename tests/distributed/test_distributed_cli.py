@@ -94,6 +94,19 @@ def test_train_many_files_equals_serial(files, address):
         [_without_seconds(f["result"]) for f in d["files"]]
 
 
+def test_rules_many_files_equals_serial_and_each_file_alone(files, address):
+    argv = ["rules", files / "a.tsv", files / "b.tsv", "--quiet", "--holdout", "0.3"]
+    s, d = _serial_and_cluster(argv, files, address, "strgm-batch")
+    assert s["command"] == "rules" and [f["ok"] for f in d["files"]] == [True, True]
+    assert [f["result"] for f in s["files"]] == [f["result"] for f in d["files"]]
+    alone = run_cli(["rules", files / "a.tsv", "--quiet", "--holdout", "0.3", "--json",
+                     files / "a.json"])
+    assert alone.code == 0, alone.stderr
+    one = _validate(files / "a.json", "strgm-rules")
+    assert {k: v for k, v in one.items() if k not in ("format", "version", "strgm_version")} \
+        == s["files"][0]["result"]
+
+
 def test_a_bad_file_fails_alone(files, address):
     (files / "bad.tsv").write_text("R1\n", encoding="utf-8")
     o = run_cli(["infer", files / "a.tsv", files / "bad.tsv", "--quiet", "--json",
@@ -118,8 +131,9 @@ def test_bad_scheduler_is_one_line_error_before_work(files, value, needle):
     An unreachable address waits out the connect timeout (5 s) per command: slow."""
     value = value.format(port=_free_port())
     for argv in (["infer", files / "a.tsv", files / "b.tsv"],
+                 ["rules", files / "a.tsv", files / "b.tsv"],
                  ["pcfg", "train", files / "a.tsv", files / "b.tsv"]):
-        o = run_cli(argv + ["--json" if argv[0] == "infer" else "--trace-json",
+        o = run_cli(argv + ["--json" if argv[0] != "pcfg" else "--trace-json",
                             files / "o.json", "--scheduler", value], watch=files)
         assert o.code == 2, o.stderr
         lines = o.stderr.strip().splitlines()
