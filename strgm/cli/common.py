@@ -195,3 +195,11 @@ def pcfg_chains(args, pool, grammar, corpus, heldout, log) -> tuple:
                          seed=args.seed, iters=args.iters, burn_in=args.burn_in,
                          alpha=args.alpha, resample_alpha=args.resample_alpha,
                          heldout=heldout, max_memory=args.max_memory)
+
+
+def sharded_tree_draws(pool, kernel):
+    """The tree sampler of one Gibbs chain on ``pool``: each sweep's trees drawn on
+    sentence shards (:class:`strgm.distributed.pcfg_trees.ShardedTrees`)."""
+    from strgm.distributed.pcfg_trees import ShardedTrees
+
+    return ShardedTrees(pool, kernel)

@@ -20,16 +20,14 @@ any parsing.  ``--scores FILE`` writes a TSV (header ``line  parsed  score  log_
 the decoder's score — log P(t, w) for viterbi, the sum of rule log posteriors for
 maxrule — and log P(w)).
 
-Every option is checked by its argparse type before anything is read, every output path
-(``--out``, ``--trace-json``, ``--checkpoint``) before any work starts, and outputs are
-written atomically as strict JSON or grammar text.  Errors are raised as
-:class:`~strgm.errors.StrgmError` and printed as one line by :func:`strgm.cli.main`.
+Options are checked by their argparse types before anything is read, output paths
+(``--out``, ``--trace-json``, ``--checkpoint``) before any work, and outputs written
+atomically; errors are one line (:func:`strgm.cli.main`).
 
 Checkpoints, for every method: ``--iters`` counts every iteration (samplers: sweeps of
 the whole chain), resumed or not, so an interrupted run is finished by repeating its
-command with ``--resume CHECKPOINT``; the checkpoint holds the complete state (see
-:mod:`strgm.grammars.sampler_state` and :mod:`strgm.grammars.estimator_state`) and the
-resumed run writes the same grammar and trace, byte for byte, as an uninterrupted one
+command with ``--resume CHECKPOINT``; the checkpoint holds the complete state (see :mod:`strgm.grammars.sampler_state`
+and :mod:`strgm.grammars.estimator_state`) and the resumed run writes the same grammar and trace, byte for byte, as an uninterrupted one
 (with a checkpoint, the estimators' trace rows carry no wall-clock seconds).
 """
 
@@ -39,7 +37,8 @@ import os
 import sys
 
 from strgm.errors import GrammarError, InputError, MessageTooLargeError, OptionError
-from strgm.cli.common import add_scheduler_option, pcfg_chains, scheduler_spec
+from strgm.cli.common import add_scheduler_option, pcfg_chains, scheduler_spec, \
+    sharded_tree_draws
 from strgm.cli.json_output import write_document
 from strgm.safe_io import atomic_write_text, check_output, sha256_file
 from strgm.validate import float_arg, int_arg, size_arg
@@ -187,12 +186,13 @@ def _sample(args, g, corpus, held, log, pool):
     from strgm.grammars.driver import stuck_chain
     from strgm.grammars.samplers import CollapsedMH, GibbsPCFG, SamplerState, run
 
-    if args.chains > 1 or pool.distributed:  # independent chains (strgm.distributed)
-        return pcfg_chains(args, pool, g, corpus, held, log)
-
+    if args.chains > 1 or (pool.distributed and args.method == "mh"):
+        return pcfg_chains(args, pool, g, corpus, held, log)  # independent chains
     cls = GibbsPCFG if args.method == "gibbs" else CollapsedMH
     k = cls(g, corpus, alpha=args.alpha, resample_alpha=args.resample_alpha,
             max_memory=args.max_memory)
+    if pool.distributed:  # one Gibbs chain: its tree draws over sentence shards
+        k.tree_sampler = sharded_tree_draws(pool, k)
     settings = _run_settings(args)
     if args.resume:
         state = _resumed(args, SamplerState.load(args.resume, kernel=k), settings)

@@ -151,7 +151,10 @@ def check_parallel(method: str, chains: int, spec, checkpoint=None, resume=None)
     if chains > 1 and not sampler:
         raise OptionError("--chains", chains, "independent chains are for the samplers "
                                               "(--method gibbs or mh)")
-    if sampler and (chains > 1 or spec is not None) and (checkpoint or resume):
+    # one Gibbs chain on --scheduler runs here (its tree draws on the workers): it keeps
+    # its checkpoints; chains and MH on --scheduler run as tasks
+    as_tasks = chains > 1 or (spec is not None and method == "mh")
+    if sampler and as_tasks and (checkpoint or resume):
         opt, v = ("--chains", chains) if chains > 1 else ("--scheduler", spec.value)
         raise OptionError(opt, v, "a checkpoint holds one chain run here; drop "
                                   "--checkpoint and --resume")

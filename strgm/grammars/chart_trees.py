@@ -65,15 +65,19 @@ class TreeQueries:
                        for w in range(1, self.n + 1)]
         return ql, pl
 
-    def sample(self, rng: np.random.Generator, k: int = 1):
+    def sample(self, rng, k: int = 1):
         """Draw k trees per sentence from P(t | w, θ) top-down (Goodman 1998 / JGG07).
 
-        Returns a list (per sentence) of lists of (user tree, user rule ids in preorder);
-        ``None`` for an unparsable sentence.  Cost O(n · K · R_X) per tree node.
+        ``rng``: one generator for every sentence, or a sequence of one per sentence (so
+        that a sentence's trees do not depend on the others in the chart). Returns a list
+        (per sentence) of lists of (user tree, user rule ids in preorder); ``None`` for an
+        unparsable sentence.  Cost O(n · K · R_X) per tree node.
         """
         cg = self.cg
         res = []
+        rngs = rng if isinstance(rng, (list, tuple)) else [rng] * self.B
         for b in range(self.B):
+            rng = rngs[b]
             if not np.isfinite(self.logZ[b]):
                 res.append(None)
                 continue

@@ -4,7 +4,9 @@ Model: θ_A ~ Dir(α_A) for every nonterminal A, t_i ~ PCFG(θ) conditioned on y
 
 * :class:`GibbsPCFG` — blocked Gibbs over (t, θ): θ_A | t ~ Dir(f_A(t) + α_A), then every
   t_i | w_i, θ drawn exactly from the inside chart (top-down sampling; sentences batched by
-  length).  Cost per sweep: one inside pass over the corpus.
+  length, each drawing from its own stream seeded by one draw of the chain's, so that the
+  trees can be drawn on sentence shards with the same result,
+  :mod:`strgm.distributed.pcfg_trees`).  Cost per sweep: one inside pass over the corpus.
 * :class:`CollapsedMH` — θ integrated out, P(t | α) = Π_A B(f_A(t) + α_A) / B(α_A).  For
   each sentence i (random order per sweep): proposal t'_i ~ P(t | w_i, θ̃) with
   θ̃_r = (f_r(t₋ᵢ) + α_r) / Σ_{r'∈R_A}(f_r'(t₋ᵢ) + α_r'), accepted with probability
@@ -87,6 +89,19 @@ def generate(grammar: Grammar, theta, rng, max_nodes: int = 10000):
     return go(grammar.start), rules
 
 
+def sample_trees(cg, sentences, keys, theta, base: int, batch_size: int = 64) -> list:
+    """One tree per sentence from P(t | w, θ) (rule ids in preorder; None: no parse),
+    sentence ``sentences[j]`` drawing from ``default_rng([base, keys[j]])``. Inside
+    charts are batched by length; cost that of the charts plus O(n · R_X) per node."""
+    out: list = [None] * len(sentences)
+    for b in batches_by_length(sentences, batch_size, cg.n_nts, chart_limit(cg)):
+        ch = inside(cg, [sentences[j] for j in b], theta)
+        rngs = [np.random.default_rng([base, int(keys[j])]) for j in b]
+        for j, draws in zip(b, ch.sample(rngs, 1)):
+            out[j] = None if draws is None else tuple(draws[0][1])
+    return out
+
+
 class _Kernel:
     kind = "?"
 
@@ -107,17 +122,23 @@ class _Kernel:
     def _f(self, tree):
         return np.bincount(np.asarray(tree, dtype=np.int64), minlength=self.nR).astype(float)
 
+    #: Where the trees of a sweep are drawn: None here, or a callable
+    #: ``(theta, base, idx) → {i: tree}`` drawing the same trees elsewhere (sentence
+    #: shards on Dask workers, :class:`strgm.distributed.pcfg_trees.ShardedTrees`).
+    tree_sampler = None
+
     def _sample_trees(self, theta, rng, idx=None):
-        """t_i ~ P(t | w_i, θ) for sentences ``idx`` (batched by length)."""
-        idx = range(len(self.corpus)) if idx is None else idx
-        out = {}
-        sents = [self.corpus[i] for i in idx]
-        for b in batches_by_length(sents, self.batch_size, self.cg.n_nts,
-                                   chart_limit(self.cg)):
-            ch = inside(self.cg, [sents[j] for j in b], theta)
-            for j, draws in zip(b, ch.sample(rng, 1)):
-                out[idx[j]] = None if draws is None else tuple(draws[0][1])
-        return out
+        """t_i ~ P(t | w_i, θ) for sentences ``idx``: sentence i draws from its own stream
+        ``default_rng([base, i])``, ``base`` one draw of the chain's stream, so that its
+        tree depends neither on how sentences are batched by length nor on how they are
+        split over workers (:func:`sample_trees`)."""
+        idx = list(range(len(self.corpus)) if idx is None else idx)
+        base = int(rng.integers(2 ** 63))
+        if self.tree_sampler is not None:
+            return self.tree_sampler(theta, base, idx)
+        got = sample_trees(self.cg, [self.corpus[i] for i in idx], idx, theta, base,
+                           self.batch_size)
+        return dict(zip(idx, got))
 
     def init(self, seed=0, theta0=None) -> SamplerState:
         """Initial trees drawn from P(t | w, θ0) (default: the grammar's probabilities)."""

@@ -181,13 +181,35 @@ def test_pcfg_chains_report_rhat_and_equal_serial(tmp_path, address):
     assert "split R-hat" in serial.stderr and "effective sample size" in serial.stderr
 
 
+def test_one_gibbs_chain_on_the_cluster_is_the_serial_chain_with_checkpoints(tmp_path,
+                                                                               address):
+    """Its tree draws run on sentence shards; the output, the trace and the checkpoint
+    are those of the serial run, and the checkpoint resumes serially."""
+    (tmp_path / "g.lt").write_text(GRAMMAR)
+    (tmp_path / "c.yld").write_text(CORPUS)
+    argv = ["pcfg", "train", tmp_path / "g.lt", tmp_path / "c.yld", "--method", "gibbs",
+            "--burn-in", "2", "--quiet"]
+    serial = run_cli(argv + ["--iters", "6", "--out", tmp_path / "s.lt", "--trace-json",
+                             tmp_path / "s.json"])
+    dist = run_cli(argv + ["--iters", "3", "--out", tmp_path / "d.lt", "--checkpoint",
+                           tmp_path / "k.json", "--scheduler", address])
+    resumed = run_cli(argv + ["--iters", "6", "--out", tmp_path / "r.lt", "--trace-json",
+                              tmp_path / "r.json", "--resume", tmp_path / "k.json"])
+    assert serial.code == dist.code == resumed.code == 0, dist.stderr + resumed.stderr
+    assert (tmp_path / "s.lt").read_text() == (tmp_path / "r.lt").read_text()
+    s, r = (_validate(tmp_path / n, "strgm-pcfg-trace") for n in ("s.json", "r.json"))
+    assert s["trace"] == r["trace"]
+
+
 def test_chains_need_a_sampler_and_no_checkpoint(tmp_path):
     (tmp_path / "g.lt").write_text(GRAMMAR)
     (tmp_path / "c.yld").write_text(CORPUS)
     base = ["pcfg", "train", tmp_path / "g.lt", tmp_path / "c.yld", "--chains", "2"]
     for extra, needle in ((["--method", "em"], "--chains"),
                           (["--method", "gibbs", "--checkpoint", tmp_path / "k.json"],
-                           "--chains")):
+                           "--chains"),
+                          (["--method", "mh", "--chains", "1", "--scheduler", "local:1",
+                            "--checkpoint", tmp_path / "k.json"], "--scheduler")):
         o = run_cli(base + extra)
         assert o.code == 2 and needle in o.stderr and len(o.stderr.splitlines()) == 1
 

@@ -233,3 +233,22 @@ def test_tsg_chains_equal_serial_chains(pool):
     want, want_summary = run_tsg_chains(TaskPool(None), problem, **kw)
     assert got == want and got_summary == want_summary
     assert got[0]["trace"] != got[1]["trace"]  # two chains, not one twice
+
+
+def test_gibbs_tree_draws_on_sentence_shards_equal_the_serial_chain(pool):
+    from strgm.distributed.pcfg_trees import ShardedTrees
+
+    corpus = CORPUS + [("x", "a")]  # an unknown word: no parse, as serially
+    serial = GibbsPCFG(G, corpus, alpha=0.5)
+    sharded = GibbsPCFG(G, corpus, alpha=0.5)
+    sharded.tree_sampler = ShardedTrees(pool, sharded, n_shards=3)
+    a, b = serial.init(7), sharded.init(7)
+    assert a.trees == b.trees and a.trees[-1] is None
+    for _ in range(5):
+        a, b = serial.sample(a), sharded.sample(b)
+        assert a.trees == b.trees
+        np.testing.assert_array_equal(a.theta, b.theta)
+    assert a.rng_state == b.rng_state
+    # control: another base stream gives other trees
+    other = sharded.tree_sampler(b.theta, 12345, list(range(len(corpus))))
+    assert [other[i] for i in range(len(corpus))] != b.trees

@@ -183,3 +183,28 @@ def test_alpha_resampling_moves_and_counts_stay_consistent():
     np.testing.assert_allclose(res.state.counts, f)
     lp = collapsed_log_prob(f, res.state.alpha, G.lhs_index, G.n_lhs)
     assert res.trace[-1]["log_p_trees"] == pytest.approx(lp)
+
+
+# ------------------------------------------------- per-sentence streams of tree draws
+def test_gibbs_trees_do_not_depend_on_how_sentences_are_batched():
+    """Each sentence draws from its own stream, so batches of 1 and of 64 give the same
+    chain (what lets the draws run on sentence shards). Negative control: one stream
+    shared by the sentences of a chart gives other trees once the batches change."""
+    from strgm.grammars.chart import inside
+
+    corpus = [("a", "a"), ("a",), ("a", "a"), ("a",), ("a", "a"), ("a", "a")]
+    runs = []
+    for bs in (1, 64):
+        k = GibbsPCFG(G, corpus, alpha=ALPHA, batch_size=bs)
+        s = k.init(3)
+        for _ in range(4):
+            s = k.sample(s)
+        runs.append(s)
+    assert runs[0].trees == runs[1].trees
+    np.testing.assert_array_equal(runs[0].theta, runs[1].theta)
+    cg, th = compile_grammar(G), G.probabilities()
+    pairs = [s for s in corpus if len(s) == 2]
+    one = [d[0][1] for s in pairs for d in inside(cg, [s], th).sample(np.random.default_rng(0))]
+    rng = np.random.default_rng(0)
+    together = [d[0][1] for d in inside(cg, pairs, th).sample(rng)]
+    assert one != together
