@@ -121,11 +121,12 @@ def one(model, name: str, max_iters: int, gold, heldout, score: bool) -> dict:
 def run(a) -> None:
     os.makedirs(RUNS, exist_ok=True)
     bar = StepProgress(len(a.words) * len(a.methods), "pep_speed runs")  # ETA on a tty
+    code = revision()  # the code this process loaded (later commits do not change it)
     for words in a.words:
         model, gold, heldout = setup(a.dataset, words, a.phonology)
         for name in a.methods:
             meta = dict(dataset=a.dataset, phonology=a.phonology, words=words, method=name,
-                        reps=a.reps, code=revision())
+                        reps=a.reps, code=code)
             try:
                 runs = [one(model, name, a.max_iters, gold, heldout, score=(i == 0))
                         for i in range(a.reps)]

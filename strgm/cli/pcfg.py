@@ -33,13 +33,14 @@ and :mod:`strgm.grammars.estimator_state`) and the resumed run writes the same g
 
 from __future__ import annotations
 
-import os
 import sys
 
-from strgm.errors import GrammarError, InputError, MessageTooLargeError, OptionError
+from strgm.errors import GrammarError, InputError, OptionError
 from strgm.cli.common import add_scheduler_option, pcfg_chains, scheduler_spec, \
     sharded_tree_draws
 from strgm.cli.json_output import write_document
+from strgm.cli.pcfg_parse import check_chart_lengths, located_grammar_error, parse_command, \
+    same_file
 from strgm.safe_io import atomic_write_text, check_output, sha256_file
 from strgm.validate import float_arg, int_arg, size_arg
 
@@ -101,7 +102,8 @@ def add_subparser(subparsers) -> None:
     q.add_argument("--scores", default=None, metavar="FILE",
                    help="write per-sentence scores here as TSV with a header line")
     _add_max_memory(q)
-    q.set_defaults(func=_parse)
+    add_scheduler_option(q)
+    q.set_defaults(func=parse_command)
 
 
 def _add_max_memory(p) -> None:
@@ -128,33 +130,8 @@ def _check_options(args) -> None:
     for i, (opt, v) in enumerate(outputs):
         check_output(v, opt)
         for other, w in inputs + outputs[:i]:
-            if _same_file(v, w) and not (opt == "--checkpoint" and other == "--resume"):
+            if same_file(v, w) and not (opt == "--checkpoint" and other == "--resume"):
                 raise OptionError(opt, v, f"is also {other}; choose another path")
-
-
-def _same_file(a, b) -> bool:
-    return os.path.realpath(a) == os.path.realpath(b)
-
-
-def _check_lengths(g, max_memory, *corpora) -> None:
-    """Refuse, before any work, a sentence whose parse chart alone exceeds the chart memory
-    limit, naming its file and line (batches of shorter sentences are sized to fit)."""
-    from strgm.grammars.cfg import compile_grammar
-    from strgm.grammars.chart import DEFAULT_MAX_CHART_BYTES, chart_bytes
-
-    limit = DEFAULT_MAX_CHART_BYTES if max_memory is None else max_memory
-    n_nts = compile_grammar(g).n_nts
-    for path, sents in corpora:
-        if not sents:
-            continue
-        i = max(range(len(sents)), key=lambda j: len(sents[j]))
-        need = chart_bytes(n_nts, len(sents[i]))
-        if need > limit:
-            raise MessageTooLargeError(
-                f"{path}:{i + 1}: a sentence of {len(sents[i])} tokens needs a parse chart of "
-                f"~{need / 2**20:.0f} MiB with this grammar ({n_nts} nonterminals), above the "
-                f"{limit / 2**20:.0f} MiB limit (--max-memory); split the line or leave it "
-                "out")
 
 
 def _run_settings(args) -> dict:
@@ -277,14 +254,14 @@ def _train(args) -> int:
         corpus = read_yld(args.corpus, chars=args.chars)
         held = read_yld(args.heldout, chars=args.chars, what="held-out corpus") \
             if args.heldout else None
-        _check_lengths(g, args.max_memory, (args.corpus, corpus), (args.heldout, held))
+        check_chart_lengths(g, args.max_memory, (args.corpus, corpus), (args.heldout, held))
         try:
             if args.method in SAMPLERS:
                 theta, trace, extra = _sample(args, g, corpus, held, sys.stderr, pool)
             else:
                 theta, trace, extra = _estimate(args, g, corpus, held, sys.stderr, pool)
         except GrammarError as e:
-            raise _located(e, args) from None
+            raise located_grammar_error(e, args) from None
         text = format_grammar(g, theta, min_weight=args.min_weight or None)
         if args.out and args.out != "-":
             atomic_write_text(args.out, text)
@@ -303,73 +280,6 @@ def _train(args) -> int:
         return 0
 
 
-def _located(e: GrammarError, args) -> InputError:
-    """A grammar error as an input error naming the file at fault: the corpus when none of
-    its sentences parses, else the grammar (a unary cycle of probability 1, say)."""
-    if getattr(e, "corpus_unparsable", False):
-        return InputError(str(e), args.corpus)
-    return InputError(str(e), args.grammar)
-
-
-def _parse(args) -> int:
-    """``pcfg parse``: one tree per line (module docstring)."""
-    from strgm.grammars.johnson_format import read_grammar, read_yld
-
-    if args.scores:
-        check_output(args.scores, "--scores")
-        for other, v in (("the grammar", args.grammar), ("the corpus", args.corpus)):
-            if _same_file(args.scores, v):
-                raise OptionError("--scores", args.scores, f"is also {other}")
-    g = read_grammar(args.grammar)
-    corpus = read_yld(args.corpus, chars=args.chars)
-    if args.max_length is not None:
-        _check_max_length(corpus, args.max_length, args.corpus)
-    _check_lengths(g, args.max_memory, (args.corpus, corpus))
-    mapped = _mapped_corpus(g, corpus, args.chars)
-    out = _decode(args, g, mapped)
-    _print_parses(args, g, corpus, out)
-    return 0
-
-
-def _check_max_length(corpus, n: int, path) -> None:
-    """The first sentence longer than ``n`` tokens, as an error naming its line."""
-    for i, s in enumerate(corpus):
-        if len(s) > n:
-            raise InputError(f"sentence of {len(s)} tokens is longer than --max-length "
-                             f"{n}", str(path), i + 1)
-
-
-def _mapped_corpus(g, corpus, chars: bool) -> list:
-    """The sentences with unknown words mapped to signatures, when the grammar has any."""
-    from strgm.grammars.unknown_words import grammar_known_words, is_signature, \
-        map_sentence
-
-    if chars or not any(is_signature(t) for t in g.terminals):
-        return corpus
-    known, terminals = grammar_known_words(g), frozenset(g.terminals)
-    return [map_sentence(s, known, terminals) for s in corpus]
-
-
-def _decode(args, g, corpus) -> list:
-    """(tree, score, log P(w)) per sentence, or None without a parse."""
-    from strgm.grammars.cfg import compile_grammar
-    from strgm.grammars.chart import batches_by_length, chart_limit, inside
-
-    cg = compile_grammar(g)
-    cg.max_chart_bytes = args.max_memory
-    theta = g.probabilities()
-    out: list = [None] * len(corpus)
-    try:
-        for idx in batches_by_length(corpus, n_nts=cg.n_nts, max_chart_bytes=chart_limit(cg)):
-            ch = inside(cg, [corpus[i] for i in idx], theta)
-            res = ch.viterbi() if args.decode == "viterbi" else ch.maxrule()
-            for i, r, lz in zip(idx, res, ch.logZ):
-                out[i] = None if r is None else (r[0], r[1], float(lz))
-    except GrammarError as e:
-        raise _located(e, args) from None
-    return out
-
-
 def _grammar_summary(text: str, top: int = 10) -> str:
     """What a terminal gets instead of thousands of rules: the count, the first ``top``
     rules and how to get them all."""
@@ -378,23 +288,3 @@ def _grammar_summary(text: str, top: int = 10) -> str:
     more = (f"… {len(rules) - top} more\n" if len(rules) > top else "")
     return (f"{len(rules)} rules; the first {min(top, len(rules))}:\n{head}\n{more}"
             "write them all with --out FILE (or --out - for stdout)\n")
-
-
-def _print_parses(args, g, corpus, out) -> None:
-    """Trees on stdout, the unparsable lines on stderr, the ``--scores`` TSV."""
-    from strgm.grammars.cfg import tree_to_str
-    from strgm.grammars.unknown_words import restore_tree
-
-    bad, rows = [], ["line\tparsed\tscore\tlog_prob"]
-    for i, r in enumerate(out):
-        if r is None:
-            bad.append(i + 1)
-            print("(no parse)")
-            rows.append(f"{i + 1}\t0\t-inf\t-inf")
-        else:
-            print(tree_to_str(restore_tree(r[0], corpus[i], g)))
-            rows.append(f"{i + 1}\t1\t{r[1]:.10g}\t{r[2]:.10g}")
-    if bad:
-        print(f"{len(bad)} sentence(s) have no parse: lines {bad[:50]}", file=sys.stderr)
-    if args.scores:
-        atomic_write_text(args.scores, "\n".join(rows) + "\n")

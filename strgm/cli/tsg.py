@@ -100,6 +100,7 @@ def add_subparser(subparsers) -> None:
     q.add_argument("--seed", type=int_arg(min=0), default=0)
     q.add_argument("--max-length", type=int_arg(min=1), default=None, metavar="N")
     q.add_argument("--quiet", action="store_true")
+    add_scheduler_option(q)
     q.set_defaults(func=_parse)
 
     s = sub.add_parser("show", help="the most frequent elementary trees of a model")
@@ -248,33 +249,51 @@ def _read_sentences(path, max_length) -> list:
 
 
 def _parse(args) -> int:
-    """``tsg parse``: one tree per line on stdout (module docstring)."""
-    import numpy as np
-
-    from strgm.grammars.cfg import tree_to_str
+    """``tsg parse``: one tree per line on stdout (module docstring); sentence i samples
+    from its own stream, so ``--scheduler`` (sentence shards) prints the same lines."""
+    from strgm.cli.common import scheduler_spec
     from strgm.grammars.tsg.model_file import load_model
-    from strgm.grammars.tsg.parse import TSGParser
 
+    spec = scheduler_spec(args)
     sentences = _read_sentences(args.sentences, args.max_length)
     model = load_model(args.model)
-    parser = TSGParser(model.kernel, model.state, samples=args.samples)
-    rng = np.random.default_rng(args.seed)
-    failed, t0 = [], time.perf_counter()
-    for i, words in enumerate(sentences, start=1):
-        tree = parser.parse(model.map_words(words), args.decode, rng, args.mer_objective)
-        if tree is None:
-            failed.append(i)
-        print("(no parse)" if tree is None else tree_to_str(model.restore(tree, words)),
-              flush=True)
-        if not args.quiet and (i % 10 == 0 or i == len(sentences)):
-            print(f"parsed {i}/{len(sentences)} sentences, {time.perf_counter() - t0:.1f} s",
-                  file=sys.stderr, flush=True)
+    t0 = time.perf_counter()
+    if spec is None:
+        trees, accepted, proposed = _parse_here(args, model, sentences, t0)
+    else:
+        from strgm.distributed.cluster import open_pool
+        from strgm.distributed.tsg_parse import sharded_tsg_parse
+
+        with open_pool(spec) as pool:
+            trees, accepted, proposed = sharded_tsg_parse(
+                pool, model, sentences, seed=args.seed, decode=args.decode,
+                objective=args.mer_objective, samples=args.samples)
+        print("\n".join("(no parse)" if t is None else t for t in trees), flush=True)
+    failed = [i for i, t in enumerate(trees, start=1) if t is None]
     if failed:
         print(f"{len(failed)} sentence(s) without a parse: lines {failed[:20]}",
               file=sys.stderr)
-    if args.decode == "mer" and parser.proposed:
-        print(f"MH acceptance {parser.acceptance:.4f}", file=sys.stderr)
+    if args.decode == "mer" and proposed:
+        print(f"MH acceptance {accepted / proposed:.4f}", file=sys.stderr)
     return 0
+
+
+def _parse_here(args, model, sentences, t0) -> tuple:
+    """The sentences parsed in this process, each line printed as it is done."""
+    from strgm.distributed.tsg_parse import parse_sentences
+    from strgm.grammars.tsg.parse import TSGParser
+
+    parser = TSGParser(model.kernel, model.state, samples=args.samples)
+    trees = []
+    for i, words in enumerate(sentences):
+        tree = parse_sentences(model, parser, [words], [i], args.seed, args.decode,
+                               args.mer_objective)[0]
+        trees.append(tree)
+        print("(no parse)" if tree is None else tree, flush=True)
+        if not args.quiet and ((i + 1) % 10 == 0 or i + 1 == len(sentences)):
+            print(f"parsed {i + 1}/{len(sentences)} sentences, "
+                  f"{time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+    return trees, parser.accepted, parser.proposed
 
 
 def _show(args) -> int:

@@ -240,3 +240,32 @@ def test_train_one_file_splits_its_e_steps_and_equals_serial_blocks(files, addre
                  "--blocks", "2", "--json", files / "e.json"], watch=files)
     assert o.code == 2 and len(o.stderr.strip().splitlines()) == 1
     assert "--method" in o.stderr and not (files / "e.json").exists()
+
+
+def test_pcfg_parse_on_sentence_shards_prints_the_serial_lines(tmp_path, address):
+    (tmp_path / "g.lt").write_text(GRAMMAR)
+    (tmp_path / "c.yld").write_text(CORPUS + "a x\n")  # a sentence without a parse
+    for decode in ("viterbi", "maxrule"):
+        argv = ["pcfg", "parse", tmp_path / "g.lt", tmp_path / "c.yld", "--decode", decode]
+        serial = run_cli(argv + ["--scores", tmp_path / "s.tsv"])
+        dist = run_cli(argv + ["--scores", tmp_path / "d.tsv", "--scheduler", address])
+        assert serial.code == dist.code == 0, dist.stderr
+        assert serial.stdout == dist.stdout and "(no parse)" in dist.stdout
+        assert (tmp_path / "s.tsv").read_text() == (tmp_path / "d.tsv").read_text()
+
+
+def test_tsg_parse_on_sentence_shards_prints_the_serial_lines(tmp_path, address):
+    (tmp_path / "a.mrg").write_text(
+        "( (S (NP (DT The) (NN dog)) (VP (VBD barked)) (. .)) )\n"
+        "( (S (NP (DT the) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat)))) (. .)) )\n"
+        "( (S (NP (NNP Rex)) (VP (VBD sat)) (. .)) )\n")
+    o = run_cli(["tsg", "train", tmp_path / "a.mrg", "--save", tmp_path / "m.json", "--iters",
+                 "3", "--quiet"])
+    assert o.code == 0, o.stderr
+    (tmp_path / "s.txt").write_text("The dog sat .\nthe cat barked .\nRex sat on the mat .\n"
+                                    "the dog sat on the cat .\n")
+    argv = ["tsg", "parse", tmp_path / "m.json", tmp_path / "s.txt", "--samples", "20",
+            "--seed", "4", "--quiet"]
+    serial, dist = run_cli(argv), run_cli(argv + ["--scheduler", address])
+    assert serial.code == dist.code == 0, dist.stderr
+    assert serial.stdout == dist.stdout and len(serial.stdout.splitlines()) == 4

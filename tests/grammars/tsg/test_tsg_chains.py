@@ -73,3 +73,28 @@ def test_a_bad_scheduler_is_refused_before_any_work(tb):
     o = run_cli(["tsg", "train", tb / "a.mrg", "--save", tb / "m.json", "--scheduler",
                  "local:0"])
     assert_clean_error(o, "--scheduler", "local:0")
+
+
+class _Spy:
+    """A parser whose "tree" is the first number its stream gives, and the model's
+    word mapping and restoring as identities."""
+
+    def parse(self, words, decode, rng, objective):
+        return ("S", str(rng.integers(10 ** 9)))
+
+    map_words = staticmethod(lambda words: words)
+    restore = staticmethod(lambda tree, words: tree)
+
+
+def test_a_sentence_samples_from_its_own_stream_wherever_it_is_parsed():
+    """What lets tsg parse run on sentence shards with the serial output. Control: one
+    stream shared by the sentences of a shard gives other samples."""
+    from strgm.distributed.tsg_parse import parse_sentences
+
+    spy, sents = _Spy(), [["a"], ["b", "c"], ["d"]]
+    whole = parse_sentences(spy, spy, sents, [0, 1, 2], 4, "mer", "product")
+    shard = parse_sentences(spy, spy, [sents[2], sents[0]], [2, 0], 4, "mer", "product")
+    assert shard == [whole[2], whole[0]] and len(set(whole)) == 3
+    rng = np.random.default_rng([4, 0])
+    shared = [f"(S {rng.integers(10 ** 9)})" for _ in (2, 0)]
+    assert shared != shard
