@@ -203,3 +203,15 @@ def sharded_tree_draws(pool, kernel):
     from strgm.distributed.pcfg_trees import ShardedTrees
 
     return ShardedTrees(pool, kernel)
+
+
+def check_chains_options(args):
+    """``--chains``/``--scheduler`` of a sampler command (``hmm train``, ``tsg train``)
+    against its checkpoint options, before any work: the parsed scheduler or None."""
+    spec = scheduler_spec(args)
+    if (args.chains > 1 or spec is not None) and (args.checkpoint or args.resume):
+        opt, v = ("--chains", args.chains) if args.chains > 1 else ("--scheduler",
+                                                                     spec.value)
+        raise OptionError(opt, v, "a checkpoint holds one chain run here; drop "
+                                  "--checkpoint and --resume")
+    return spec

@@ -38,7 +38,7 @@ import sys
 import time
 import warnings
 
-from strgm.cli.common import add_scheduler_option
+from strgm.cli.common import add_scheduler_option, check_chains_options
 from strgm.errors import InputError, OptionError, TruncationWarning
 from strgm.progress import StepProgress
 from strgm.validate import float_arg, int_arg
@@ -151,7 +151,7 @@ def _train(args) -> int:
                          (args.json, "--json")], args.plot)
     if args.burn_in is not None and args.burn_in >= args.iters:
         raise OptionError("--burn-in", args.burn_in, f"must be < --iters {args.iters}")
-    spec = _check_parallel(args)
+    spec = check_chains_options(args)
     burn, thin = default_schedule(args.iters, args.burn_in, args.thin)
     seqs, vocab, _, _ = _read(args.seqs, args.vectors)
     kernel = _kernel(args, seqs, vocab)
@@ -196,19 +196,6 @@ def _train(args) -> int:
           f"sweeps ({time.perf_counter() - t0:.1f} s this run), {len(post.samples)} samples; "
           f"model written to {args.save}", file=sys.stderr)
     return 0
-
-
-def _check_parallel(args):
-    """``--chains``/``--scheduler`` against the checkpoint options, before any work."""
-    from strgm.cli.common import scheduler_spec
-
-    spec = scheduler_spec(args)
-    if (args.chains > 1 or spec is not None) and (args.checkpoint or args.resume):
-        opt, v = ("--chains", args.chains) if args.chains > 1 else ("--scheduler",
-                                                                     spec.value)
-        raise OptionError(opt, v, "a checkpoint holds one chain run here; drop "
-                                  "--checkpoint and --resume")
-    return spec
 
 
 def _train_chains(args, spec, kernel, vocab, burn: int, thin: int) -> int:

@@ -40,7 +40,7 @@ from __future__ import annotations
 import sys
 import time
 
-from strgm.cli.common import add_scheduler_option
+from strgm.cli.common import add_scheduler_option, check_chains_options
 from strgm.cli.json_output import write_document
 from strgm.errors import InputError, OptionError
 from strgm.validate import float_arg, int_arg
@@ -154,7 +154,7 @@ def _train(args) -> int:
 
     check_chain_outputs([(args.save, "--save"), (args.checkpoint, "--checkpoint"),
                          (args.trace_json, "--trace-json")], args.plot)
-    spec = _check_parallel(args)
+    spec = check_chains_options(args)
     trees, prepare = prepare_trees(read_clean_trees(args.trees), args.unk_threshold,
                                    args.markov)
     cls = BlockedMHTSG if args.sampler == "blocked" else LocalGibbsTSG
@@ -182,24 +182,12 @@ def _train(args) -> int:
     return 0
 
 
-def _check_parallel(args):
-    """``--chains``/``--scheduler`` against the checkpoint options, before any work."""
-    from strgm.cli.common import scheduler_spec
-
-    spec = scheduler_spec(args)
-    if (args.chains > 1 or spec is not None) and (args.checkpoint or args.resume):
-        opt, v = ("--chains", args.chains) if args.chains > 1 else ("--scheduler",
-                                                                     spec.value)
-        raise OptionError(opt, v, "a checkpoint holds one chain run here; drop "
-                                  "--checkpoint and --resume")
-    return spec
-
-
 def _run_chains(args, spec, trees) -> tuple:
     """(chain 0's final state, every chain's trace rows with ``chain`` and ``seed``,
     trace-JSON fields) of ``--chains K [--scheduler ...]``
     (:mod:`strgm.distributed.tsg_chains`)."""
     from strgm.distributed.cluster import open_pool
+    from strgm.distributed.diagnostics import summary_line
     from strgm.distributed.tsg_chains import encode_trees, run_tsg_chains
     from strgm.grammars.tsg import TSGState
 
@@ -216,15 +204,8 @@ def _run_chains(args, spec, trees) -> tuple:
     seeds = [args.seed + c for c in range(len(states))]
     rows = [{"chain": c, "seed": seeds[c], **r} for c, d in enumerate(states)
             for r in d["trace"]]
-    if summary is None:
-        print(f"{len(states)} chains: too few sweeps for R-hat and ESS (need 4 in the "
-              "second half)", file=sys.stderr)
-    else:
-        print(f"{summary['chains']} chains × {summary['draws_per_chain']} sweeps after "
-              f"burn-in: split R-hat of the log-likelihood {summary['rhat']:.4f}, effective "
-              f"sample size {summary['ess']:.1f}"
-              + ("  (R-hat > 1.1: the chains disagree; run more sweeps)"
-                 if summary["rhat"] > 1.1 else ""), file=sys.stderr)
+    print(summary_line(summary, len(states), "the log-likelihood", "too few sweeps for "
+                       "R-hat and ESS (need 4 in the second half)"), file=sys.stderr)
     return TSGState.from_dict(states[0]), rows, {"chains": len(states), "seeds": seeds,
                                                  "diagnostics": summary}
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from strgm.distributed.diagnostics import chain_summary
+from strgm.distributed.diagnostics import chain_summary, summary_line
 from strgm.distributed.pcfg_shards import decode_corpus, decode_grammar, encode_corpus, \
     encode_grammar
 from strgm.validate import check_int
@@ -129,15 +129,8 @@ def report_chains(res: ChainsResult, method: str, log) -> list:
         if note:
             print(f"strgm: warning: chain {c}: {note}", file=log)
         rows += [{"chain": c, "seed": res.seeds[c], **r} for r in trace]
-    s = res.summary
-    if s is None:
-        print(f"{len(res.traces)} chains: too few sweeps after --burn-in for R-hat and ESS "
-              "(need 4)", file=log)
-    else:
-        print(f"{s['chains']} chains × {s['draws_per_chain']} sweeps after burn-in: "
-              f"split R-hat of log P(t) {s['rhat']:.4f}, effective sample size "
-              f"{s['ess']:.1f}" + ("  (R-hat > 1.1: the chains disagree; run more sweeps)"
-                                   if s["rhat"] > 1.1 else ""), file=log)
+    print(summary_line(res.summary, len(res.traces), "log P(t)", "too few sweeps after "
+                       "--burn-in for R-hat and ESS (need 4)"), file=log)
     return rows
 
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from strgm.errors import InputError
 
-__all__ = ["chain_summary", "effective_sample_size", "split_chains", "split_rhat"]
+__all__ = ["chain_summary", "effective_sample_size", "split_chains", "split_rhat", "summary_line"]
 
 
 def split_chains(draws) -> np.ndarray:
@@ -101,3 +101,15 @@ def chain_summary(draws, name: str = "log_p") -> dict:
     x = x[None, :] if x.ndim == 1 else x
     return {"quantity": name, "chains": int(x.shape[0]), "draws_per_chain": int(x.shape[1]),
             "rhat": split_rhat(x), "ess": effective_sample_size(x)}
+
+
+def summary_line(summary, chains: int, quantity: str, too_few: str) -> str:
+    """One line for people: the chains' split-R̂ and ESS of ``quantity`` (a warning when
+    R̂ > 1.1), or, when ``summary`` is None, why there is none (``too_few``)."""
+    if summary is None:
+        return f"{chains} chains: {too_few}"
+    return (f"{summary['chains']} chains × {summary['draws_per_chain']} sweeps after "
+            f"burn-in: split R-hat of {quantity} {summary['rhat']:.4f}, effective sample "
+            f"size {summary['ess']:.1f}"
+            + ("  (R-hat > 1.1: the chains disagree; run more sweeps)"
+               if summary["rhat"] > 1.1 else ""))

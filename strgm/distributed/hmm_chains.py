@@ -119,11 +119,7 @@ def chain_posterior(res: HMMChains, kernel, vocab, chain: int = 0):
 
 def summary_line(res: HMMChains) -> str:
     """One line: the chains' split-R̂ and ESS of the log-likelihood (or why not)."""
-    s = res.summary
-    if s is None:
-        return (f"{len(res.traces)} chains: too few sweeps after --burn-in for R-hat and "
-                "ESS (need 4)")
-    return (f"{s['chains']} chains × {s['draws_per_chain']} sweeps after burn-in: split "
-            f"R-hat of the log-likelihood {s['rhat']:.4f}, effective sample size "
-            f"{s['ess']:.1f}" + ("  (R-hat > 1.1: the chains disagree; run more sweeps)"
-                                 if s["rhat"] > 1.1 else ""))
+    from strgm.distributed.diagnostics import summary_line as line
+
+    return line(res.summary, len(res.traces), "the log-likelihood",
+                "too few sweeps after --burn-in for R-hat and ESS (need 4)")
