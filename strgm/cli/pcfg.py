@@ -3,8 +3,9 @@
     strgm pcfg train GRAMMAR CORPUS --method em|map|vb|cvb|gibbs|mh [--alpha A] [--iters N]
                      [--seed S] [--out GRAMMAR] [--chars] [--heldout YLD] [--burn-in B]
                      [--checkpoint PATH] [--resume PATH] [--resample-alpha]
+                     [--chains K] [--scheduler local[:N]|ADDRESS]
     strgm pcfg parse GRAMMAR CORPUS [--decode viterbi|maxrule] [--chars]
-                     [--max-length N] [--scores FILE]
+                     [--max-length N] [--scores FILE] [--scheduler local[:N]|ADDRESS]
 
 ``train`` prints the per-iteration trace (stderr) and the final grammar in Johnson's format
 (``--out FILE``, or stdout when it is a file or a pipe; on a terminal a summary with the
@@ -26,8 +27,9 @@ atomically; errors are one line (:func:`strgm.cli.main`).
 
 Checkpoints, for every method: ``--iters`` counts every iteration (samplers: sweeps of
 the whole chain), resumed or not, so an interrupted run is finished by repeating its
-command with ``--resume CHECKPOINT``; the checkpoint holds the complete state (see :mod:`strgm.grammars.sampler_state`
-and :mod:`strgm.grammars.estimator_state`) and the resumed run writes the same grammar and trace, byte for byte, as an uninterrupted one
+command with ``--resume CHECKPOINT``; the checkpoint holds the complete state
+(:mod:`strgm.grammars.sampler_state`, :mod:`strgm.grammars.estimator_state`) and the
+resumed run writes the same grammar and trace, byte for byte, as an uninterrupted one
 (with a checkpoint, the estimators' trace rows carry no wall-clock seconds).
 """
 

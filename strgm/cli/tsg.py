@@ -7,6 +7,7 @@
                     [--checkpoint-every K] [--resume PATH] [--trace-json PATH] [--quiet]
     strgm tsg parse MODEL SENTENCES [--decode mer|mpd] [--mer-objective sum|product]
                     [--samples K] [--seed S] [--max-length N] [--quiet]
+                    [--scheduler local[:N]|ADDRESS]
     strgm tsg show MODEL [--top N]
 
 ``train`` reads ``.mrg`` files or folders (cleaned as ``strgm treebank grammar`` does),

@@ -24,8 +24,8 @@ from typing import Callable, Optional, Sequence
 
 from strgm.errors import MissingDependencyError, OptionError, StrgmError
 
-__all__ = ["CONNECT_TIMEOUT", "INSTALL", "SchedulerSpec", "Scattered", "TaskPool", "open_pool",
-           "parse_scheduler", "require_dask"]
+__all__ = ["CONNECT_TIMEOUT", "INSTALL", "SchedulerSpec", "Scattered", "TaskPool",
+           "open_pool", "parse_scheduler", "require_dask"]
 
 #: Seconds to wait for a scheduler address to answer before giving up.
 CONNECT_TIMEOUT = 5.0

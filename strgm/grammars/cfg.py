@@ -156,7 +156,7 @@ class Grammar:
         :meth:`probabilities`) of the first ``max_lhs`` left-hand sides, start first."""
         theta = self.probabilities()
         lhs = [self.start] + [a for a in self.nonterminals if a != self.start][:max_lhs - 1]
-        rows, more = [], []
+        rows = []
         for a in lhs:
             idx = np.flatnonzero(self.lhs_index == self.nt_index[a])
             top = idx[np.argsort(-theta[idx], kind="stable")[:max_rules]]
