@@ -49,6 +49,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -77,14 +79,19 @@ def _strgm(args: list) -> tuple:
     return time.perf_counter() - t0, usage.ru_utime + usage.ru_stime
 
 
-def bench_files(workers: int, method: str, data: Path) -> dict:
-    """``strgm infer DIR`` serial and with ``--scheduler local:workers``."""
+def bench_files(workers: int, method: str, data: Path, reps: int = 3) -> dict:
+    """``strgm infer DIR`` serial and with ``--scheduler local:workers``, alternately
+    ``reps`` times (medians: the machine's speed drifts between runs)."""
     with tempfile.TemporaryDirectory() as tmp:
         serial_json, dist_json = os.path.join(tmp, "s.json"), os.path.join(tmp, "d.json")
         common = ["infer", str(data), "--method", method, "--quiet"]
-        t_serial, c_serial = _strgm(common + ["--json", serial_json])
-        t_dist, c_dist = _strgm(common + ["--json", dist_json, "--scheduler",
-                                          f"local:{workers}"])
+        runs = []
+        for _ in range(reps):
+            runs.append(_strgm(common + ["--json", serial_json])
+                        + _strgm(common + ["--json", dist_json, "--scheduler",
+                                           f"local:{workers}"]))
+        t_serial, c_serial, t_dist, c_dist = (float(np.median([r[i] for r in runs]))
+                                              for i in range(4))
         t_one, _ = _strgm(common + ["--scheduler", "local:1"])  # overhead alone
         s, d = (json.loads(Path(p).read_text()) for p in (serial_json, dist_json))
     same = all(a["result"]["morphemes"] == b["result"]["morphemes"]
@@ -95,7 +102,9 @@ def bench_files(workers: int, method: str, data: Path) -> dict:
             "task_seconds": times, "result_bytes": record_bytes,
             "serial_seconds": t_serial, "distributed_seconds": t_dist,
             "serial_cpu_seconds": c_serial, "distributed_cpu_seconds": c_dist,
-            "one_worker_seconds": t_one,
+            "one_worker_seconds": t_one, "reps": reps,
+            "serial_seconds_all": [r[0] for r in runs],
+            "distributed_seconds_all": [r[2] for r in runs],
             "speedup": t_serial / t_dist, "same_beliefs": same}
 
 
@@ -237,7 +246,12 @@ def markdown(res: dict) -> str:
              f"## Many files: `strgm infer` over the {len(f['files'])} textbook problems "
              f"(--method {f['method']})", "",
              f"serial {f['serial_seconds']:.1f} s, local:{m['workers']} "
-             f"{f['distributed_seconds']:.1f} s: speed-up **{f['speedup']:.2f}×**; same "
+             f"{f['distributed_seconds']:.1f} s"
+             + (f" (medians of {f['reps']} alternating runs: serial "
+                + ", ".join(f"{t:.1f}" for t in f["serial_seconds_all"]) + f"; local:"
+                f"{m['workers']} " + ", ".join(f"{t:.1f}" for t in f["distributed_seconds_all"])
+                + ")" if f.get("reps", 1) > 1 else "")
+             + f": speed-up **{f['speedup']:.2f}×**; same "
              f"beliefs: {f['same_beliefs']}. CPU seconds (with the workers'): serial "
              f"{f['serial_cpu_seconds']:.1f}, local:{m['workers']} "
              f"{f['distributed_cpu_seconds']:.1f}, i.e. "
@@ -307,6 +321,8 @@ def main(argv=None) -> int:
     ap.add_argument("--em-iters", type=int, default=2)
     ap.add_argument("--bandwidth", type=float, default=1e8)
     ap.add_argument("--data", type=Path, default=DATA, help="the textbook problems")
+    ap.add_argument("--reps", type=int, default=3, help="alternating runs of the files "
+                                                        "benchmark (medians)")
     a = ap.parse_args(argv)
     t_all = time.perf_counter()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
@@ -315,7 +331,7 @@ def main(argv=None) -> int:
             "workers": a.workers, "max_words": a.max_words, "bandwidth": a.bandwidth,
             "command": "python benchmarks/distributed_speedup.py " + " ".join(
                 argv if argv is not None else sys.argv[1:])}
-    files = bench_files(a.workers, a.method, a.data)
+    files = bench_files(a.workers, a.method, a.data, a.reps)
     print(json.dumps(files), flush=True)
     em_r = bench_em(a.workers, a.max_words, a.em_iters)
     print(json.dumps({k: v for k, v in em_r.items() if not isinstance(v, list)}), flush=True)
