@@ -45,12 +45,14 @@ class ChainsResult:
     summary: dict | None = None
 
 
-def _columns(trace: list) -> dict:
+def trace_columns(trace: list) -> dict:
+    """Trace rows as columns of numpy arrays (what a chain task returns)."""
     keys = list(trace[0]) if trace else []
     return {k: np.array([r.get(k, np.nan) for r in trace]) for k in keys}
 
 
-def _rows(cols: dict) -> list:
+def trace_rows(cols: dict) -> list:
+    """The rows of :func:`trace_columns`' columns."""
     keys = list(cols)
     return [dict(zip(keys, vals)) for vals in zip(*(cols[k].tolist() for k in keys))]
 
@@ -72,7 +74,7 @@ def run_chain(task: dict, problem: dict) -> dict:
     state = k.init(task["seed"])
     res = run(k, state, task["iters"], burn_in=task["burn_in"], eval_every=1, heldout=held)
     st = res.state
-    return {"theta": res.theta_mean, "trace": _columns(res.trace),
+    return {"theta": res.theta_mean, "trace": trace_columns(res.trace),
             "accepted": np.array([st.accepted, st.proposed], dtype=np.int64),
             "unparsable": np.array([i for i, t in enumerate(state.trees) if t is None],
                                    dtype=np.int64)}
@@ -100,7 +102,7 @@ def run_chains(pool, method: str, grammar, corpus, *, chains: int, seed: int = 0
              for c in range(chains)]
     out = pool.map(run_chain, tasks, problem, key="strgm-chain")
     pool.release(problem)
-    traces = [_rows(o["trace"]) for o in out]
+    traces = [trace_rows(o["trace"]) for o in out]
     thetas = [np.asarray(o["theta"]) for o in out]
     acc = [float(a / p) if p else float("nan") for a, p in (o["accepted"] for o in out)]
     kept = [[r[QUANTITY] for r in t if r["iteration"] > burn_in] for t in traces]

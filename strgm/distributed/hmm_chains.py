@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from strgm.distributed.chains import trace_columns, trace_rows
 from strgm.distributed.diagnostics import chain_summary
 from strgm.validate import check_int
 
@@ -67,8 +68,7 @@ def run_hmm_chain(task: dict, problem: dict) -> dict:
         warnings.simplefilter("always")
         state = run_chain(kernel, kernel.init(task["seed"]), task["iters"],
                           task["burn_in"], task["thin"])
-    keys = list(state.trace[0]) if state.trace else []
-    trace = {k: np.array([r.get(k, np.nan) for r in state.trace]) for k in keys}
+    trace = trace_columns(state.trace)
     kept = state.samples or [_sample_record(hmm_of_state(state, kernel.settings,
                                                          kernel.emissions))]
     samples = [{"p0": np.asarray(s["p0"]), "P": np.asarray(s["P"]),
@@ -95,11 +95,7 @@ def run_hmm_chains(pool, kernel, *, chains: int, seed: int, iters: int, burn_in:
              for c in range(chains)]
     out = pool.map(run_hmm_chain, tasks, problem, key="strgm-hmm-chain")
     pool.release(problem)
-    traces = []
-    for o in out:
-        keys = list(o["trace"])
-        traces.append([dict(zip(keys, vals))
-                       for vals in zip(*(o["trace"][k].tolist() for k in keys))])
+    traces = [trace_rows(o["trace"]) for o in out]
     kept = [[r[QUANTITY] for r in t if r["iteration"] > burn_in] for t in traces]
     summary = chain_summary(np.array(kept), QUANTITY) if kept and len(kept[0]) >= 4 \
         else None

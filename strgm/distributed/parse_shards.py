@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from strgm.distributed.pcfg_shards import SHARDS_PER_WORKER, compiled, decode_corpus, \
-    decode_grammar, encode_corpus, encode_grammar, shard_indices
+from strgm.distributed.pcfg_shards import compiled, corpus_shards, decode_corpus, \
+    decode_grammar
 
 __all__ = ["parse_shard", "sharded_parse"]
 
@@ -36,13 +36,9 @@ def parse_shard(shard: dict, grammar: dict, decode: str) -> dict:
 def sharded_parse(pool, g, words, mapped, decode: str, max_memory=None) -> list:
     """The lines :func:`strgm.grammars.corpus_parse.parse_lines` gives for ``words``
     (decoded as ``mapped``), computed shard by shard on ``pool``."""
-    arrays = encode_grammar(g, max_memory)
-    symbols = {str(s): i for i, s in enumerate(arrays["symbols"])}
-    shards = []
-    for idx in shard_indices([len(s) for s in mapped], SHARDS_PER_WORKER * pool.n_workers):
-        shard = encode_corpus(mapped, idx, symbols)
-        shard["words"] = np.array([" ".join(words[i]) for i in idx], dtype=str)
-        shards.append(shard)
+    arrays, shards = corpus_shards(pool, g, mapped, max_memory)
+    for shard in shards:
+        shard["words"] = np.array([" ".join(words[i]) for i in shard["idx"]], dtype=str)
     grammar = pool.scatter(arrays)
     parts = pool.map(parse_shard, shards, grammar, decode, key="strgm-parse")
     out: list = [None] * len(words)

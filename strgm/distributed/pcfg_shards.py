@@ -33,7 +33,7 @@ from strgm.grammars.cfg import Grammar, Rule, compile_grammar
 from strgm.grammars.chart import CorpusCounts, corpus_inside_outside
 from strgm.grammars.estimator_kernels import EMKernel, MAPKernel, VBKernel
 
-__all__ = ["ShardedEStep", "SHARDED_METHODS", "decode_corpus", "decode_grammar",
+__all__ = ["ShardedEStep", "SHARDED_METHODS", "corpus_shards", "decode_corpus", "decode_grammar",
            "encode_corpus", "encode_grammar", "shard_estep", "shard_indices", "sharded_kernel"]
 
 #: Estimators whose E-step is one inside–outside pass under a fixed θ.
@@ -121,6 +121,18 @@ def decode_corpus(shard: dict, symbols: list) -> list:
     return [tuple(sym[t] for t in toks[e - n:e]) for e, n in zip(ends, shard["lengths"])]
 
 
+def corpus_shards(pool, g: Grammar, sentences, max_chart_bytes=None, n_shards=None
+                  ) -> tuple:
+    """(grammar arrays, shards): :func:`encode_grammar` of ``g`` and the sentences cut by
+    :func:`shard_indices` into ``n_shards`` (default SHARDS_PER_WORKER per worker of
+    ``pool``), each encoded by :func:`encode_corpus`."""
+    arrays = encode_grammar(g, max_chart_bytes)
+    symbols = {str(s): i for i, s in enumerate(arrays["symbols"])}
+    n_shards = n_shards or SHARDS_PER_WORKER * pool.n_workers
+    return arrays, [encode_corpus(sentences, idx, symbols)
+                    for idx in shard_indices([len(s) for s in sentences], n_shards)]
+
+
 def shard_estep(shard: dict, grammar: dict, theta: np.ndarray):
     """One task: (log P(w_i | θ) of the shard's sentences, their summed expected counts)."""
     cg = compiled(grammar)
@@ -137,11 +149,8 @@ class ShardedEStep:
         self.pool = pool
         self.n = len(sentences)
         self.n_rules = len(cg.grammar.rules)
-        arrays = encode_grammar(cg.grammar, cg.max_chart_bytes)
-        symbols = {str(s): i for i, s in enumerate(arrays["symbols"])}
-        n_shards = n_shards or SHARDS_PER_WORKER * pool.n_workers
-        self.shards = [encode_corpus(sentences, idx, symbols)
-                       for idx in shard_indices([len(s) for s in sentences], n_shards)]
+        arrays, self.shards = corpus_shards(pool, cg.grammar, sentences,
+                                            cg.max_chart_bytes, n_shards)
         self.grammar = pool.scatter(arrays)
         self.grammar_bytes = sum(v.nbytes for v in arrays.values())
 

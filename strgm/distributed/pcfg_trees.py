@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from strgm.distributed.pcfg_shards import SHARDS_PER_WORKER, compiled, decode_corpus, \
-    encode_corpus, encode_grammar, shard_indices
+from strgm.distributed.pcfg_shards import compiled, corpus_shards, decode_corpus
 
 __all__ = ["ShardedTrees", "shard_trees"]
 
@@ -45,12 +44,8 @@ class ShardedTrees:
 
     def __init__(self, pool, kernel, n_shards=None):
         self.pool, self.batch_size = pool, kernel.batch_size
-        arrays = encode_grammar(kernel.cg.grammar, kernel.cg.max_chart_bytes)
-        symbols = {str(s): i for i, s in enumerate(arrays["symbols"])}
-        n_shards = n_shards or SHARDS_PER_WORKER * pool.n_workers
-        corpus = kernel.corpus
-        self.shards = [encode_corpus(corpus, idx, symbols)
-                       for idx in shard_indices([len(s) for s in corpus], n_shards)]
+        arrays, self.shards = corpus_shards(pool, kernel.cg.grammar, kernel.corpus,
+                                            kernel.cg.max_chart_bytes, n_shards)
         self.grammar = pool.scatter(arrays)
 
     def __call__(self, theta, base: int, idx) -> dict:
