@@ -17,6 +17,7 @@ from strgm.validate import float_arg, int_arg
 #: the defaults of :func:`strgm.models.rule_phonology.train_rule_phonology` (a test
 #: keeps them equal)
 WORD_COST, UR_COST, MAX_RULES, WINDOW, BEAM_WORDS = 4.0, 1.0, 12, 2, 200
+WIDE_BEAM_WORDS = 25
 
 
 def add_subparser(sub) -> None:
@@ -40,8 +41,9 @@ def add_subparser(sub) -> None:
     p.add_argument("--max-rules", type=int_arg(0), default=None, metavar="N",
                    help=f"longest cascade (default: {MAX_RULES})")
     p.add_argument("--beam", type=int_arg(1), default=None, metavar="B",
-                   help="grammars kept per step of the search; 1 is greedy (default: 2 "
-                        f"up to {BEAM_WORDS} training words, 1 above)")
+                   help="grammars kept per step of the search; 1 is greedy (default: 4 "
+                        f"up to {WIDE_BEAM_WORDS} training words, 2 up to {BEAM_WORDS}, "
+                        "1 above)")
     p.add_argument("--window", type=int_arg(1, 2), default=None, metavar="W",
                    help="how far a rule's context reaches on each side: 1 (the "
                         f"neighbour) or 2 (also the segment beyond; default: {WINDOW})")

@@ -21,6 +21,17 @@ a chain of suffixes, each vowel agreeing with the one it just produced. With
 on the output, applied right to left (``direction="rtl"``, right context
 ``(Σ − tier)* · R``), as in regressive height harmony (Kikuria /siik-er-a/ → seekera).
 
+A *spread* rule (``spread``: triples (x, c, y)) is feature-copying assimilation,
+``[nasal] → [α place] / _[α place]``: x becomes y when its neighbour on ``spread_side``
+is c (y is x with the spread features of c), read on the rule's input like a
+simultaneous rule. The neighbour classes are in the triples; a rule reading its right
+neighbour may also have a left context (``#[nasal] → [α place] / _[α place]``: Zoque's
+prefix nasal assimilates, a root's [nɡ] does not), the only other context allowed.
+Its transducer is built directly (:func:`_spread_fst`): for a right neighbour a
+one-segment delay (the state is the pending input segment and whether the one before
+it is in the left context), for a left one the state is the previous input segment —
+O(n) states, O(n²) arcs.
+
 Batch application (:func:`apply_rule`): the words are rows of an integer matrix
 ``[EDGE, x_1 … x_n, EDGE, 0 …]`` (0 pads). Substitution and deletion are one vectorised
 look-up over all positions (then a stable compaction for deletions), insertion a scatter
@@ -47,7 +58,9 @@ class SegmentRule:
     for a deletion; ``insert``: the inserted label (then ``mapping`` is empty); ``left``
     / ``right``: frozensets of labels (may hold :data:`EDGE`) or None; ``left2`` /
     ``right2``: the same for the segment beyond (substitutions and deletions only, and
-    only beside a ``left`` / ``right`` without the edge); ``text``: notation."""
+    only beside a ``left`` / ``right`` without the edge); ``spread``: ((x, c, y), ...)
+    for an assimilation read from the neighbour on ``spread_side`` (then nothing
+    else is set); ``text``: notation."""
 
     mapping: tuple = ()
     insert: int = 0
@@ -58,14 +71,30 @@ class SegmentRule:
     tier_side: str = "left"
     left2: Optional[frozenset] = None
     right2: Optional[frozenset] = None
+    spread: tuple = ()
+    spread_side: str = "right"
 
     def __post_init__(self):
+        if self.spread and (self.mapping or self.insert or self.tier is not None
+                            or any(c is not None for c in (self.right, self.left2,
+                                                           self.right2))
+                            or (self.left is not None and self.spread_side == "left")):
+            raise ValueError(f"rule {self.text!r}: a spread rule has no other change, "
+                             "and no other context than a left one (when it reads its "
+                             "right neighbour)")
+        if self.spread_side not in ("left", "right"):
+            raise ValueError(f"rule {self.text!r}: spread_side {self.spread_side!r} is "
+                             "not 'left' or 'right'")
         for far, near in ((self.left2, self.left), (self.right2, self.right)):
             if far is not None and (self.insert or self.tier is not None or near is None
                                     or EDGE in near):
                 raise ValueError(f"rule {self.text!r}: a context of width 2 needs a "
                                  "substitution or deletion and a neighbour class that "
                                  "is not the word edge")
+
+    def targets(self) -> list:
+        """The labels the rule can rewrite (none for an insertion)."""
+        return sorted({t[0] for t in self.spread} | {x for x, _ in self.mapping})
 
 
 def pack(words: Sequence[Sequence[int]], n: int) -> np.ndarray:
@@ -95,6 +124,8 @@ def _context(ctx: Optional[frozenset], n: int) -> np.ndarray:
 
 def apply_rule(rule: SegmentRule, mat: np.ndarray, n: int) -> np.ndarray:
     """The rows of ``mat`` (:func:`pack`) after ``rule``, a new matrix."""
+    if rule.spread:
+        return _spread(rule, mat, n)
     left, right = _context(rule.left, n), _context(rule.right, n)
     if rule.tier is not None and rule.tier_side == "right":
         return _tier_rtl(rule, left, right, mat, n)
@@ -114,6 +145,27 @@ def apply_rule(rule: SegmentRule, mat: np.ndarray, n: int) -> np.ndarray:
     if (table[mid][hit] == 0).any():  # deletions: move the holes to the end of the row
         order = np.argsort(out == 0, axis=1, kind="stable")
         out = np.take_along_axis(out, order, axis=1)
+    return out
+
+
+def _spread_table(rule: SegmentRule, n: int) -> np.ndarray:
+    """table[x, c]: what x becomes beside c (−1: unchanged), labels 0..n+1."""
+    table = np.full((n + 2, n + 2), -1, dtype=np.int64)
+    for x, c, y in rule.spread:
+        table[x, c] = y
+    return table
+
+
+def _spread(rule: SegmentRule, mat: np.ndarray, n: int) -> np.ndarray:
+    """A spread rule on every inner column at once, reading the input neighbours."""
+    mid = mat[:, 1:-1]
+    new = _spread_table(rule, n)[mid, mat[:, 2:] if rule.spread_side == "right"
+                                 else mat[:, :-2]]
+    hit = (new >= 0) & _context(rule.left, n)[mat[:, :-2]]
+    if not hit.any():
+        return mat
+    out = mat.copy()
+    out[:, 1:-1] = np.where(hit, new, mid)
     return out
 
 
@@ -235,12 +287,50 @@ def _tau(rule: SegmentRule) -> pynini.Fst:
     return f
 
 
+def _spread_fst(rule: SegmentRule, n: int) -> pynini.Fst:
+    """A spread rule as a transducer over labels 1..n (module docstring): for a right
+    neighbour, state (b, p) holds the pending input p and whether the input before it
+    is in the left context (b), p is emitted on the next input c as table[p, c] (if
+    b; else p) and by an ε-input arc at the end; for a left neighbour, state c is the
+    previous input and x is emitted at once as table[x, c] (or x)."""
+    table = _spread_table(rule, n)
+    out = lambda x, c: int(table[x, c]) if table[x, c] >= 0 else x  # noqa: E731
+    f = pynini.Fst(arc_type="standard")
+    one = pynini.Weight.one("tropical")
+    start = f.add_state()
+    f.set_start(start)
+    f.set_final(start)
+    if rule.spread_side == "right":
+        ok = _context(rule.left, n)
+        state = {(b, p): f.add_state() for b in (False, True) for p in range(1, n + 1)}
+        end = f.add_state()
+        f.set_final(end)
+        for (b, p), q in state.items():
+            f.add_arc(q, pynini.Arc(0, p, one, end))
+            for c in range(1, n + 1):
+                f.add_arc(q, pynini.Arc(c, out(p, c) if b else p, one,
+                                        state[(bool(ok[p]), c)]))
+        for p in range(1, n + 1):
+            f.add_arc(start, pynini.Arc(p, 0, one, state[(bool(ok[n + 1]), p)]))
+        return f
+    state = {a: f.add_state() for a in range(1, n + 1)}
+    for x in range(1, n + 1):
+        f.set_final(state[x])
+        f.add_arc(start, pynini.Arc(x, x, one, state[x]))
+        for c in range(1, n + 1):
+            f.add_arc(state[c], pynini.Arc(x, out(x, c), one, state[x]))
+    return f
+
+
 def rules_fst(rules: Sequence[SegmentRule], n: int) -> pynini.Fst:
     """The cascade as one unweighted transducer over labels 1..n (tropical; compose
     with a string acceptor and read the single output path)."""
     sigma = sigma_star_std(n)
     out = sigma.copy()
     for rule in rules:
+        if rule.spread:
+            out = pynini.compose(out, _spread_fst(rule, n)).optimize()
+            continue
         skip = None if rule.tier is None else set(range(1, n + 1)) - set(rule.tier)
         on_right = rule.tier_side == "right"
         left = _context_fsa(rule.left, True, None if on_right else skip)

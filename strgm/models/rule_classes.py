@@ -8,6 +8,11 @@ A *feature change* (x → y) is the set of features whose values differ between 
 applied to another segment c it gives the segment whose bundle is c's with those values,
 if the alphabet has one.
 
+*Assimilation* (:meth:`SegmentFeatures.assimilate`): x takes a group of features of
+a neighbour c (:data:`SPREAD_FEATURES`: place with [ant], voice, back, round, high,
+low), the ``[α F]`` of textbook rules. Palatals count as [−ant] coronals for place
+(the IPA table gives ɲ the place ``pal`` and ʧ the place ``cor``; Zoque /n+ʧ/ → [ɲʧ]).
+
 Costs (the description length, in feature units, of :mod:`strgm.models.rule_search`):
 a class costs its number of predicates, a single segment :data:`SEGMENT_COST`.
 Enumeration: O(P²·n) for P feature predicates and n segments.
@@ -28,6 +33,9 @@ _CONTINUANT = {"fric", "lat", "rhot", "glide"}
 #: coronals behind the alveolar ridge: [−anterior] (the IPA table of
 #: :mod:`strgm.models.ipa_features` gives s and ʃ the same bundle otherwise)
 _POSTERIOR = set("ʃʒʧʤɕʑʨʥ")
+#: the feature groups an assimilation rule copies, by the name it is written with
+SPREAD_FEATURES = {"place": ("place", "ant"), "voice": ("voice",), "back": ("back",),
+                   "round": ("round",), "high": ("high",), "low": ("low",)}
 #: the description length of naming one segment (about three features)
 SEGMENT_COST = 3.0
 
@@ -113,8 +121,24 @@ class SegmentFeatures:
         alphabet has none, or if it is ``label`` itself)."""
         b = dict(self.bundles[label - 1])
         b.update(change)
-        out = self._by_bundle.get(tuple(sorted(b.items(), key=str)))
+        out = self._lookup(b)
         return None if out == label else out
+
+    def assimilate(self, x: int, c: int, name: str) -> Optional[int]:
+        """The segment x becomes by taking the features ``SPREAD_FEATURES[name]`` of c
+        (module docstring); None if the alphabet has none, or if it is x itself."""
+        b, bc = dict(self.bundles[x - 1]), self.bundles[c - 1]
+        b.update((f, bc[f]) for f in SPREAD_FEATURES[name])
+        out = self._lookup(b)
+        if out is None and name == "place":
+            if (bc["place"], bc["ant"]) == ("cor", False):
+                out = self._lookup({**b, "place": "pal", "ant": None})
+            elif bc["place"] == "pal":
+                out = self._lookup({**b, "place": "cor", "ant": False})
+        return None if out == x else out
+
+    def _lookup(self, bundle: dict) -> Optional[int]:
+        return self._by_bundle.get(tuple(sorted(bundle.items(), key=str)))
 
     def change_text(self, change: tuple) -> str:
         """The changed values that are written (a feature that stops applying, such as

@@ -3,11 +3,21 @@
 
 Candidates for each morpheme, best first, at most ``k`` (:func:`rule_candidates`): the
 URs given in ``extra`` (none by default; e.g. a trained edit phonology's k-best), then
-the morpheme's surface allomorphs in the training words, most frequent first, then the
-untrained copy model's 2-best URs (:func:`strgm.models.baselines.surface_allomorphs`).
+the morpheme's surface allomorphs in the training words, most frequent first, then — for
+a morpheme in one training word — its *residues* (:func:`residues`: what is left of the
+word once the other morphemes' forms are cut off its edges), then the untrained copy
+model's 2-best URs (:func:`strgm.models.baselines.surface_allomorphs`). The empty UR of
+a morpheme with a non-empty allomorph or residue comes last (at place k): the search
+starts from the first candidates, and no rule can tell an empty prefix's words from the
+bare root's (Zoque 3rd person /N-/ + [disko] against [disko]).
+
 Choosing among allomorphs is the classical "the UR is one of the surface alternants"
 restriction; an allomorph cut from a suffixed form (/rob/ from [robi]) is what lets the
-search move a UR off the surface of the bare form ([rop]).
+search move a UR off the surface of the bare form ([rop]). A residue is what lets a root
+seen only after a prefix shed a segment the cut gave it: Zoque [ndisko] cut as ∅ +
+ndisko, with the prefix's other form /n/, leaves /disko/. (Residues of morphemes in
+many words were mostly mis-cut junk, Polish plural /-pi/, that doubled the rows the
+search scores.)
 
 Prediction (:meth:`RuleRun.predictions`) is deterministic: the held-out word's URs
 concatenated and rewritten by the cascade; :meth:`RuleRun.heldout_forms` lists the other
@@ -19,7 +29,9 @@ makes the cascade the factor graph's phonology.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
+from itertools import product
 from typing import Optional, Sequence
 
 import pynini
@@ -114,19 +126,50 @@ def rule_candidates(paradigm, heldout: Sequence[str], extra: Optional[dict] = No
     tell = None if progress is None else \
         (lambda msg: progress(tagged(msg, "rule search, UR candidates")))
     alphabet, _, allo, kbest = surface_allomorphs(paradigm, heldout, progress=tell)
+    words = [(e.morphemes, tuple(alphabet.encode(e.segments)))
+             for e in split(paradigm, set(heldout)).observed]
+    rest = residues(words, {m: Counter({**{tuple(u): 0 for u in kbest.get(m, [])},
+                                           **{tuple(a): c for a, c in allo[m].items()}})
+                            for m in allo})
     out = {}
     for m in allo:
         cands: list = []
         for u in (extra or {}).get(m, []):
             cands.append(tuple(alphabet.encode(u)))
         cands += [tuple(a) for a, _ in allo[m].most_common()]
+        if sum(allo[m].values()) == 1:  # one word: its one cut may be wrong
+            cands += [u for u, _ in rest.get(m, Counter()).most_common()]
         cands += [tuple(u) for u in kbest.get(m, [])]
         seen: list = []
         for c in cands:
             if c not in seen:
                 seen.append(c)
+        if (any(allo[m]) or m in rest) and () in seen[:-1]:
+            seen.remove(())  # an affix that surfaces: its empty piece is tried last
+            seen.insert(k - 1, ())
         out[m] = seen[:k]
     return alphabet, out
+
+
+def residues(words: Sequence, allo: dict, top: int = 2) -> dict:
+    """morpheme → Counter of the non-empty pieces left of a training word (``words``:
+    [(morphemes, surface labels)]) when, for some choice among the other morphemes'
+    ``top`` most frequent forms (``allo``: morpheme → Counter of forms; the candidate
+    lists give their allomorphs and the copy model's URs), those before it
+    are a prefix of the word and those after it a suffix. Cost: O(words × top^(k−1))
+    for words of k morphemes."""
+    out: dict = {}
+    for ms, surface in words:
+        opts = [[tuple(a) for a, _ in allo[m].most_common(top)] or [()] for m in ms]
+        for i, m in enumerate(ms):
+            for combo in product(*(opts[:i] + opts[i + 1:])):
+                pre = tuple(a for u in combo[:i] for a in u)
+                suf = tuple(a for u in combo[i:] for a in u)
+                if len(pre) + len(suf) < len(surface) and surface[:len(pre)] == pre \
+                        and surface[len(surface) - len(suf):] == suf:
+                    out.setdefault(m, Counter())[
+                        surface[len(pre):len(surface) - len(suf)]] += 1
+    return out
 
 
 def train_rule_phonology(paradigm, heldout: Sequence[str] = (), *,
@@ -194,7 +237,9 @@ def grammar_to_dict(g: RuleGrammar) -> dict:
                        "insert": sym(r.insert) if r.insert else "",
                        "left": ctx(r.left), "right": ctx(r.right), "tier": ctx(r.tier),
                        "tier_side": r.tier_side, "left2": ctx(r.left2),
-                       "right2": ctx(r.right2)}
+                       "right2": ctx(r.right2),
+                       "spread": [[sym(x), sym(c), sym(y)] for x, c, y in r.spread],
+                       "spread_side": r.spread_side}
                       for r in g.rules],
             "train_correct": g.train_correct, "train_words": g.train_words,
             "description_length": g.description_length, "history": g.history}
@@ -220,7 +265,9 @@ def grammar_from_dict(d: dict, path: str = "<dict>") -> RuleGrammar:
                              lab[r["insert"]] if r["insert"] else 0, ctx(r["left"]),
                              ctx(r["right"]), str(r["text"]), ctx(r["tier"]),
                              _side(r.get("tier_side", "left")), ctx(r.get("left2")),
-                             ctx(r.get("right2")))
+                             ctx(r.get("right2")),
+                             tuple(tuple(lab[a] for a in t) for t in r.get("spread", [])),
+                             _side(r.get("spread_side", "right")))
                  for r in d["rules"]]
         urs = {str(m): tuple(lab[a] for a in u) for m, u in d["underlying_forms"].items()}
         return RuleGrammar(symbols, urs, rules, int(d["train_correct"]),

@@ -6,7 +6,9 @@ x→∅, ∅→y with their neighbours propose rules (:func:`_proposals`): the t
 alone or a natural class containing x with the same feature change
 (:mod:`strgm.models.rule_classes`); contexts are classes containing the neighbours, the
 neighbour and the segment beyond it (a window of 2), or for a vowel the nearest vowel
-before or after it (a tier rule). :func:`screen` scores each candidate by the search's
+before or after it (a tier rule). A substitution whose new segment agrees with a
+neighbour in a feature group it did not agree in before proposes an assimilation
+(:func:`_spread_candidates`, ``[nasal] → [α place] / _[α place]``). :func:`screen` scores each candidate by the search's
 estimate of the training words right after it and a UR step, with the rule placed first
 or last in the cascade. Cost: O(candidates × rows that can change × length).
 """
@@ -18,7 +20,7 @@ from collections import Counter
 import numpy as np
 
 from strgm.models.rule_apply import EDGE, SegmentRule, apply_rules, unpack
-from strgm.models.rule_classes import SEGMENT_COST, NaturalClass
+from strgm.models.rule_classes import SEGMENT_COST, SPREAD_FEATURES, NaturalClass
 
 _ANY = NaturalClass(frozenset(), "", 0.0)  # marker: unrestricted context
 _EDGE = NaturalClass(frozenset([EDGE]), "#", 1.0)
@@ -54,8 +56,12 @@ def _proposals(s, rows_out: np.ndarray, wrong_words: np.ndarray) -> dict:
     as "pairs", the nearest preceding and following vowels of a vowel's change:
     "tier", "tier_right", and counts of (neighbour, segment beyond): "wide_left",
     "wide_right"), from the wrong rows of the words that share a morpheme with a word of
-    ``wrong_words`` (a rule may be needed by another UR of a word that is right)."""
+    ``wrong_words`` (a rule may be needed by another UR of a word that is right).
+    Second: (spread feature, side) -> the "targets" x and "neighbours" c of the
+    substitutions x → y where y is x with that feature of its neighbour c on that side
+    (:func:`_note_spreads`)."""
     props: dict = {}
+    spreads: dict = {}
     shared = {m for i in wrong_words for m in s.words[int(i)][0]}
     near = [i for i, (ms, _) in enumerate(s.words) if shared & set(ms)]
     pick = np.flatnonzero(np.isin(s.row_word, near)
@@ -72,6 +78,8 @@ def _proposals(s, rows_out: np.ndarray, wrong_words: np.ndarray) -> dict:
                 right = o[i + 1] if i + 1 < len(o) else EDGE
                 keys = _changes(s, o[i], op[2] if op[0] == "sub" else 0)
             tiers = _tier_neighbours(s, o, i) if op[0] == "sub" else None
+            if op[0] == "sub":
+                _note_spreads(s, spreads, o[i], op[2], left, right)
             for k in keys:
                 seen = props.setdefault(k, {"left": set(), "right": set(), "tier": set(),
                                             "tier_right": set(), "pairs": set(),
@@ -85,7 +93,24 @@ def _proposals(s, rows_out: np.ndarray, wrong_words: np.ndarray) -> dict:
                     seen["tier_right"].add(tiers[1])
                 if op[0] != "ins":
                     _count_wide(seen, o, i)
-    return props
+    return props, spreads
+
+
+def _note_spreads(s, spreads: dict, x: int, y: int, left: int, right: int) -> None:
+    """Record x → y as an assimilation to its left or right neighbour, for each
+    feature group of :data:`strgm.models.rule_classes.SPREAD_FEATURES` that explains
+    it."""
+    for side, c in (("left", left), ("right", right)):
+        if c == EDGE:
+            continue
+        for name in SPREAD_FEATURES:
+            if s.sf.assimilate(x, c, name) == y:
+                seen = spreads.setdefault((name, side), {"targets": set(),
+                                                         "neighbours": set(),
+                                                         "before": set()})
+                seen["targets"].add(x)
+                seen["neighbours"].add(c)
+                seen["before"].add(left)
 
 
 def _tier_neighbours(s, o: tuple, i: int):
@@ -157,14 +182,15 @@ def screen(s, rules: list, wrong_words: np.ndarray, base: int) -> list:
     each (target, change) with every left context alone, every right context alone,
     every tier context (the nearest vowel before or after), pairs — the best five of
     each side combined, and for an insertion every pair of classes of the neighbours
-    seen around one site —, and contexts of width 2 (:func:`_wide_contexts`). Of rules
-    with the same effect on every row, only the first (cheapest, then narrowest:
-    :func:`extent`) is kept, so the exact checks go to different analyses."""
+    seen around one site —, contexts of width 2 (:func:`_wide_contexts`), and the
+    assimilations of :func:`_spread_candidates`. Of rules with the same effect on
+    every row, only the first (cheapest, then narrowest: :func:`extent`) is kept, so
+    the exact checks go to different analyses."""
     rows_out = apply_rules(rules, s.rows, s.n)
-    ok_out = s.correct(rows_out, gold=s.row_gold)
-    has_out, has_in = presence(rows_out, s.n), presence(s.rows, s.n)
     scored: dict = {}
-    for (mp, ins, text, cost), seen in _proposals(s, rows_out, wrong_words).items():
+    score_rule = _scorer(s, rules, rows_out, scored, base)
+    props, spreads = _proposals(s, rows_out, wrong_words)
+    for (mp, ins, text, cost), seen in props.items():
         def score(lc, rc, tier="", lc2=_ANY, rc2=_ANY):
             if ins and lc is _ANY and rc is _ANY:
                 return -np.inf
@@ -172,17 +198,9 @@ def screen(s, rules: list, wrong_words: np.ndarray, base: int) -> list:
                                _rule_text(text, lc, rc, tier, lc2, rc2),
                                s.vowels if tier else None, tier or "left",
                                lc2.members or None, rc2.members or None)
-            if rule not in scored:
-                rcost = cost + lc.cost + rc.cost + float(bool(tier)) + lc2.cost + \
-                    rc2.cost + float(lc2 is not _ANY) + float(rc2 is not _ANY)
-                ok_last = s.rows_ok_after(rule, rows_out, has_out, ok_out)
-                ok_first = s.rows_ok_after(rule, s.rows, has_in, ok_out, rules) \
-                    if rules else ok_last
-                est = max(s.estimate(ok_first), s.estimate(ok_last))
-                scored[rule] = (s.word_cost * (est - base) - rcost, rcost,
-                                np.packbits(ok_last).tobytes() + b"|" +
-                                np.packbits(ok_first).tobytes())
-            return scored[rule][0]
+            return score_rule(rule, cost + lc.cost + rc.cost + float(bool(tier)) +
+                              lc2.cost + rc2.cost + float(lc2 is not _ANY) +
+                              float(rc2 is not _ANY))
         for tc in _contexts(s, seen["tier"])[1:]:  # tier contexts (not unrestricted)
             score(tc, _ANY, tier="left")
         for tc in _contexts(s, seen["tier_right"])[1:]:
@@ -201,6 +219,8 @@ def screen(s, rules: list, wrong_words: np.ndarray, base: int) -> list:
             for near, far in _wide_contexts(s, seen["wide_" + side]):
                 score(near, _ANY, lc2=far) if side == "left" else \
                     score(_ANY, near, rc2=far)
+    for (name, side), seen in spreads.items():
+        _spread_candidates(s, name, side, seen, score_rule)
     ranked = sorted(((g, c, r, sig) for r, (g, c, sig) in scored.items()),
                     key=lambda t: (-t[0], t[1], extent(t[2], s.n), repr(t[2])))
     out, effects = [], set()
@@ -211,11 +231,72 @@ def screen(s, rules: list, wrong_words: np.ndarray, base: int) -> list:
     return out
 
 
+def _scorer(s, rules: list, rows_out: np.ndarray, scored: dict, base: int):
+    """score_rule(rule, cost) -> the estimated DL decrease of adding ``rule`` (first or
+    last in ``rules``; ``base`` training words right without it), memoised in ``scored`` (rule -> (gain, cost, signature of
+    the rows it gets right in either place))."""
+    ok_out = s.correct(rows_out, gold=s.row_gold)
+    has_out, has_in = presence(rows_out, s.n), presence(s.rows, s.n)
+
+    def score_rule(rule: SegmentRule, rcost: float) -> float:
+        if rule not in scored:
+            ok_last = s.rows_ok_after(rule, rows_out, has_out, ok_out)
+            ok_first = s.rows_ok_after(rule, s.rows, has_in, ok_out, rules) \
+                if rules else ok_last
+            est = max(s.estimate(ok_first), s.estimate(ok_last))
+            scored[rule] = (s.word_cost * (est - base) - rcost, rcost,
+                            np.packbits(ok_last).tobytes() + b"|" +
+                            np.packbits(ok_first).tobytes())
+        return scored[rule][0]
+    return score_rule
+
+
+def _spread_candidates(s, name: str, side: str, seen: dict, score_rule) -> None:
+    """Score assimilations ``T → [α name] / _C[α name]`` (or ``C[α name]_``) for the
+    one-predicate target classes T holding a changed segment and the neighbour
+    classes C (any segment, or one predicate) holding a neighbour it agreed with
+    (:meth:`strgm.models.rule_classes.SegmentFeatures.assimilate`): every T with any
+    neighbour, the three best T with every C, and for a right neighbour the three best
+    (T, C) with each left context L (the edge, or one predicate) holding a segment
+    seen before a target. Textbook assimilations are of this size ([nasal] → [α
+    place], [−son] → [α voice] / _[−son α voice]); wider classes would cost the search
+    more than they find. Cost: T's, 1 for the spread feature, 1 for the agreement,
+    C's, L's."""
+    sf = s.sf
+
+    def score(t, c, lc=_ANY):
+        triples = tuple((x, b, y) for x in sorted(t.members)
+                        for b in (sorted(c.members) if c.members else range(1, s.n + 1))
+                        if (y := sf.assimilate(x, b, name)) is not None)
+        if not triples:
+            return -np.inf
+        agree = f"α {name}]"
+        ctx = f"[{agree}" if c is _ANY else c.text[:-1] + f" {agree}"
+        text = f"{t.text} → [{agree} / " + (f"{lc.text}_{ctx}" if side == "right"
+                                             else f"{ctx}_")
+        return score_rule(SegmentRule(spread=triples, spread_side=side,
+                                      left=lc.members or None, text=text),
+                          t.cost + 2.0 + c.cost + lc.cost)
+
+    def small(labels):
+        return [c for c in _contexts(s, labels) if c.cost <= 1]
+    targets = [t for t in small(seen["targets"]) if t is not _ANY]
+    best = sorted(targets, key=lambda t: -score(t, _ANY))[:3]
+    pairs = sorted(((t, c) for t in best for c in small(seen["neighbours"])),
+                   key=lambda tc: -score(*tc))[:3]
+    for t, c in pairs if side == "right" else ():
+        for lc in small(seen["before"]):
+            if lc is not _ANY:
+                score(t, c, lc)
+
+
 def extent(rule: SegmentRule, n: int) -> int:
     """How many segments the rule's target and contexts admit. Among rules that do
     the same to every training row, the narrowest is kept (the subset principle: the
     most restrictive hypothesis the data allow — [+ant stop], not [+ant −cont], for
     English ə-epenthesis, whose training words have no /n+d/)."""
+    if rule.spread:
+        return len({t[0] for t in rule.spread}) + len({t[1] for t in rule.spread})
     return len(rule.mapping) + sum(n + 2 if c is None else len(c) for c in (
         rule.left, rule.right, rule.left2, rule.right2))
 

@@ -14,7 +14,9 @@ lengthens URs to spare a rule pays for it). cost(r) counts feature units
 (:mod:`strgm.models.rule_classes`): the target class, the changed features (a segment
 for an insertion, 1 for a deletion) and each context (0 when unrestricted, 1 for the
 word edge ``#``, a class's predicates; 1 more for a tier, and for each context of
-width 2). λ = ``word_cost``: a rule must fix about
+width 2); an assimilation ``T → [α F] / _C[α F]`` costs T's, 1 for F, 1 for the
+agreement and C's (``[nasal] → [α place] / _[α place]``: 3, as much as the single
+place it replaces, ``[nasal] → [lab] / _[lab]``). λ = ``word_cost``: a rule must fix about
 cost/λ more words than it breaks.
 
 Search (:func:`learn_rules`), a beam search from two starts (the first candidates, and
@@ -172,8 +174,8 @@ class _Search:
         hold a target and both contexts (``has``: rows × labels,
         :func:`strgm.models.rule_proposals.presence`) can change, so only those are
         rewritten and checked."""
-        need = has[:, [x for x, _ in rule.mapping]].any(axis=1) if rule.mapping else \
-            np.ones(len(mat), dtype=bool)
+        targets = rule.targets()
+        need = has[:, targets].any(axis=1) if targets else np.ones(len(mat), dtype=bool)
         for ctx in (rule.left, rule.right) if rule.tier is None else ():
             if ctx is not None and EDGE not in ctx:
                 need &= has[:, sorted(ctx)].any(axis=1)
@@ -219,12 +221,21 @@ def learn_rules(symbols: Sequence[str], words: Sequence, candidates: dict, *,
 
 #: the largest training set searched with a beam of 2 by default
 BEAM_WORDS = 200
+#: the largest training set searched with a beam of 4 by default
+WIDE_BEAM_WORDS = 25
 
 
 def default_beam(n_words: int) -> int:
-    """2 up to :data:`BEAM_WORDS` training words, 1 (greedy) above: a beam of 2 costs
-    about twice the greedy search, which a 300-word paradigm cannot afford within the
-    5-minute training budget of docs/architecture.md §5."""
+    """4 up to :data:`WIDE_BEAM_WORDS` training words, 2 up to :data:`BEAM_WORDS`, 1
+    (greedy) above: a beam of b costs about b times the greedy search, which a
+    300-word paradigm cannot afford within the 5-minute training budget of
+    docs/architecture.md §5. On Zoque (22 training words) a beam of 2 drops the
+    analysis whose first two rules (nasal deletion before fricatives, post-nasal
+    voicing) gain least but enable place assimilation; on Turkish (28 training words)
+    a beam of 4 took twice as long as 2 (101 against 52 s) and learned the same
+    rules."""
+    if n_words <= WIDE_BEAM_WORDS:
+        return 4
     return 2 if n_words <= BEAM_WORDS else 1
 
 

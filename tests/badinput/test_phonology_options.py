@@ -71,7 +71,8 @@ def test_search_options_with_a_saved_grammar_are_refused(tmp_path, option):
 def test_cli_defaults_are_the_librarys():
     import inspect
 
-    from strgm.cli.rules import BEAM_WORDS, MAX_RULES, UR_COST, WINDOW, WORD_COST
+    from strgm.cli.rules import (BEAM_WORDS, MAX_RULES, UR_COST, WIDE_BEAM_WORDS, WINDOW,
+                                 WORD_COST)
     from strgm.models import rule_search
     from strgm.models.rule_phonology import train_rule_phonology
 
@@ -80,6 +81,7 @@ def test_cli_defaults_are_the_librarys():
             params["window"].default, params["ur_cost"].default) == (WORD_COST, MAX_RULES,
                                                                    WINDOW, UR_COST)
     assert BEAM_WORDS == rule_search.BEAM_WORDS
+    assert WIDE_BEAM_WORDS == rule_search.WIDE_BEAM_WORDS
 
 
 @pytest.mark.parametrize("kw", [{"beam": 0}, {"beam": 1.5}, {"window": 3},

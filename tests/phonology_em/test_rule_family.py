@@ -43,6 +43,12 @@ def _random_rule(rng, kinds=("sub", "del", "ins", "tier", "tier_right", "wide"))
         return rng.choice([None, frozenset([EDGE]), frozenset(rng.sample(range(1, N + 1), 2)),
                            frozenset([EDGE, rng.randint(1, N)])])
     kind = rng.choice(kinds)
+    if kind == "spread":  # x → y beside c, read on the input (chains of targets too)
+        triples = {(rng.randint(1, N), rng.randint(1, N)) for _ in range(4)}
+        side = rng.choice(["left", "right"])
+        return SegmentRule(spread=tuple((x, c, rng.randint(1, N)) for x, c in
+                                        sorted(triples)),
+                           spread_side=side, left=ctx() if side == "right" else None)
     if kind == "wide":  # a window of 2 on one side or both
         near = lambda: frozenset(rng.sample(range(1, N + 1), 3))  # noqa: E731
         mapping = rng.choice([((1, 2), (3, 4)), ((rng.randint(1, N), 0),)])
@@ -90,6 +96,42 @@ def test_contexts_of_width_two_are_cdrewrites():
     on random words: numpy and the compiled transducer agree; reading the neighbour
     again instead of the segment beyond (an off-by-one) is caught."""
     assert _disagreements(300, seed=1, kinds=("wide",)) == 0
+
+
+def test_spread_rules_are_their_transducers():
+    """Assimilation rules (x becomes y beside c, from either side, with a left context
+    or the edge for a right one): the numpy applier and the directly built transducer
+    agree on random words, where targets are each other's neighbours (``m n k``: both
+    read the input)."""
+    assert _disagreements(300, seed=2, kinds=("spread",)) == 0
+
+
+def test_a_spread_rule_read_on_its_output_is_caught(monkeypatch):
+    """Negative control: applying a spread rule column by column, so that a target
+    reads its neighbour's *new* value, disagrees with the transducer."""
+    def sequential(rule, mat, n):
+        table = rule_apply._spread_table(rule, n)
+        out = mat.copy()
+        cols = range(mat.shape[1] - 2, 0, -1) if rule.spread_side == "right" else \
+            range(1, mat.shape[1] - 1)
+        step = 1 if rule.spread_side == "right" else -1
+        left = rule_apply._context(rule.left, n)
+        for j in cols:
+            new = np.where(left[mat[:, j - 1]], table[out[:, j], out[:, j + step]], -1)
+            out[:, j] = np.where(new >= 0, new, out[:, j])
+        return out
+    monkeypatch.setattr(rule_apply, "_spread", sequential)
+    assert _disagreements(300, seed=2, kinds=("spread",)) > 0
+
+
+def test_a_spread_rule_takes_no_other_context():
+    import pytest
+    with pytest.raises(ValueError, match="spread rule"):
+        SegmentRule(spread=((1, 2, 3),), right=frozenset([1]))
+    with pytest.raises(ValueError, match="spread rule"):
+        SegmentRule(spread=((1, 2, 3),), left=frozenset([1]), spread_side="left")
+    with pytest.raises(ValueError, match="spread_side"):
+        SegmentRule(spread=((1, 2, 3),), spread_side="up")
 
 
 def test_a_width_two_context_read_one_segment_short_is_caught(monkeypatch):
@@ -224,8 +266,9 @@ def test_harmony_through_a_chain_of_suffixes_needs_the_tier():
 
 
 def test_epenthesis_before_devoicing_is_ordered_first():
-    """English-like plural: /z/ devoices after a voiceless segment, ə is inserted
-    between sibilants — and must come first (kɪs+z → kɪsəz, not kɪsəs)."""
+    """English-like plural: /z/ devoices after a voiceless segment (or, equally good
+    on these words, assimilates in voice to it), ə is inserted between sibilants — and
+    must come first (kɪs+z → kɪsəz, not kɪsəs)."""
     def plural(w):
         if len(w) < 2:
             return w
@@ -239,7 +282,7 @@ def test_epenthesis_before_devoicing_is_ordered_first():
     held = [w for w in words if w[0][0] in ("R10", "R11", "R9") and len(w[0]) == 2]
     g = learn_rules(syms, [w for w in words if w not in held], cands)
     ins = [i for i, r in enumerate(g.rules) if r.insert]
-    dev = [i for i, r in enumerate(g.rules) if "[−voice]" in r.text]
+    dev = [i for i, r in enumerate(g.rules) if "[−voice]" in r.text or "α voice" in r.text]
     assert ins and dev and ins[0] < dev[0]
     for ms, surf in held:
         assert g.predict(ms) == "".join(syms[a - 1] for a in surf)
