@@ -155,9 +155,9 @@ def residues(words: Sequence, allo: dict, top: int = 2) -> dict:
     """morpheme → Counter of the non-empty pieces left of a training word (``words``:
     [(morphemes, surface labels)]) when, for some choice among the other morphemes'
     ``top`` most frequent forms (``allo``: morpheme → Counter of forms; the candidate
-    lists give their allomorphs and the copy model's URs), those before it
-    are a prefix of the word and those after it a suffix. Cost: O(words × top^(k−1))
-    for words of k morphemes."""
+    lists give their allomorphs and the copy model's URs), those before it are a
+    prefix of the word and those after it a suffix. Cost: O(words × top^(k−1)) for
+    words of k morphemes."""
     out: dict = {}
     for ms, surface in words:
         opts = [[tuple(a) for a, _ in allo[m].most_common(top)] or [()] for m in ms]

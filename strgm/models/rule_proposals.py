@@ -8,9 +8,9 @@ alone or a natural class containing x with the same feature change
 neighbour and the segment beyond it (a window of 2), or for a vowel the nearest vowel
 before or after it (a tier rule). A substitution whose new segment agrees with a
 neighbour in a feature group it did not agree in before proposes an assimilation
-(:func:`_spread_candidates`, ``[nasal] → [α place] / _[α place]``). :func:`screen` scores each candidate by the search's
-estimate of the training words right after it and a UR step, with the rule placed first
-or last in the cascade. Cost: O(candidates × rows that can change × length).
+(:func:`_spread_candidates`, ``[nasal] → [α place] / _[α place]``). :func:`screen`
+scores each candidate by the search's estimate of the training words right after it and
+a UR step, with the rule placed first or last in the cascade. Cost: O(candidates × rows that can change × length).
 """
 
 from __future__ import annotations
@@ -51,11 +51,11 @@ def _align(a: tuple, b: tuple) -> list:
     return ops[::-1]
 
 
-def _proposals(s, rows_out: np.ndarray, wrong_words: np.ndarray) -> dict:
-    """(mapping, insert, text, cost) -> the neighbours seen ("left", "right", both
-    as "pairs", the nearest preceding and following vowels of a vowel's change:
-    "tier", "tier_right", and counts of (neighbour, segment beyond): "wide_left",
-    "wide_right"), from the wrong rows of the words that share a morpheme with a word of
+def _proposals(s, rows_out: np.ndarray, wrong_words: np.ndarray) -> tuple:
+    """Two dicts. First: (mapping, insert, text, cost) -> the neighbours seen ("left",
+    "right", both as "pairs", the nearest preceding and following vowels of a vowel's
+    change: "tier", "tier_right", and counts of (neighbour, segment beyond):
+    "wide_left", "wide_right"), from the wrong rows of the words that share a morpheme with a word of
     ``wrong_words`` (a rule may be needed by another UR of a word that is right).
     Second: (spread feature, side) -> the "targets" x and "neighbours" c of the
     substitutions x → y where y is x with that feature of its neighbour c on that side
