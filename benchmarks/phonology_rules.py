@@ -111,8 +111,8 @@ def main():
         for s in range(a.seeds):
             if s in rows:
                 res[name].append(run_seed(para, s, rows[s]))
+                write(res, a, time.perf_counter() - t0)  # a stopped run keeps its seeds
             bar.step(f"{name} seed {s}", show=False)
-        write(res, a, time.perf_counter() - t0)
     bar.close()
 
 

@@ -51,14 +51,18 @@ def _align(a: tuple, b: tuple) -> list:
     return ops[::-1]
 
 
-def _proposals(s, rows_out: np.ndarray, wrong_words: np.ndarray) -> tuple:
-    """Two dicts. First: (mapping, insert, text, cost) -> the neighbours seen ("left",
+def _proposals(s, rules: list, rows_out: np.ndarray, wrong_words: np.ndarray) -> tuple:
+    """Three dicts. First: (mapping, insert, text, cost) -> the neighbours seen ("left",
     "right", both as "pairs", the nearest preceding and following vowels of a vowel's
     change: "tier", "tier_right", and counts of (neighbour, segment beyond):
-    "wide_left", "wide_right"), from the wrong rows of the words that share a morpheme with a word of
-    ``wrong_words`` (a rule may be needed by another UR of a word that is right).
-    Second: (spread feature, side) -> the "targets" x and "neighbours" c of the
-    substitutions x → y where y is x with that feature of its neighbour c on that side
+    "wide_left", "wide_right"), from the wrong rows of the words that share a morpheme
+    with a word of ``wrong_words`` (a rule may be needed by another UR of a word that
+    is right). Second: the same for those changes, with the neighbours read from the
+    cascade's *input* (the URs; none while the cascade is empty): a rule placed first
+    sees its context before the other rules change it (Polish raising o → u before an
+    underlying voiced consonant, which final devoicing then hides). Third: (spread
+    feature, side) -> the "targets" x and "neighbours" c of the substitutions x → y
+    where y is x with that feature of its neighbour c on that side
     (:func:`_note_spreads`)."""
     props: dict = {}
     spreads: dict = {}
@@ -67,33 +71,44 @@ def _proposals(s, rows_out: np.ndarray, wrong_words: np.ndarray) -> tuple:
     pick = np.flatnonzero(np.isin(s.row_word, near)
                           & ~s.correct(rows_out, gold=s.row_gold))
     for r, o in zip(pick, unpack(rows_out[pick], s.n)):
-        gold = s.words[int(s.row_word[r])][1]
-        for op in _align(o, tuple(gold)):
-            i = op[1]
-            left = o[i - 1] if i > 0 else EDGE
-            if op[0] == "ins":
-                right = o[i] if i < len(o) else EDGE
-                keys = [_insertion(s, op[2])]
-            else:
-                right = o[i + 1] if i + 1 < len(o) else EDGE
-                keys = _changes(s, o[i], op[2] if op[0] == "sub" else 0)
-            tiers = _tier_neighbours(s, o, i) if op[0] == "sub" else None
-            if op[0] == "sub":
-                _note_spreads(s, spreads, o[i], op[2], left, right)
-            for k in keys:
-                seen = props.setdefault(k, {"left": set(), "right": set(), "tier": set(),
-                                            "tier_right": set(), "pairs": set(),
-                                            "wide_left": Counter(),
-                                            "wide_right": Counter()})
-                seen["left"].add(left)
-                seen["right"].add(right)
-                seen["pairs"].add((left, right))
-                if tiers is not None:
-                    seen["tier"].add(tiers[0])
-                    seen["tier_right"].add(tiers[1])
-                if op[0] != "ins":
-                    _count_wide(seen, o, i)
-    return props, spreads
+        for op in _align(o, tuple(s.words[int(s.row_word[r])][1])):
+            _note_op(s, props, o, op, spreads)
+    under: dict = {}
+    for r, u in zip(pick, unpack(s.rows[pick], s.n)) if rules else ():
+        for op in _align(u, tuple(s.words[int(s.row_word[r])][1])):
+            _note_op(s, under, u, op, None, keep=props)
+    return props, under, spreads
+
+
+def _note_op(s, props: dict, o: tuple, op: tuple, spreads, keep=None) -> None:
+    """Record one edit ``op`` of row ``o`` under each of its changes' keys in
+    ``props`` (only keys already in ``keep``, if given), and as an assimilation in
+    ``spreads`` (if given)."""
+    i = op[1]
+    left = o[i - 1] if i > 0 else EDGE
+    if op[0] == "ins":
+        right = o[i] if i < len(o) else EDGE
+        keys = [_insertion(s, op[2])]
+    else:
+        right = o[i + 1] if i + 1 < len(o) else EDGE
+        keys = _changes(s, o[i], op[2] if op[0] == "sub" else 0)
+    tiers = _tier_neighbours(s, o, i) if op[0] == "sub" else None
+    if op[0] == "sub" and spreads is not None:
+        _note_spreads(s, spreads, o[i], op[2], left, right)
+    for k in keys:
+        if keep is not None and k not in keep:
+            continue
+        seen = props.setdefault(k, {"left": set(), "right": set(), "tier": set(),
+                                    "tier_right": set(), "pairs": set(),
+                                    "wide_left": Counter(), "wide_right": Counter()})
+        seen["left"].add(left)
+        seen["right"].add(right)
+        seen["pairs"].add((left, right))
+        if tiers is not None:
+            seen["tier"].add(tiers[0])
+            seen["tier_right"].add(tiers[1])
+        if op[0] != "ins":
+            _count_wide(seen, o, i)
 
 
 def _note_spreads(s, spreads: dict, x: int, y: int, left: int, right: int) -> None:
@@ -154,7 +169,7 @@ def _contexts(s, labels: set) -> list:
     return list(opts.values())
 
 
-def _wide_contexts(s, pairs: Counter, far_top: int = 2, near_top: int = 6) -> list:
+def _wide_contexts(s, pairs: Counter, far_top: int = 2, near_top: int = 12) -> list:
     """Contexts of width 2 on one side, from the (neighbour, beyond) pairs seen at
     the sites of one change: for each of the ``far_top`` cheapest beyond classes
     (the edge or one predicate) holding at least half of the sites, the
@@ -189,8 +204,8 @@ def screen(s, rules: list, wrong_words: np.ndarray, base: int) -> list:
     rows_out = apply_rules(rules, s.rows, s.n)
     scored: dict = {}
     score_rule = _scorer(s, rules, rows_out, scored, base)
-    props, spreads = _proposals(s, rows_out, wrong_words)
-    for (mp, ins, text, cost), seen in props.items():
+    props, under, spreads = _proposals(s, rules, rows_out, wrong_words)
+    for (mp, ins, text, cost), seen in list(props.items()) + list(under.items()):
         def score(lc, rc, tier="", lc2=_ANY, rc2=_ANY):
             if ins and lc is _ANY and rc is _ANY:
                 return -np.inf

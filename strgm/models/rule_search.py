@@ -28,6 +28,9 @@ the URs that fit the most words with no rule), keeping the lowest DL seen:
   screened (:mod:`strgm.models.rule_proposals`: natural-class targets, contexts of
   width 1 or 2 on each side, vowel tiers); the best ``exact_checks`` are scored
   exactly — placed first or last in the cascade, then up to ``rounds`` UR steps.
+* **Narrowing**: the best grammar's contexts are narrowed by one predicate, and rules
+  this makes redundant dropped, while that lowers the DL
+  (:mod:`strgm.models.rule_narrowing`).
 * **Beam**: every grammar in the beam takes each checked rule that lowers its DL; of
   the successors, one per set of training words got right (rivals that fix the same
   words are one analysis), the ``beam`` of lowest DL are kept. With ``beam`` = 1 this
@@ -51,6 +54,7 @@ import numpy as np
 from strgm.models.rule_apply import (EDGE, SegmentRule, apply_rule, apply_rules, pack,
                                      unpack)
 from strgm.models.rule_classes import SegmentFeatures
+from strgm.models.rule_narrowing import narrow_contexts
 from strgm.progress import tagged
 from strgm.models.rule_proposals import extent, screen
 
@@ -266,8 +270,9 @@ def _beam_search(s: "_Search", urs: dict, max_rules: int, rounds: int,
     """Rule steps from ``urs`` with no rule, keeping the ``beam`` grammars of lowest DL
     among the successors of the current ones (each successor: one rule added first or
     last, then its UR steps; only successors that lower their parent's DL), until no
-    grammar in the beam can be improved or ``max_rules`` is reached. Cost: ``beam`` ×
-    one greedy rule step per step."""
+    grammar in the beam can be improved or ``max_rules`` is reached; then the best
+    grammar's contexts are narrowed, and redundant rules dropped, while that lowers
+    its DL (:mod:`strgm.models.rule_narrowing`). Cost: ``beam`` × one greedy rule step per step."""
     right = int(s.correct(s.outputs(urs, [])).sum())
     best = _State(dict(urs), [], [], s.word_cost * (len(s.words) - right)
                   + s.lexicon(urs), n=s.n)
@@ -288,9 +293,15 @@ def _beam_search(s: "_Search", urs: dict, max_rules: int, rounds: int,
             best = states[0]
         if progress is not None:
             progress(f"{step + 1} rule(s), best {states[0].history[-1]['rule']}")
-    ok = int(s.correct(s.outputs(best.urs, best.rules)).sum())
-    return RuleGrammar(s.sf.symbols, best.urs, best.rules, ok, len(s.words),
-                       float(best.dl), best.history)
+    if progress is not None:
+        progress(f"{len(best.rules)} rule(s); narrowing their contexts")
+    cost = {h["rule"]: h["cost"] for h in best.history}
+    rules, delta, notes = narrow_contexts(s, best.urs, best.rules,
+                                          [cost[r.text] for r in best.rules])
+    history = best.history + notes
+    ok = int(s.correct(s.outputs(best.urs, rules)).sum())
+    return RuleGrammar(s.sf.symbols, best.urs, rules, ok, len(s.words),
+                       float(best.dl + delta), history)
 
 
 def _successors(s: "_Search", st: _State, rounds: int, exact_checks: int, keep: int,
