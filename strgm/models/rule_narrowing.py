@@ -97,13 +97,13 @@ def narrow_contexts(s, urs: dict, rules: list, costs=None, max_passes: int = 8,
     index = class_index(s.sf)
     rules = list(rules)
     costs = None if costs is None else list(costs)
-    wrong = int((~s.correct(s.outputs(urs, rules))).sum())
+    wrong = _wrong(s, urs, rules)
     total, notes = 0.0, []
     for _ in range(max_passes):
         best = None
         for trial, dcost, note, w in _moves(s, urs, rules, costs, index, wrong, pair_top):
             if w is None:
-                w = int((~s.correct(s.outputs(urs, trial[0]))).sum())
+                w = _wrong(s, urs, trial[0])
             delta = s.word_cost * (w - wrong) + dcost
             if delta < 0 and (best is None or delta < best[0]):
                 best = (delta, trial, w, dcost, note)
@@ -113,6 +113,11 @@ def narrow_contexts(s, urs: dict, rules: list, costs=None, max_passes: int = 8,
         notes.append({**note, "dl_decrease": -delta, "cost": dcost})
         total += delta
     return rules, total, notes
+
+
+def _wrong(s, urs: dict, rules: list) -> int:
+    """Training words the cascade ``rules`` gets wrong from ``urs``."""
+    return int((~s.correct(s.outputs(urs, rules))).sum())
 
 
 def _moves(s, urs, rules, costs, index, wrong, pair_top):
@@ -128,7 +133,7 @@ def _moves(s, urs, rules, costs, index, wrong, pair_top):
         for new, dcost in narrowings(s.sf, rule, index):
             trial = rules[:i] + [new] + rules[i + 1:]
             cs = None if costs is None else costs[:i] + [costs[i] + dcost] + costs[i + 1:]
-            w = int((~s.correct(s.outputs(urs, trial))).sum())
+            w = _wrong(s, urs, trial)
             yield (trial, cs), dcost, {"rule": new.text, "narrowed": rule.text}, w
             if costs is not None and len(rules) > 1 and w <= wrong:
                 free.append((dcost, len(free), new, trial, cs))
