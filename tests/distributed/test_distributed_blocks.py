@@ -52,6 +52,7 @@ def _same(a, b):
     assert a.trace == b.trace and _beliefs(a) == _beliefs(b)
 
 
+@pytest.mark.slow
 def test_split_e_steps_on_the_cluster_equal_the_serial_blocks(pool):
     serial = _serial()
     _same(_run(pool), serial)

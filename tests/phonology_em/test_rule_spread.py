@@ -105,6 +105,7 @@ def _place_learner(monkeypatch, spread: bool):
     return train_rule_phonology(para, ["3 R03"], beam=2)
 
 
+@pytest.mark.slow
 def test_an_assimilation_rule_reaches_a_place_no_training_word_shows(monkeypatch):
     """/n+ʧupi/ is held out, and no other stem begins with ʧ: only a rule that copies
     the place of the next segment predicts its palatal nasal [ɲ…]. The search learns
@@ -115,6 +116,7 @@ def test_an_assimilation_rule_reaches_a_place_no_training_word_shows(monkeypatch
     assert run.predictions()["3 R03"].startswith("ɲ")
 
 
+@pytest.mark.slow
 def test_without_assimilation_rules_the_unseen_place_is_missed(monkeypatch):
     """Negative control: the same search with no spread proposals learns one rule per
     place seen (labial, velar) and leaves the nasal before ʧ unassimilated."""

@@ -39,6 +39,7 @@ def test_generator_is_identifiable_and_rule_governed():
     assert sum("".join(gold[m] for m in e.morphemes) != e.surface for e in para.entries) == 8
 
 
+@pytest.mark.slow
 def test_small_synthetic_acceptance():
     r = _bench().evaluate(n_words=32, seed=1, inventory="small", em_iters=3, holdout=0.2)
     assert r["heldout"] == 6 and r["heldout_alternating"] >= 2  # the thresholds can fail
