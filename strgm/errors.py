@@ -9,7 +9,20 @@ from __future__ import annotations
 
 
 class StrgmError(Exception):
-    """Base class of every error raised on purpose by strgm."""
+    """Base class of every error raised on purpose by strgm. Every one pickles (for a
+    child process to hand it back) with its message and attributes, whatever its
+    constructor's arguments."""
+
+    def __reduce__(self):
+        return _rebuilt, (type(self), self.args, dict(self.__dict__))
+
+
+def _rebuilt(cls, args: tuple, state: dict) -> StrgmError:
+    """A pickled :class:`StrgmError` rebuilt without calling its constructor."""
+    e = cls.__new__(cls, *args)
+    e.args = args
+    e.__dict__.update(state)
+    return e
 
 
 class InputError(StrgmError, ValueError):

@@ -15,6 +15,7 @@ import sys
 from strgm.cli.common import INFERENCE_METHODS, add_limit_options, add_scheduler_option, \
     check_outputs, run_batch, scheduler_spec
 from strgm.cli.blocks import check_blocks, e_steps_in_blocks
+from strgm.cli.families import family_report, rules_beside_em
 from strgm.cli.paradigm import add_prior_option, note_unseen, resolve_prior
 from strgm.errors import OptionError
 from strgm.validate import float_arg, int_arg
@@ -74,6 +75,10 @@ def add_subparser(sub) -> None:
                         "and answer each held-out word with the rules unless they get at "
                         "least half of the training words sharing a morpheme with it wrong; "
                         "edit: the trained edit phonology alone")
+    p.add_argument("--one-core", action="store_true",
+                   help="with --family auto, learn the rules after EM in this process "
+                        "(default: beside EM on a second core when there is one; the "
+                        "results are the same)")
     p.add_argument("--quiet", action="store_true")
     add_prior_option(p, model_option=False)
     p.add_argument("--show-processes", type=int_arg(0), default=10, metavar="N",
@@ -219,30 +224,6 @@ def _reporter(prog):
     return report
 
 
-def _family_report(run, prog) -> dict:
-    """Learn the rule family on the same training words, print it and, with held-out
-    words, the per-word choice between the families
-    (:mod:`strgm.workflows.family_choice`); the same for ``--json``."""
-    from strgm.cli.rules import grammar_text, undecided_note
-    from strgm.models.rule_phonology import grammar_to_dict
-    from strgm.workflows.family_choice import choose_family
-
-    choice = choose_family(run, progress=prog)
-    prog.done()
-    print(grammar_text(choice.rules.grammar))
-    out = {"rules": grammar_to_dict(choice.rules.grammar)}
-    if choice.per_word:
-        print(f"families chosen per held-out word: exact match {choice.exact_match:.1%}   "
-              f"mean -log p(true form): {choice.mean_neg_logp:.3f} nats")
-        for key, w in choice.per_word.items():
-            print(f"  {key}  {w['predicted']}  ({w['family']})  true {w['gold']}  "
-                  f"{'✓' if w['predicted'] == w['gold'] else '✗'}"
-                  + (undecided_note(w["rules_forms"], w["rules_weights"])
-                     if w["family"] == "rules" else ""))
-        out["family_choice"] = choice.to_dict()
-    return out
-
-
 def _train(args, para, prog, prior):
     """The training workflow with the options of ``args`` and the UR prior ``prior``."""
     from strgm.workflows.training import train_paradigm
@@ -295,7 +276,8 @@ def cmd_train(args) -> int:
     note_unseen(prior, para.alphabet())
     prog = Progress(not args.quiet)  # lines every 10 s when stderr is not a terminal
     with e_steps_in_blocks(args, spec, prog):
-        run, out = _trained(args, para, prog, prior)
+        run, out = _trained(args, para, prog, prior,
+                            parallel_rules=spec is None and not args.one_core)
     if args.save:
         run.train.model.save(args.save, {"method": args.method, "l2": args.l2,
                                          "l1": args.l1, "ur_prior": out["ur_prior"]})
@@ -311,15 +293,17 @@ def cmd_train(args) -> int:
     return 0
 
 
-def _trained(args, para, prog, prior, stream=None):
+def _trained(args, para, prog, prior, stream=None, parallel_rules=False):
     """(run, JSON record) of training on ``para``: the trace, choices, processes and
-    outcome printed (warnings as lines on ``stream``, default stderr)."""
+    outcome printed (warnings as lines on ``stream``, default stderr). With
+    ``parallel_rules`` the rule family is learned beside EM on a second core."""
     from strgm.cli.common import warnings_as_lines
     from strgm.cli.report import training_text
     from strgm.models.processes import learned_processes
     from strgm.models.ur_prior import using_ur_prior
 
-    with using_ur_prior(prior), warnings_as_lines(stream):  # EM, tier screening, rules
+    with using_ur_prior(prior), warnings_as_lines(stream), \
+            rules_beside_em(args, para, prog, parallel_rules) as job:
         run = _train(args, para, prog, prior)
         prog.done()
         out = {"trace": run.train.trace, **_choices_shown(run, args),
@@ -329,7 +313,7 @@ def _trained(args, para, prog, prior, stream=None):
         print(training_text(run, processes=processes))
         if processes:
             out["processes"] = [p.to_dict() for p in processes]
-        out.update(_outcome(run, args, prog))
+        out.update(_outcome(run, args, prog, job))
     return run, out
 
 
@@ -361,7 +345,7 @@ def _train_summary(rec) -> list:
             f"{100 * h['exact_match']:.1f}%" if h else "-"]
 
 
-def _outcome(run, args, prog) -> dict:
+def _outcome(run, args, prog, job=None) -> dict:
     """Print the URs' and held-out scores, and the family choice; the same for JSON."""
     out = {}
     if run.train.result is not None:
@@ -375,5 +359,5 @@ def _outcome(run, args, prog) -> dict:
         print("held-out words not scored: the checkpoint is already past --em-iters, so no "
               "E-step ran")
     if args.family == "auto" and run.train.result is not None:
-        out.update(_family_report(run, prog))
+        out.update(family_report(run, prog, job))
     return out

@@ -21,15 +21,24 @@ family that fits the related words", kept so that a choice never hinges on p_edi
 
     choice = choose_family(train_run)        # after strgm.workflows.training
     choice.exact_match, choice.per_word["R1 PAST"]["family"]
+
+The two families are learned independently, so the rules can be learned while EM runs,
+on another core (:mod:`strgm.workflows.background`):
+
+    job = start_rule_family(paradigm, held_out_keys)  # before strgm.workflows.training
+    choice = choose_family(train_run, rules=job)
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 
+from strgm.errors import StrgmError
 from strgm.models.rule_phonology import RuleRun, train_rule_phonology
+from strgm.workflows.background import Job, start
 
 
 @dataclass
@@ -84,10 +93,30 @@ def combine(rules: RuleRun, edit_words: dict) -> FamilyChoice:
     return FamilyChoice(rules, out)
 
 
-def choose_family(run, progress=None, **rule_opts) -> FamilyChoice:
-    """Learn the rule family on ``run``'s training words (the same held-out words) and
-    combine it with ``run``'s edit phonology (a :class:`strgm.workflows.training.
-    TrainRun` with held-out scores)."""
-    rules = train_rule_phonology(run.paradigm, sorted(run.held_out), progress=progress,
-                                 **rule_opts)
-    return combine(rules, run.scores.per_word if run.scores is not None else {})
+def start_rule_family(paradigm, heldout, *, progress=None, parallel: bool = True,
+                      **rule_opts) -> Job:
+    """Start learning the rule family on the words of ``paradigm`` left after
+    ``heldout`` (word keys) with :func:`~strgm.models.rule_phonology.
+    train_rule_phonology`: in a child process on another core when ``parallel`` and
+    the machine allows (:func:`strgm.workflows.background.start`), else now. Pass the
+    job to :func:`choose_family`."""
+    return start(train_rule_phonology, paradigm, sorted(heldout), parallel=parallel,
+                 progress=progress, **rule_opts)
+
+
+def choose_family(run, progress=None, rules: Optional[Job] = None,
+                  **rule_opts) -> FamilyChoice:
+    """Combine the rule family with ``run``'s edit phonology (a :class:`strgm.
+    workflows.training.TrainRun` with held-out scores): the rules of the job ``rules``
+    (:func:`start_rule_family`, waited for with ``progress``), which must hold out
+    ``run``'s words, or else learned now on ``run``'s training words."""
+    if rules is None:
+        learned = train_rule_phonology(run.paradigm, sorted(run.held_out),
+                                       progress=progress, **rule_opts)
+    else:
+        learned = rules.result(progress)
+        if {e.key for e in learned.held_out} != {k for k, e in run.held_out.items()
+                                                  if e.surface}:
+            raise StrgmError("the rule family was learned with other held-out words "
+                             "than the edit phonology's")
+    return combine(learned, run.scores.per_word if run.scores is not None else {})

@@ -1,0 +1,49 @@
+"""``strgm train --family auto``: the rule family learned beside EM, and the per-word
+choice between the two phonology families printed (docs/architecture.md §5)."""
+
+from __future__ import annotations
+
+import contextlib
+
+
+@contextlib.contextmanager
+def rules_beside_em(args, para, prog, parallel):
+    """The rule family's job, started before EM when ``parallel`` and ``--family auto``
+    (else None), and ended on the way out if its result was never taken."""
+    if not (parallel and args.family == "auto"):
+        yield None
+        return
+    from strgm.workflows.family_choice import start_rule_family
+    from strgm.workflows.paradigm import held_out_entries
+
+    job = start_rule_family(para, held_out_entries(para, args.holdout, args.seed),
+                            progress=prog)
+    try:
+        yield job
+    finally:
+        job.cancel()
+
+
+def family_report(run, prog, job) -> dict:
+    """Learn the rule family on the same training words, print it and, with held-out
+    words, the per-word choice between the families
+    (:mod:`strgm.workflows.family_choice`; ``job``: the rules started beside EM, or
+    None); the same for ``--json``."""
+    from strgm.cli.rules import grammar_text, undecided_note
+    from strgm.models.rule_phonology import grammar_to_dict
+    from strgm.workflows.family_choice import choose_family
+
+    choice = choose_family(run, progress=prog, rules=job)
+    prog.done()
+    print(grammar_text(choice.rules.grammar))
+    out = {"rules": grammar_to_dict(choice.rules.grammar)}
+    if choice.per_word:
+        print(f"families chosen per held-out word: exact match {choice.exact_match:.1%}   "
+              f"mean -log p(true form): {choice.mean_neg_logp:.3f} nats")
+        for key, w in choice.per_word.items():
+            print(f"  {key}  {w['predicted']}  ({w['family']})  true {w['gold']}  "
+                  f"{'✓' if w['predicted'] == w['gold'] else '✗'}"
+                  + (undecided_note(w["rules_forms"], w["rules_weights"])
+                     if w["family"] == "rules" else ""))
+        out["family_choice"] = choice.to_dict()
+    return out
