@@ -2,6 +2,7 @@
 shows progress while its output goes to a file.
 
     python benchmarks/phonology_train_speed.py [--words 300] [--repeats 3] [--files F...]
+                                               [--compare-one-core]
 
 Inputs: a synthetic paradigm of ``--words`` words (``strgm.datasets.synthetic``, seed 0:
 each root bare and with 4 suffixes; vowel harmony, voicing assimilation, final devoicing) written
@@ -10,7 +11,10 @@ to a temporary TSV, plus any ``--files``. Each input is trained ``--repeats`` ti
 iterations) in a subprocess whose stdout and stderr go to files. Measured: wall seconds
 and child CPU seconds (medians), held-out exact match, and the longest gap between two
 lines appearing in the output files while the run went (polled every 0.5 s): the time a
-user watching the log sees nothing. Target: ≤ 300 s for 300 words.
+user watching the log sees nothing. Target: ≤ 300 s for 300 words. With
+``--compare-one-core`` each repeat also runs ``strgm train ... --one-core`` (the rule
+family after EM, in the same process) right after the default run, so that the two
+are measured side by side.
 Writes benchmarks/results/phonology_train_speed.{json,md,png}.
 """
 import argparse
@@ -39,14 +43,16 @@ def synthetic_file(words: int, folder: str) -> str:
     return path
 
 
-def one_run(path: str, folder: str) -> dict:
-    """Run ``strgm train`` once; wall/CPU seconds, exact match, longest silent gap."""
+def one_run(path: str, folder: str, extra: tuple = ()) -> dict:
+    """Run ``strgm train`` once (with the options ``extra``); wall/CPU seconds (the
+    child's and its own children's), exact match, longest silent gap."""
     out_p, err_p = os.path.join(folder, "out.txt"), os.path.join(folder, "err.txt")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     with open(out_p, "w") as out, open(err_p, "w") as err:
         proc = subprocess.Popen([sys.executable, "-m", "strgm.cli", "train", path,
-                                 "--holdout", "0.1", "--seed", "0"], stdout=out, stderr=err)
+                                 "--holdout", "0.1", "--seed", "0", *extra],
+                                stdout=out, stderr=err)
         size, last, gap = 0, t0, 0.0
         while proc.poll() is None:
             time.sleep(0.5)
@@ -62,22 +68,36 @@ def one_run(path: str, folder: str) -> dict:
         raise SystemExit(f"strgm train {path} failed ({proc.returncode}): "
                          + open(err_p, encoding="utf-8").read()[-500:])
     m = re.search(r"exact match: ([0-9.]+)%", text)
+    fam = re.search(r"families chosen per held-out word: exact match ([0-9.]+)%", text)
     return {"wall_seconds": wall, "cpu_seconds": (after.ru_utime - before.ru_utime)
             + (after.ru_stime - before.ru_stime),
             "exact_match": float(m.group(1)) / 100 if m else None,
+            "family_exact_match": float(fam.group(1)) / 100 if fam else None,
             "longest_silence_seconds": gap,
             "em_lines": len(re.findall(r"^EM \d+: objective", text, re.M))}
+
+
+def revision() -> str:
+    """The checked-out commit of this repository (``unknown`` outside git)."""
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, cwd=os.path.dirname(__file__)).stdout.strip() \
+            or "unknown"
+    except OSError:
+        return "unknown"
 
 
 def write(rows: list, a) -> str:
     os.makedirs(OUT, exist_ok=True)
     with open(os.path.join(OUT, "phonology_train_speed.json"), "w", encoding="utf-8") as fh:
         json.dump({"settings": {"repeats": a.repeats, "words": a.words,
+                                "revision": revision(),
                                 "command": "strgm train FILE --holdout 0.1 --seed 0",
                                 "target_seconds": TARGET_SECONDS}, "inputs": rows},
                   fh, indent=1)
     lines = ["| input | words | median wall s | median CPU s | runs (wall s) | held-out exact "
-             "| longest silence s | ≤ 300 s? |", "|---|---|---|---|---|---|---|---|"]
+             "(edit / family choice) | longest silence s | ≤ 300 s? |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         walls = [x["wall_seconds"] for x in r["runs"]]
         cpus = [x["cpu_seconds"] for x in r["runs"]]
@@ -85,12 +105,14 @@ def write(rows: list, a) -> str:
         lines.append(f"| {r['input']} | {r['words']} | {med:.1f} | "
                      f"{statistics.median(cpus):.1f} | "
                      + ", ".join(f"{w:.1f}" for w in walls)
-                     + f" | {100 * r['runs'][0]['exact_match']:.1f}% | "
+                     + f" | {100 * r['runs'][0]['exact_match']:.1f}% / "
+                     f"{100 * (r['runs'][0]['family_exact_match'] or 0):.1f}% | "
                      f"{max(x['longest_silence_seconds'] for x in r['runs']):.1f} | "
                      f"{'yes' if med <= TARGET_SECONDS else 'no'} |")
     md = ("# `strgm train` with defaults: time and progress\n\n"
           f"What was run: `python benchmarks/phonology_train_speed.py --words {a.words} "
-          f"--repeats {a.repeats}` on a 2-core machine: `strgm train FILE --holdout 0.1 "
+          f"--repeats {a.repeats}{' --compare-one-core' if a.compare_one_core else ''}` "
+          f"at {revision()} on a 2-core machine: `strgm train FILE --holdout 0.1 "
           "--seed 0` in a subprocess with stdout/stderr to files. Longest silence: the "
           "longest time no new output appeared in those files (polled every 0.5 s).\n\n"
           + "\n".join(lines) + "\n")
@@ -119,6 +141,7 @@ def main():
     ap.add_argument("--words", type=int, default=300)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--files", nargs="*", default=[])
+    ap.add_argument("--compare-one-core", action="store_true")
     a = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as folder:
@@ -126,12 +149,16 @@ def main():
         for path in inputs:
             with open(path, encoding="utf-8") as fh:
                 n = sum(1 for line in fh if line.strip() and not line.startswith("#"))
-            runs = []
+            modes = [()] + ([("--one-core",)] if a.compare_one_core else [])
+            runs: dict = {m: [] for m in modes}
             for i in range(a.repeats):
-                runs.append(one_run(path, folder))
-                print(f"{os.path.basename(path)} run {i}: {runs[-1]}", file=sys.stderr,
-                      flush=True)
-            rows.append({"input": os.path.basename(path), "words": n, "runs": runs})
+                for m in modes:  # interleaved: drifts of the machine hit both alike
+                    runs[m].append(one_run(path, folder, m))
+                    print(f"{os.path.basename(path)} {' '.join(m)} run {i}: {runs[m][-1]}",
+                          file=sys.stderr, flush=True)
+            for m in modes:
+                rows.append({"input": " ".join((os.path.basename(path),) + m), "words": n,
+                             "runs": runs[m]})
     print(write(rows, a))
 
 
