@@ -191,7 +191,7 @@ def _wide_contexts(s, pairs: Counter, far_top: int = 2, near_top: int = 12) -> l
     return out
 
 
-def screen(s, rules: list, wrong_words: np.ndarray, base: int) -> list:
+def screen(s, rules: list, wrong_words: np.ndarray, base: int, progress=None) -> list:
     """Candidate rules (gain, cost, rule) with their estimated DL decrease (the
     search's ``estimate``), placed first or last in the cascade ``rules``, best first:
     each (target, change) with every left context alone, every right context alone,
@@ -200,12 +200,16 @@ def screen(s, rules: list, wrong_words: np.ndarray, base: int) -> list:
     seen around one site —, contexts of width 2 (:func:`_wide_contexts`), and the
     assimilations of :func:`_spread_candidates`. Of rules with the same effect on
     every row, only the first (cheapest, then narrowest: :func:`extent`) is kept, so
-    the exact checks go to different analyses."""
+    the exact checks go to different analyses. ``progress``: told which change is
+    being screened."""
     rows_out = apply_rules(rules, s.rows, s.n)
     scored: dict = {}
     score_rule = _scorer(s, rules, rows_out, scored, base)
     props, under, spreads = _proposals(s, rules, rows_out, wrong_words)
-    for (mp, ins, text, cost), seen in list(props.items()) + list(under.items()):
+    changes = list(props.items()) + list(under.items())
+    for k, ((mp, ins, text, cost), seen) in enumerate(changes):
+        if progress is not None:
+            progress(f"screening change {k + 1}/{len(changes)} ({text})")
         def score(lc, rc, tier="", lc2=_ANY, rc2=_ANY):
             if ins and lc is _ANY and rc is _ANY:
                 return -np.inf

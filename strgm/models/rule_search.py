@@ -190,9 +190,10 @@ class _Search:
             out[idx] = self.correct(sub, gold=self.row_gold[idx])
         return out
 
-    def screen(self, rules: list, wrong_words: np.ndarray, base: int) -> list:
+    def screen(self, rules: list, wrong_words: np.ndarray, base: int,
+               progress=None) -> list:
         """Candidate rules, best first (:func:`strgm.models.rule_proposals.screen`)."""
-        return screen(self, rules, wrong_words, base)
+        return screen(self, rules, wrong_words, base, progress)
 
 
 def learn_rules(symbols: Sequence[str], words: Sequence, candidates: dict, *,
@@ -315,7 +316,9 @@ def _successors(s: "_Search", st: _State, rounds: int, exact_checks: int, keep: 
         return []
     s.set_urs(urs)
     out: dict = {}  # words right -> the best grammar getting exactly those right
-    screened = s.screen(rules, np.flatnonzero(~ok), base)[:exact_checks]
+    tell = None if progress is None else \
+        (lambda msg: progress(f"{len(rules)} rule(s); {msg}"))
+    screened = s.screen(rules, np.flatnonzero(~ok), base, tell)[:exact_checks]
     for i, (_, cost, rule) in enumerate(screened):
         if progress is not None:
             progress(f"{len(rules)} rule(s); scoring candidate {i + 1}/{len(screened)}")

@@ -312,3 +312,20 @@ def test_regressive_harmony_through_a_vowel_run_needs_the_right_tier():
     assert any("_…" in r.text and r.tier_side == "right" for r in g.rules)
     for ms, surf in held:
         assert g.predict(ms) == "".join(syms[a - 1] for a in surf)
+
+
+def test_the_screening_reports_each_change_it_screens():
+    """A 300-word search spent 25-36 s between two rule steps with nothing in the log:
+    the screening now says which change it is at; the grammar is the same."""
+    words, cands, syms = _paradigm(STEMS, {"PL": "i", "GEN": "a"}, _final_devoicing)
+    seen: list = []
+    g = learn_rules(syms, words, cands, progress=seen.append)
+    screening = [m for m in seen if "screening change" in m]
+    assert screening and screening[0].startswith("rule search, start 1/2: 0 rule(s); "
+                                                 "screening change 1/")
+    first_step = [m for m in screening if "start 1/2: 0 rule(s)" in m]
+    k, n = first_step[-1].split("screening change ")[1].split()[0].split("/")
+    assert k == n and len(first_step) == int(n)  # every change, the last one included
+    quiet = learn_rules(syms, words, cands)
+    assert [r.text for r in quiet.rules] == [r.text for r in g.rules]
+    assert quiet.urs == g.urs
