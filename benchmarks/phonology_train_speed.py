@@ -9,7 +9,8 @@ each root bare and with 4 suffixes; vowel harmony, voicing assimilation, final d
 to a temporary TSV, plus any ``--files``. Each input is trained ``--repeats`` times with
 ``strgm train FILE --holdout 0.1 --seed 0`` (all defaults: pruned-BP E-step, 3 EM
 iterations) in a subprocess whose stdout and stderr go to files. Measured: wall seconds
-and child CPU seconds (medians), held-out exact match, and the longest gap between two
+and child CPU seconds (medians), the largest peak resident memory (the child's and its
+own children's, from ``wait4``), held-out exact match, and the longest gap between two
 lines appearing in the output files while the run went (polled every 0.5 s): the time a
 user watching the log sees nothing. Target: ≤ 300 s for 300 words. With
 ``--compare-one-core`` each repeat also runs ``strgm train ... --one-core`` (the rule
@@ -21,7 +22,6 @@ import argparse
 import json
 import os
 import re
-import resource
 import statistics
 import subprocess
 import sys
@@ -44,17 +44,22 @@ def synthetic_file(words: int, folder: str) -> str:
 
 
 def one_run(path: str, folder: str, extra: tuple = ()) -> dict:
-    """Run ``strgm train`` once (with the options ``extra``); wall/CPU seconds (the
-    child's and its own children's), exact match, longest silent gap."""
+    """Run ``strgm train`` once (with the options ``extra``); wall/CPU seconds and peak
+    resident memory (the child's, and its own children's), exact match, longest silent
+    gap."""
     out_p, err_p = os.path.join(folder, "out.txt"), os.path.join(folder, "err.txt")
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     with open(out_p, "w") as out, open(err_p, "w") as err:
         proc = subprocess.Popen([sys.executable, "-m", "strgm.cli", "train", path,
                                  "--holdout", "0.1", "--seed", "0", *extra],
                                 stdout=out, stderr=err)
         size, last, gap = 0, t0, 0.0
-        while proc.poll() is None:
+        while True:
+            # wait4: this child's own resource usage, its waited-for children included
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                proc.returncode = os.waitstatus_to_exitcode(status)
+                break
             time.sleep(0.5)
             now = time.perf_counter()
             grown = os.path.getsize(out_p) + os.path.getsize(err_p)
@@ -62,15 +67,14 @@ def one_run(path: str, folder: str, extra: tuple = ()) -> dict:
                 size, last = grown, now
             gap = max(gap, now - last)
     wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     text = open(out_p, encoding="utf-8").read()
     if proc.returncode != 0:
         raise SystemExit(f"strgm train {path} failed ({proc.returncode}): "
                          + open(err_p, encoding="utf-8").read()[-500:])
     m = re.search(r"exact match: ([0-9.]+)%", text)
     fam = re.search(r"families chosen per held-out word: exact match ([0-9.]+)%", text)
-    return {"wall_seconds": wall, "cpu_seconds": (after.ru_utime - before.ru_utime)
-            + (after.ru_stime - before.ru_stime),
+    return {"wall_seconds": wall, "cpu_seconds": usage.ru_utime + usage.ru_stime,
+            "peak_mb": usage.ru_maxrss / 1024,
             "exact_match": float(m.group(1)) / 100 if m else None,
             "family_exact_match": float(fam.group(1)) / 100 if fam else None,
             "longest_silence_seconds": gap,
@@ -87,6 +91,12 @@ def revision() -> str:
         return "unknown"
 
 
+def _peak(runs: list) -> str:
+    """The largest peak resident memory of the runs (MB), or "" for older records."""
+    peaks = [x["peak_mb"] for x in runs if "peak_mb" in x]
+    return f"{max(peaks):.0f}" if peaks else ""
+
+
 def write(rows: list, a) -> str:
     os.makedirs(OUT, exist_ok=True)
     with open(os.path.join(OUT, "phonology_train_speed.json"), "w", encoding="utf-8") as fh:
@@ -96,8 +106,8 @@ def write(rows: list, a) -> str:
                                 "target_seconds": TARGET_SECONDS}, "inputs": rows},
                   fh, indent=1)
     lines = ["| input | words | median wall s | median CPU s | runs (wall s) | held-out exact "
-             "(edit / family choice) | longest silence s | ≤ 300 s? |",
-             "|---|---|---|---|---|---|---|---|"]
+             "(edit / family choice) | longest silence s | peak MB | ≤ 300 s? |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         walls = [x["wall_seconds"] for x in r["runs"]]
         cpus = [x["cpu_seconds"] for x in r["runs"]]
@@ -108,6 +118,7 @@ def write(rows: list, a) -> str:
                      + f" | {100 * r['runs'][0]['exact_match']:.1f}% / "
                      f"{100 * (r['runs'][0]['family_exact_match'] or 0):.1f}% | "
                      f"{max(x['longest_silence_seconds'] for x in r['runs']):.1f} | "
+                     f"{_peak(r['runs'])} | "
                      f"{'yes' if med <= TARGET_SECONDS else 'no'} |")
     md = ("# `strgm train` with defaults: time and progress\n\n"
           f"What was run: `python benchmarks/phonology_train_speed.py --words {a.words} "

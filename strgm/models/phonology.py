@@ -25,9 +25,11 @@ import strgm.transducers as ff
 from strgm.alphabet import Alphabet, segment
 from strgm.datasets.paradigm import Paradigm
 from strgm.errors import InputError, OptionError, UnknownSymbolError
+from strgm.factors import BinaryFactor, UnaryFactor
 from strgm.graph import FactorGraph
 from strgm.models.scoring import HoldoutScores, score_words
 from strgm.models.ur_prior import active_ur_prior
+from strgm.transducers.relabel import to_alphabet
 from strgm.validate import check_float, check_int, check_probability
 
 
@@ -128,16 +130,20 @@ def build_phonology_model(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = 
     prior, settings = _ur_prior(paradigm, alphabet, ur_prior, mean_length)
     model = PhonologyModel(paradigm, alphabet, FactorGraph(alphabet), phonology,
                            settings={"p_copy": p_copy, **settings, "boundary": boundary})
+    grammar_prior = hasattr(prior, "add_to")  # a grammar prior (strgm.models.grammar_prior)
+    if not grammar_prior:
+        prior = pynini.arcsort(to_alphabet(prior, alphabet, where="the UR prior"), "ilabel")
+    shared = to_alphabet(phonology, alphabet, where="the phonology")
     for m in paradigm.morphemes:
         v = morpheme_var(m)
         model.graph.add_variable(v)
-        if hasattr(prior, "add_to"):  # a grammar prior (strgm.models.grammar_prior)
+        if grammar_prior:
             prior.add_to(model.graph, f"prior:{m}", v, paradigm)
         else:
-            model.graph.add_unary(f"prior:{m}", v, prior)
+            model.graph.add_factor(UnaryFactor(f"prior:{m}", var=v, fst=prior))
         model.morpheme_vars[m] = v
     for e in paradigm.entries:
-        _add_word(model, e)
+        _add_word(model, e, shared)
     return model
 
 
@@ -179,9 +185,14 @@ def _model_alphabet(paradigm: Paradigm, alphabet: Optional[Alphabet],
     return alphabet
 
 
-def _add_word(model: PhonologyModel, e) -> None:
+def _add_word(model: PhonologyModel, e, phonology: pynini.Fst) -> None:
     """S_w (observed when the entry has a surface), U_w = concatenation of the morphemes
-    (the morpheme itself for one morpheme), and the phonology factor between them."""
+    (the morpheme itself for one morpheme), and the phonology factor between them.
+
+    ``phonology`` is the model's transducer converted once to the alphabet's labels; every
+    word's factor holds that one machine (factors never modify their machines): a copy
+    per word took 8.7 CPU s and 714 MB for 300 words with a 98,755-arc EM-trained
+    transducer."""
     g, alphabet = model.graph, model.alphabet
     s = surface_var(e.key)
     try:
@@ -199,7 +210,8 @@ def _add_word(model: PhonologyModel, e) -> None:
         g.add_concat(f"concat:{e.key}", [morpheme_var(m) for m in e.morphemes], u,
                      boundary=alphabet.boundary is not None)
     model.ur_vars[e.key] = u
-    g.add_binary(f"phonology:{e.key}", u, s, model.phonology)
+    g.add_factor(BinaryFactor(f"phonology:{e.key}", input_var=u, output_var=s,
+                              fst=phonology))
     model.word_vars[e.key] = s
 
 

@@ -71,3 +71,47 @@ def test_heldout_word_gets_an_exact_belief():
     r = infer(model.graph, "pep", max_iters=4)
     b = r.belief(model.word_vars["R2 PL"])
     assert b.kbest(1)[0][0] == "kimone"
+
+
+def _per_word_copies(model):
+    """The same graph built as before the phonology was shared: every word's factor and
+    every morpheme's prior converted (copied) on its own by ``add_binary``/``add_unary``."""
+    from strgm.graph import FactorGraph
+
+    g = FactorGraph(model.alphabet)
+    for name, v in model.graph.variables.items():
+        g.add_variable(name, observed=v.observed)
+    for name, f in model.graph.factors.items():
+        if f.kind == "binary":
+            g.add_binary(name, f.input_var, f.output_var, model.phonology)
+        elif f.kind == "unary":
+            g.add_unary(name, f.var, f.fst.copy())
+        else:
+            g.add_factor(f)
+    return g
+
+
+def test_every_word_shares_one_phonology_machine_with_the_same_beliefs():
+    import strgm.transducers as ff
+
+    model, _ = small_paradigm()
+    machines = {id(f.fst) for f in model.graph.factors.values() if f.kind == "binary"}
+    priors = {id(f.fst) for f in model.graph.factors.values() if f.kind == "unary"}
+    assert len(machines) == 1 and len(priors) == 1
+    assert next(f.fst for f in model.graph.factors.values() if f.kind == "binary") \
+        is not model.phonology  # converted once: the caller's machine is not held
+    copies = _per_word_copies(model)
+    # control: the graph built word by word holds one machine per word and prior
+    assert len({id(f.fst) for f in copies.factors.values() if f.kind == "binary"}) \
+        == len(model.word_vars) == 6
+    for method, opts in (("pruned", {"kbest": 20}), ("pep", {})):
+        a = infer(model.graph, method, max_iters=3, **opts)
+        b = infer(copies, method, max_iters=3, **opts)
+        for v in model.morpheme_vars.values():
+            got, want = a.belief(v).kbest(3), b.belief(v).kbest(3)
+            assert [s for s, _ in got] == [s for s, _ in want]
+            assert np.allclose([p for _, p in got], [p for _, p in want], rtol=1e-9)
+    # a phonology given as a machine is converted once as well (to the alphabet's labels)
+    given = build_phonology_model(model.paradigm, phonology=ff.edit_transducer(
+        model.alphabet.num_segments, ff.EditParams(0.9)))
+    assert len({id(f.fst) for f in given.graph.factors.values() if f.kind == "binary"}) == 1

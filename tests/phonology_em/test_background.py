@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import pytest
@@ -33,8 +34,13 @@ def _fails(reason):
 
 
 class _Unpicklable(Exception):
+    """Holds a lock, which pickle refuses, with or without tblib's exception pickling
+    (which importing dask.distributed installs, and under which an exception whose
+    ``__init__`` takes other arguments does round-trip)."""
+
     def __init__(self, a, b):
         super().__init__(f"{a} and {b}")
+        self.lock = threading.Lock()
 
 
 def _fails_oddly():
