@@ -46,7 +46,7 @@ from strgm.datasets.paradigm import Paradigm
 from strgm.errors import OptionError
 from strgm.inference.blocks import BLOCK_METHODS, SerialPool, block_jacobi
 from strgm.models.edit_model import PhonologyEditModel
-from strgm.models.phonology import build_phonology_model
+from strgm.models.phonology import build_phonology_model, factor_machine
 from strgm.models.training import expected_counts
 from strgm.transducers.contextual_edit import ContextSpec
 from strgm.validate import check_int
@@ -173,7 +173,8 @@ def _model_of(arrays: dict) -> tuple:
 def phonology_machine(arrays: dict) -> pynini.Fst:
     """T_θ of :func:`_model_arrays`' model (the phonology factors' machine), made where the
     blocks run so that only θ and the description travel (a block's recipe)."""
-    return _model_of(arrays)[0].fst()
+    model = _model_of(arrays)[0]
+    return factor_machine(model.fst(), model.alphabet)
 
 
 def block_counts(item: dict, arrays: dict) -> tuple:

@@ -133,7 +133,7 @@ def build_phonology_model(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = 
     grammar_prior = hasattr(prior, "add_to")  # a grammar prior (strgm.models.grammar_prior)
     if not grammar_prior:
         prior = pynini.arcsort(to_alphabet(prior, alphabet, where="the UR prior"), "ilabel")
-    shared = to_alphabet(phonology, alphabet, where="the phonology")
+    shared = factor_machine(phonology, alphabet)
     for m in paradigm.morphemes:
         v = morpheme_var(m)
         model.graph.add_variable(v)
@@ -183,6 +183,14 @@ def _model_alphabet(paradigm: Paradigm, alphabet: Optional[Alphabet],
     if alphabet.num_segments == 0:
         raise InputError("the paradigm has no observed surface forms", path=paradigm.source)
     return alphabet
+
+
+def factor_machine(phonology: pynini.Fst, alphabet: Alphabet) -> pynini.Fst:
+    """The phonology as every word's factor holds it: converted to ``alphabet``'s labels
+    (:func:`~strgm.transducers.relabel.to_alphabet`) and sorted on its output tape, since
+    a message to a word's UR is T ∘ μ_{S→F} (composition then uses the machine as it
+    is). A new machine."""
+    return pynini.arcsort(to_alphabet(phonology, alphabet, where="the phonology"), "olabel")
 
 
 def _add_word(model: PhonologyModel, e, phonology: pynini.Fst) -> None:

@@ -327,11 +327,13 @@ def _closure_arc_bound(fst: pynini.Fst) -> int:
 # --- guarded operations -------------------------------------------------------------------
 def compose(a: pynini.Fst, b: pynini.Fst, connect: bool = True,
             op: str = "composition") -> pynini.Fst:
-    """a ∘ b (sorting copies as needed) after the size check."""
+    """a ∘ b after the size check. An operand whose arcs are not yet sorted on the
+    matched tape is sorted in a copy; a sorted one (checked in one pass over its arcs)
+    is used as it is, so that a large transducer is not copied for every message."""
     states, arcs = compose_bound(a, b)
     require(op, states, arcs)
-    a2 = pynini.arcsort(a.copy(), sort_type="olabel")
-    b2 = pynini.arcsort(b.copy(), sort_type="ilabel")
+    a2 = a if _has(a, pynini.O_LABEL_SORTED) else pynini.arcsort(a, sort_type="olabel")
+    b2 = b if _has(b, pynini.I_LABEL_SORTED) else pynini.arcsort(b, sort_type="ilabel")
     return pynini.compose(a2, b2, connect=connect)
 
 
