@@ -10,6 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 import strgm.wfsa as W
 from strgm.errors import DivergenceError
+from strgm.wfsa.core import new_fst, weight
 from foundation_oracles import (arcs_of, enumerate_paths, enumerate_strings, random_acceptor,
                                 string_distribution)
 
@@ -611,3 +612,42 @@ def test_trimmed_topology_survives_reweighting_and_arc_order(seed):
         want, _ = dense_arc_counts(W.from_arc_table(t.num_states, t.start, t.src, t.dst,
                                                     t.ilabel, t.olabel, w, t.final))
         np.testing.assert_allclose(post.arc_counts, want[order], rtol=1e-9, atol=1e-15)
+
+
+def _path_weights(fst, max_arcs: int = 6) -> dict:
+    """(input, output) -> total weight (probability) of the accepting paths."""
+    out: dict = {}
+    for ins, outs, w, _ in enumerate_paths(fst, max_arcs):
+        key = (tuple(a for a in ins if a), tuple(a for a in outs if a))
+        out[key] = out.get(key, 0.0) + math.exp(-w)
+    return out
+
+
+@pytest.mark.parametrize("sort_a,sort_b", [(s, t) for s in (None, "ilabel", "olabel")
+                                           for t in (None, "ilabel", "olabel")])
+def test_compose_with_operands_sorted_or_not(sort_a, sort_b):
+    """W.compose uses an operand sorted on the matched tape as it is and sorts a copy of
+    any other: the relation is the enumerated one whatever the arcs' order, and neither
+    operand is modified."""
+    rng = np.random.default_rng(3)
+    a = new_fst()
+    a.add_states(3)
+    a.set_start(0)
+    a.set_final(2, weight(0.1))
+    for src, dst in ((0, 1), (1, 2), (0, 2)):
+        for i, o in rng.permutation([(1, 3), (2, 1), (3, 2), (1, 1)]):  # unsorted either way
+            a.add_arc(src, pynini.Arc(int(i), int(o), weight(float(rng.uniform(0.5, 2))),
+                                      dst))
+    b = random_acceptor(rng, 3, 3, acyclic=True, density=0.8)
+    a = pynini.arcsort(a, sort_a) if sort_a else a
+    b = pynini.arcsort(b, sort_b) if sort_b else b
+    before = (arcs_of(a), arcs_of(b))
+    got = _path_weights(W.compose(a, b))
+    ta, tb = _path_weights(a), _path_weights(b)
+    want: dict = {}
+    for (i, o), p in ta.items():
+        if (o, o) in tb:
+            want[(i, o)] = want.get((i, o), 0.0) + p * tb[(o, o)]
+    assert want and set(got) == set(want)
+    assert all(math.isclose(got[k], want[k], rel_tol=1e-9) for k in want)
+    assert (arcs_of(a), arcs_of(b)) == before
