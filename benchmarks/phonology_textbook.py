@@ -30,6 +30,9 @@ from grid import add_scheduler_option, check_scheduler, run_grid
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "phonology")
 OUT = os.path.join(os.path.dirname(__file__), "results")
+#: Inference iterations per E-step: ``strgm train``'s default (3 before the messages to
+#: the words' forms were sent after the last iteration; saved runs record theirs).
+MAX_ITERS = 2
 
 
 def initial_model(para, right_window=1, right_classes="coarse", sub=None):
@@ -59,7 +62,7 @@ def run(path, seeds, em_iters, right_window=1, right_classes="coarse", sub=None,
         choice = []
         if transparent == "auto":
             start, choice = choose_transparent(para, ho, start, seed=seed, l2=l2,
-                                               infer_opts={"max_iters": 3})
+                                               infer_opts={"max_iters": MAX_ITERS})
             choice = [[list(c), o] for c, o in choice]
             old = [r for r in (reuse or []) if r["seed"] == seed]
             if not start.classes["transparent"] and old:
@@ -84,7 +87,7 @@ def _run_seed(para, path, seed, ho, em_iters, l2, start, transparent):
     gold = {e.key: e.surface for e in words}
     t0 = time.perf_counter()
     r = train_paradigm(para, "pruned", sorted(ho), em_iters=em_iters, l2=l2,
-                       infer_opts={"max_iters": 3}, transparent=transparent,
+                       infer_opts={"max_iters": MAX_ITERS}, transparent=transparent,
                        model=start).train
     alph = r.model.alphabet
     tr = score(predict(r.model.fst(), alph, r.result, r.graph_model, words), gold, alph)
@@ -150,7 +153,8 @@ def write(res, a, elapsed):
     name = "phonology_textbook" + a.tag
     with open(os.path.join(OUT, name + ".json"), "w", encoding="utf-8") as fh:
         json.dump({"settings": {"seeds": a.seeds, "em_iters": a.em_iters, "holdout": 0.1,
-                                "method": "pruned", "max_iters": 3,
+                                "method": "pruned",
+                                "max_iters": getattr(a, "max_iters", MAX_ITERS),
                                 "right_window": getattr(a, "right_window", 1),
                                 "right_classes": getattr(a, "right_classes", "coarse"),
                                 "l2": a.l2, "sub": a.sub, "transparent": a.transparent,
@@ -202,7 +206,7 @@ def write(res, a, elapsed):
           + f"` (or a longer run cut at the budget and rebuilt with "
           f"`--from-json`, which keeps the seeds completed for every problem) — 10% of observed words held out per seed "
           f"(seeds {sorted(set(r['seed'] for rows in res.values() for r in rows))}), "
-          f"pruned-BP E-step (3 BP iterations), {a.em_iters} EM iterations, L2 = {a.l2}, "
+          f"pruned-BP E-step ({getattr(a, 'max_iters', MAX_ITERS)} BP iterations), {a.em_iters} EM iterations, L2 = {a.l2}, "
           f"context spec 1 left input, {a.right_window} right input "
           f"({a.right_classes} classes), 1 left output, vowel tier "
           + ("with transparent vowels learned (`strgm train` defaults)"
@@ -249,7 +253,8 @@ def write(res, a, elapsed):
 def _settings_of(saved: dict, a) -> None:
     """The model settings of a saved run onto ``a`` (runs saved before they were
     recorded keep the defaults, which were theirs)."""
-    for k in ("l2", "sub", "transparent", "right_window", "right_classes", "reuse"):
+    for k in ("l2", "sub", "transparent", "right_window", "right_classes", "reuse",
+              "max_iters"):
         if k in saved["settings"]:
             setattr(a, k, saved["settings"][k])
     if "transparent" not in saved["settings"]:

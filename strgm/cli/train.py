@@ -47,7 +47,7 @@ def add_subparser(sub) -> None:
     p.add_argument("--l1", type=float_arg(0), default=0.0,
                    help="L1 weight on θ (sparse: only the contexts the data need get a "
                         "weight; default: %(default)s)")
-    p.add_argument("--max-iters", type=int_arg(1), default=3,
+    p.add_argument("--max-iters", type=int_arg(1), default=2,
                    help="inference iterations per E-step (default: %(default)s)")
     add_limit_options(p, "each E-step")
     p.add_argument("--json", metavar="OUT", help="write trace and held-out scores as JSON")

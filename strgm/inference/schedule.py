@@ -31,6 +31,7 @@ from strgm.progress import Status, StatusProgress as Progress  # noqa: F401 (re-
 from strgm.graph import FactorGraph
 from strgm.wfsa import guard
 from strgm.inference.side import VariableSide
+from strgm.inference.terminal import terminal_messages
 
 
 @dataclass
@@ -61,12 +62,14 @@ def run_sweeps(graph: FactorGraph, side: VariableSide, max_iters: int = 10,
     advice of the run's :mod:`strgm.wfsa.guard` limits).
 
     Convergence is judged on the latent variables of degree ≥ 3 (all latent variables if
-    there are none). A latent *leaf* outside that set (degree 1: a held-out word's
-    surface form, say) sends its factor the empty product, whatever it receives, so the
-    message it receives influences nothing else: it is sent once, after the last sweep,
-    from the final incoming messages (on English with trigram EP one such message — a
+    there are none). A message that can change none of those beliefs
+    (:mod:`strgm.inference.terminal`) is *terminal*: it is sent once, after the last
+    sweep, from the final incoming messages. The message to a latent *leaf* (degree 1: a
+    held-out word's surface form, say) is one: the leaf sends its factor the empty
+    product, whatever it receives (on English with trigram EP one such message — a
     trigram DFA composed with the phonology transducer and ε-removed — took minutes per
-    iteration).
+    iteration). So is the message to a word's underlying form from its concatenation when
+    the surface is observed.
     """
     sweeper = _Sweeper(graph, side, max_states, progress)
     t0 = time.perf_counter()
@@ -87,7 +90,7 @@ def run_sweeps(graph: FactorGraph, side: VariableSide, max_iters: int = 10,
                 and it + 1 < max_iters:
             stats.stop_reason = "max_seconds"
             break
-    sweeper.send_to_leaves()
+    sweeper.send_terminal()
     stats.seconds = time.perf_counter() - t0
     if progress is not None:  # the stage is over (a bar closes)
         total = 2 * len(sweeper.factor_order) * max_iters
@@ -115,7 +118,8 @@ class _Sweeper:
         self.previous: dict[str, dict] = {}
         self.seen_version: dict[str, int] = {}
         self.latent = [v for v in graph.latent if graph.degree(v) >= 3] or graph.latent
-        self.leaves = {v for v in graph.latent if graph.degree(v) == 1} - set(self.latent)
+        self.terminal = terminal_messages(graph, self.latent)
+        self.deferred = set(self.terminal)
 
     def send(self, fname: str, v: str, leaf: bool = False) -> None:
         """μ_{F→V} computed from F's other incoming messages, size-checked, received."""
@@ -168,7 +172,7 @@ class _Sweeper:
     def _targets(self, fname: str, direction: int) -> list:
         graph, fpos = self.graph, self.pos[("factor", fname)]
         return [v for v in graph.factors[fname].variables
-                if not graph.variables[v].is_observed and v not in self.leaves
+                if not graph.variables[v].is_observed and (fname, v) not in self.deferred
                 and (self.pos[("var", v)] - fpos) * direction > 0]
 
     def belief_change(self) -> float:
@@ -186,9 +190,14 @@ class _Sweeper:
             self.previous[v] = sig
         return delta
 
-    def send_to_leaves(self) -> None:
-        """The final message to each latent leaf, from the final incoming messages."""
-        for v in sorted(self.leaves, key=lambda u: self.pos[("var", u)]):
+    def send_terminal(self) -> None:
+        """Each terminal message, once, from the final incoming messages (in an order in
+        which it comes after the terminal messages it is computed from). A sweep of its
+        own: a side that caches per sweep (pruned BP's domains) starts afresh."""
+        if self.terminal:
+            self.side.start_sweep()
+        n = len(self.terminal)
+        for j, (fname, v) in enumerate(self.terminal):
             if self.progress is not None:
-                self.progress(f"final message to leaf {v!r}")
-            self.send(self.graph.factors_of(v)[0], v, leaf=True)
+                self.progress(f"final message {j + 1}/{n} (to {v!r})")
+            self.send(fname, v, leaf=self.graph.degree(v) == 1)

@@ -41,7 +41,7 @@ import pynini
 
 from strgm.alphabet import Alphabet
 from strgm.datasets.paradigm import Paradigm
-from strgm.errors import InputError, ObjectiveDecreaseWarning
+from strgm.errors import ConvergenceWarning, InputError, ObjectiveDecreaseWarning
 from strgm.inference import METHODS, infer
 from strgm.inference.belief import Belief
 from strgm.models.edit_model import PhonologyEditModel
@@ -106,7 +106,9 @@ def e_step(model: PhonologyEditModel, train: Paradigm, method: str, infer_opts: 
                                boundary=model.alphabet.boundary)
     if progress:
         progress(f"E-step ({method})")
-    res = infer(pm.graph, method, progress=progress, **infer_opts)
+    with warnings.catch_warnings():  # EM reports unconverged E-steps once (train_phonology)
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        res = infer(pm.graph, method, progress=progress, **infer_opts)
     pairs = []
     for e in train.observed:
         f = f"phonology:{e.key}"
@@ -133,8 +135,7 @@ def run_settings(train: Paradigm, method: str, l2: float, tol: float,
 
 def train_phonology(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
                     method: str = "pruned", em_iters: int = 5, l2: float = 1.0,
-                    l1: float = 0.0,
-                    tol: float = 1e-4, infer_opts: Optional[dict] = None,
+                    l1: float = 0.0, tol: float = 1e-4, infer_opts: Optional[dict] = None,
                     model: Optional[PhonologyEditModel] = None, p_copy: float = 0.99,
                     checkpoint: Optional[str] = None, resume: Optional[str] = None,
                     heldout: set = frozenset(),
@@ -162,13 +163,14 @@ def train_phonology(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
             report(e)
     elif model is None:
         model = PhonologyEditModel(alphabet or paradigm.alphabet()).initial(p_copy)
-    res, pm, timing = None, None, []
+    res, pm, timing, unsettled = None, None, [], []
     if stop is not None:  # finished: only the final E-step, for its result
         return _rerun_final(Checkpoint(model, trace, start, stop, settings), train, method,
                             infer_opts, checkpoint)
     for it in range(start, em_iters + 1):
         t0, tell = time.perf_counter(), _tagged(progress, f"EM iteration {it}/{em_iters}")
         counts, ll, res, pm = e_step(model, train, method, infer_opts, tell)
+        unsettled += [] if res.converged or pm.graph.is_acyclic() else [res.deltas[-1]]
         obj = ll - 0.5 * l2 * float(model.theta @ model.theta) \
             - l1 * float(np.abs(model.theta).sum())
         entry = _trace_entry_of(it, obj, ll, prev, method, report)
@@ -189,7 +191,19 @@ def train_phonology(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
                        "m_seconds": time.perf_counter() - t1})
         if checkpoint:
             _write_checkpoint(checkpoint, Checkpoint(model, trace, it + 1, None, settings))
+    _warn_unsettled(unsettled, len(timing), method, infer_opts)
     return TrainResult(model, trace, res, pm, timing, stop)
+
+
+def _warn_unsettled(unsettled: list, n: int, method: str, infer_opts: dict) -> None:
+    """One warning for the E-steps (``unsettled``: their last belief changes, of ``n``)
+    whose inference on a loopy graph stopped at ``max_iters`` before meeting its tol
+    (:func:`e_step` keeps each E-step's own warning back)."""
+    if unsettled:
+        warnings.warn(f"{method} inference stopped at max_iters = "
+                      f"{infer_opts.get('max_iters', 10)} before meeting its tol in "
+                      f"{len(unsettled)} of {n} E-steps (last belief change up to "
+                      f"{max(unsettled):.2e})", ConvergenceWarning, stacklevel=3)
 
 
 def _tagged(progress: Optional[Callable[[str], None]], tag: str):

@@ -22,11 +22,13 @@ iterations on the subset.
 
 from __future__ import annotations
 
+import warnings
 from typing import Callable, Optional
 
 import numpy as np
 
 from strgm.datasets.paradigm import Paradigm
+from strgm.errors import ConvergenceWarning
 from strgm.models.edit_model import PhonologyEditModel
 from strgm.models.em import split, train_phonology
 from strgm.models.ipa_features import feature_table, vowels
@@ -82,9 +84,11 @@ def choose_transparent(paradigm: Paradigm, heldout: set, model: PhonologyEditMod
     for i, c in enumerate(cands):
         tell = (lambda msg, i=i: progress(tagged(
             msg, f"harmony tier, candidate {i + 1}/{len(cands)}"))) if progress else None
-        r = train_phonology(subset, model=with_transparent(model, c, p_copy), method=method,
-                            em_iters=screen_iters, l2=l2, infer_opts=dict(infer_opts or {}),
-                            progress=tell)
+        with warnings.catch_warnings():  # a screening: its E-steps' convergence is moot
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            r = train_phonology(subset, model=with_transparent(model, c, p_copy),
+                                method=method, em_iters=screen_iters, l2=l2,
+                                infer_opts=dict(infer_opts or {}), progress=tell)
         scores.append((c, float(r.trace[-1]["objective"])))
     best = max(range(len(cands)), key=lambda i: (scores[i][1], -i))
     return with_transparent(model, cands[best], p_copy), scores
