@@ -333,9 +333,10 @@ def main():
             saved = json.load(fh)
         same = {k: saved["settings"].get(k, d) for k, d in
                 (("l2", 1.0), ("sub", None), ("right_window", 1),
-                 ("right_classes", "coarse"), ("em_iters", 3))}
+                 ("right_classes", "coarse"), ("em_iters", 3), ("max_iters", 3))}
         if same != {"l2": a.l2, "sub": a.sub, "right_window": a.right_window,
-                    "right_classes": a.right_classes, "em_iters": a.em_iters}:
+                    "right_classes": a.right_classes, "em_iters": a.em_iters,
+                    "max_iters": MAX_ITERS}:
             sys.exit(f"--reuse {a.reuse}: made with other settings {same}")
         old = saved["problems"]
     if spec is not None:

@@ -63,16 +63,16 @@ def terminal_messages(graph: FactorGraph, tracked) -> list[tuple[str, str]]:
     variables (module docstring), in an order in which each comes after the terminal
     messages it is computed from."""
     tracked = set(tracked)
-    latent = [v for v in graph.latent]
-    every = {(f, v) for v in latent for f in graph.factors_of(v)}
+    every = {(f, v) for v in graph.latent for f in graph.factors_of(v)}
     needed = _needed(graph, {(f, v) for f, v in every if v in tracked})
     while True:
         rest = every - needed
         deps = nx.DiGraph()
         deps.add_nodes_from(rest)
         deps.add_edges_from((m, t) for t in rest for m in _inputs(graph, *t) if m in rest)
+        # (no message is computed from itself: μ_{F→V}'s inputs come from factors G ≠ F)
         cyclic = {m for c in nx.strongly_connected_components(deps) if len(c) > 1
-                  for m in c} | {m for m in rest if deps.has_edge(m, m)}
+                  for m in c}
         if not cyclic:
             return list(nx.lexicographical_topological_sort(deps))
         needed = _needed(graph, needed | cyclic)

@@ -200,9 +200,9 @@ def _warn_unsettled(unsettled: list, n: int, method: str, infer_opts: dict) -> N
     whose inference on a loopy graph stopped at ``max_iters`` before meeting its tol
     (:func:`e_step` keeps each E-step's own warning back)."""
     if unsettled:
-        warnings.warn(f"{method} inference stopped at max_iters = "
-                      f"{infer_opts.get('max_iters', 10)} before meeting its tol in "
-                      f"{len(unsettled)} of {n} E-steps (last belief change up to "
+        warnings.warn(f"{method} inference stopped before meeting its tol in "
+                      f"{len(unsettled)} of {n} E-steps (max_iters = "
+                      f"{infer_opts.get('max_iters', 10)}; last belief change up to "
                       f"{max(unsettled):.2e})", ConvergenceWarning, stacklevel=3)
 
 
