@@ -22,7 +22,8 @@ from typing import Mapping, Optional
 
 import pynini
 
-from strgm.transducers.concat import concat_acceptors, concat_context_transducer
+from strgm.transducers.concat import (concat_acceptors, concat_context_transducer,
+                                      part_message_by_quotient)
 from strgm.errors import GraphError
 from strgm.wfsa import guard
 from strgm.wfsa.operations import compose
@@ -184,11 +185,16 @@ class ConcatFactor(Factor):
                           num_labels)
         if var in self.parts:
             i = self.parts.index(var)
+            what = f"message from factor {self.name!r} to variable {var!r}"
             ctx = [incoming.get(p) if j != i else None for j, p in enumerate(self.parts)]
+            fast = part_message_by_quotient(ctx, i, incoming[self.whole], num_labels,
+                                            self.boundary_label, what)
+            if fast is not None:
+                return guard.check_result(fast, what, guard.current().max_states,
+                                          num_labels)
             t = concat_context_transducer(ctx, i, num_labels, self.boundary_label)
             return _clean(pynini.project(compose(t, incoming[self.whole]), "input"),
-                          f"message from factor {self.name!r} to variable {var!r}",
-                          num_labels)
+                          what, num_labels)
         raise GraphError(f"factor {self.name!r} is not attached to {var!r}")
 
 

@@ -5,6 +5,10 @@ Messages of a concatenation factor (docs/architecture.md §2):
 * to M_i: the input projection of T_i ∘ μ_W, where
   T_i = (ε:μ_1)(ε:b)…(ε:μ_{i-1})(ε:b) · Id(Σ*) · (ε:b)(ε:μ_{i+1})…(ε:μ_k)
   inserts the other incoming messages around an identity.
+
+When the other parts' messages are string lists (pruned BP's k-best domains), the
+message to M_i is the two-sided quotient of μ_W by them (:mod:`strgm.wfsa.quotient`),
+computed without the composition and its ε-removal: :func:`part_message_by_quotient`.
 """
 
 from __future__ import annotations
@@ -15,6 +19,12 @@ import pynini
 
 from strgm.wfsa import guard
 from strgm.wfsa.construct import identity_transducer, insertion_transducer, string_acceptor
+from strgm.wfsa.core import num_arcs
+from strgm.wfsa.quotient import quotient
+
+#: Other parts' messages with more arcs than this in all go through the composition:
+#: the quotient costs a vector operation per arc of theirs.
+QUOTIENT_MAX_ARCS = 2_000
 
 
 def _boundary(label: Optional[int]) -> Optional[pynini.Fst]:
@@ -53,3 +63,24 @@ def concat_context_transducer(parts: Sequence[Optional[pynini.Fst]], i: int,
     for p in pieces[1:]:
         out = pynini.concat(out, p)
     return out
+
+
+def part_message_by_quotient(parts: Sequence[pynini.Fst], i: int, whole: pynini.Fst,
+                             num_labels: int, boundary_label: Optional[int] = None,
+                             what: str = "quotient") -> Optional[pynini.Fst]:
+    """μ_{F→M_i} as the quotient of ``whole`` by the parts before and after part i (with
+    the boundary between them), or ``None`` when the other parts are not small acyclic
+    acceptors (then :func:`concat_context_transducer` and a composition give it).
+    ``parts[i]`` is ignored."""
+    others = [p for j, p in enumerate(parts) if j != i]
+    if any(p is None for p in others) or sum(num_arcs(p) for p in others) > QUOTIENT_MAX_ARCS:
+        return None
+    b = _boundary(boundary_label)
+    before: list = []
+    after: list = []
+    for j, p in enumerate(parts):
+        if j < i:
+            before += [p] if b is None else [p, b]
+        elif j > i:
+            after += [p] if b is None else [b, p]
+    return quotient(whole, before, after, num_labels, what)

@@ -227,18 +227,16 @@ def from_arc_table(num_states: int, start: int, src, dst, ilabel, olabel, weight
     states = np.empty(num_states, dtype=_STATE_DTYPE)
     states["final"] = np.asarray(final, dtype=np.float64)
     states["narcs"] = counts
-    sizes = _STATE_DTYPE.itemsize + _ARC_DTYPE.itemsize * counts
-    offs = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-    body = np.zeros(int(sizes.sum()), dtype=np.uint8)
-    body[offs[:, None] + np.arange(_STATE_DTYPE.itemsize)] = \
-        states.view(np.uint8).reshape(num_states, _STATE_DTYPE.itemsize)
-    if m:
-        first = np.concatenate([[0], np.cumsum(counts)[:-1]])
-        srt = src[order]
-        aoff = (offs[srt] + _STATE_DTYPE.itemsize
-                + _ARC_DTYPE.itemsize * (np.arange(m) - first[srt]))
-        body[aoff[:, None] + np.arange(_ARC_DTYPE.itemsize)] = \
-            arcs.view(np.uint8).reshape(m, _ARC_DTYPE.itemsize)
+    # Both record sizes are multiples of 4 bytes: lay the body out in int32 words, mark
+    # the state headers' words, and fill the two kinds of word with one masked copy each.
+    hw, aw = _STATE_DTYPE.itemsize // 4, _ARC_DTYPE.itemsize // 4
+    before = np.cumsum(counts) - counts
+    head_at = hw * np.arange(num_states, dtype=np.int64) + aw * before
+    is_head = np.zeros(hw * num_states + aw * m, dtype=bool)
+    is_head[(head_at[:, None] + np.arange(hw)).reshape(-1)] = True
+    body = np.empty(is_head.shape[0], dtype="<i4")
+    body[is_head] = states.view("<i4")
+    body[~is_head] = arcs.view("<i4")
     head = struct.pack("<i", _HEADER_MAGIC)
     for name in (b"vector", ARC_TYPE.encode()):
         head += struct.pack("<i", len(name)) + name

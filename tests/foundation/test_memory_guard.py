@@ -218,3 +218,43 @@ def test_default_budget_is_half_the_available_memory_above_current_use():
     assert lim.max_memory >= guard.resident_memory()
     assert lim.max_memory <= guard.resident_memory() + guard.available_memory()
     assert not lim.explicit_memory
+
+
+@pytest.mark.parametrize("variant", ["guard", "forgets admissions"])
+def test_a_reused_memory_reading_counts_what_it_admitted(monkeypatch, variant):
+    """Within FRESH_SECONDS the guard reuses its reading of the resident memory, plus
+    every prediction admitted on it: an operation that fits only if the earlier ones
+    allocated nothing gets a fresh reading. A guard that forgets its admissions lets it
+    through on the old reading."""
+    reads = []
+    rss = [1_000_000]
+
+    def read():
+        reads.append(rss[0])
+        return rss[0]
+
+    monkeypatch.setattr(guard, "resident_memory", read)
+    monkeypatch.setattr(guard, "FRESH_SECONDS", 3600.0)
+    monkeypatch.setattr(guard._Reading, "at", -float("inf"))
+    if variant == "forgets admissions":
+        monkeypatch.setattr(guard._Reading, "admitted", 0.0)
+        real = guard._admits
+
+        def forgetful(need, max_memory):
+            ok = real(need, max_memory)
+            guard._Reading.admitted = 0.0
+            return ok
+        monkeypatch.setattr(guard, "_admits", forgetful)
+    budget = 1_000_100
+    assert guard._admits(60, budget) and len(reads) == 1
+    assert guard._admits(30, budget) and len(reads) == 1   # 60 + 30 fit the old reading
+    rss[0] = 1_000_080  # the two operations allocated 80 bytes
+    ok = guard._admits(30, budget)
+    if variant == "guard":  # 60 + 30 + 30 > 100: read afresh, and 80 + 30 > 100
+        assert len(reads) == 2 and not ok
+    else:
+        assert len(reads) == 1 and ok
+    monkeypatch.setattr(guard, "FRESH_SECONDS", 0.0)  # no reuse: every check reads
+    guard._admits(1, budget)
+    guard._admits(1, budget)
+    assert len(reads) == (4 if variant == "guard" else 3)
