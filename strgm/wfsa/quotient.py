@@ -94,10 +94,11 @@ class _Labelled:
         return _Scaled(np.bincount(src, weights=x.v[dst] * p, minlength=self.n), x.shift)
 
 
-def _through(w: _Labelled, x: _Scaled, lst: ArcTable, backward: bool) -> _Scaled:
-    """Σ over the strings of the acyclic acceptor ``lst`` (weights included) of x carried
-    through W reading them: forwards (x A_{s_1} ⋯ A_{s_n}) or backwards (A_{s_1} ⋯ A_{s_n} x)."""
-    levels = topological_levels(lst)
+def _through(w: _Labelled, x: _Scaled, lst: ArcTable, levels: np.ndarray,
+             backward: bool) -> _Scaled:
+    """Σ over the strings of the acyclic acceptor ``lst`` (weights included; ``levels``
+    its topological levels) of x carried through W reading them: forwards
+    (x A_{s_1} ⋯ A_{s_n}) or backwards (A_{s_1} ⋯ A_{s_n} x)."""
     at: list = [None] * lst.num_states
     total: Optional[_Scaled] = None
     order = np.argsort(levels[lst.src], kind="stable")
@@ -137,19 +138,21 @@ def quotient(whole: pynini.Fst, before: Sequence[pynini.Fst], after: Sequence[py
     tables = [arc_table(f) for f in (*before, *after)]
     if tw.start < 0 or any(t.start < 0 for t in tables):
         return None
-    if not _usable(tw) or not all(_usable(t) and topological_levels(t) is not None
-                                  for t in tables):
+    if not _usable(tw) or not all(_usable(t) for t in tables):
+        return None
+    levels = [topological_levels(t) for t in tables]
+    if any(lv is None for lv in levels):
         return None
     if np.any(np.abs(tw.final[np.isfinite(tw.final)]) >= _MAX_WEIGHT):
         return None
     w = _Labelled(tw)
     alpha = _Scaled(np.eye(1, tw.num_states, tw.start).ravel())
-    for t in tables[: len(before)]:
-        alpha = _through(w, alpha, t, backward=False)
+    for t, lv in zip(tables[: len(before)], levels):
+        alpha = _through(w, alpha, t, lv, backward=False)
     beta = _Scaled(np.where(np.isfinite(tw.final), np.exp(-np.where(
         np.isfinite(tw.final), tw.final, 0.0)), 0.0))
-    for t in reversed(tables[len(before):]):
-        beta = _through(w, beta, t, backward=True)
+    for t, lv in zip(tables[len(before):][::-1], levels[len(before):][::-1]):
+        beta = _through(w, beta, t, lv, backward=True)
     return _assemble(tw, alpha, beta, num_labels, what)
 
 
@@ -182,10 +185,9 @@ def _assemble(tw: ArcTable, alpha: _Scaled, beta: _Scaled, num_labels: int, what
     ids[alive] = np.arange(int(alive.sum()))
     order = np.lexsort((new_lab, ids[new_src]))
     guard.require(what, int(alive.sum()), len(order))
-    out = from_arc_table(int(alive.sum()), int(ids[n]), ids[new_src[order]],
-                         ids[new_dst[order]], new_lab[order], new_lab[order],
-                         new_wt[order], fin[alive])
-    return out
+    return from_arc_table(int(alive.sum()), int(ids[n]), ids[new_src[order]],
+                          ids[new_dst[order]], new_lab[order], new_lab[order],
+                          new_wt[order], fin[alive])
 
 
 def _dot(alpha: _Scaled, beta: _Scaled) -> float:
