@@ -79,19 +79,14 @@ class _Labelled:
                                 np.exp(-t.weight[order[s:e]]))
                        for a, s, e in zip(self.labels, starts, ends)}
 
-    def forward(self, x: _Scaled, a: int) -> _Scaled:
+    def step(self, x: _Scaled, a: int, backward: bool) -> _Scaled:
+        """x A_a (forwards) or A_a x (backwards)."""
         g = self.groups.get(a)
         if g is None or x.shift == np.inf:
             return _Scaled(np.zeros(self.n))
         src, dst, p = g
-        return _Scaled(np.bincount(dst, weights=x.v[src] * p, minlength=self.n), x.shift)
-
-    def backward(self, x: _Scaled, a: int) -> _Scaled:
-        g = self.groups.get(a)
-        if g is None or x.shift == np.inf:
-            return _Scaled(np.zeros(self.n))
-        src, dst, p = g
-        return _Scaled(np.bincount(src, weights=x.v[dst] * p, minlength=self.n), x.shift)
+        into, frm = (src, dst) if backward else (dst, src)
+        return _Scaled(np.bincount(into, weights=x.v[frm] * p, minlength=self.n), x.shift)
 
 
 def _through(w: _Labelled, x: _Scaled, lst: ArcTable, levels: np.ndarray,
@@ -108,14 +103,14 @@ def _through(w: _Labelled, x: _Scaled, lst: ArcTable, levels: np.ndarray,
         for k in order[::-1]:
             d = at[lst.dst[k]]
             if d is not None:
-                at[lst.src[k]] = _add(at[lst.src[k]], w.backward(d, int(lst.ilabel[k])),
+                at[lst.src[k]] = _add(at[lst.src[k]], w.step(d, int(lst.ilabel[k]), True),
                                       float(lst.weight[k]))
         return at[lst.start] if at[lst.start] is not None else _Scaled(np.zeros(w.n))
     at[lst.start] = x
     for k in order:
         s = at[lst.src[k]]
         if s is not None:
-            at[lst.dst[k]] = _add(at[lst.dst[k]], w.forward(s, int(lst.ilabel[k])),
+            at[lst.dst[k]] = _add(at[lst.dst[k]], w.step(s, int(lst.ilabel[k]), False),
                                   float(lst.weight[k]))
     for q in np.flatnonzero(np.isfinite(lst.final)):
         if at[q] is not None:
