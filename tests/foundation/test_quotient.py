@@ -18,6 +18,7 @@ import pynini
 import pytest
 from hypothesis import given, settings, strategies as st
 
+import strgm.factors as factors
 import strgm.wfsa as W
 from strgm.factors import ConcatFactor
 from strgm.transducers.concat import part_message_by_quotient
@@ -112,8 +113,9 @@ def test_the_factor_gives_the_same_message_by_either_route(monkeypatch, cyclic):
     incoming = {f"m{j}": W.weighted_strings(lst) for j, lst in enumerate(lists)
                 if lst is not None}
     incoming["w"] = whole
+    parts = [incoming.get(f"m{j}") for j in range(3)]
+    assert part_message_by_quotient(parts, i, whole, LABELS, LABELS + 1) is not None
     fast = f.message_to(f"m{i}", incoming, LABELS)
-    import strgm.factors as factors
     monkeypatch.setattr(factors, "part_message_by_quotient", lambda *a, **k: None)
     slow = f.message_to(f"m{i}", incoming, LABELS)
     strings = list(enumerate_strings(LABELS, 4))
