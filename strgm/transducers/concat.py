@@ -6,9 +6,11 @@ Messages of a concatenation factor (docs/architecture.md §2):
   T_i = (ε:μ_1)(ε:b)…(ε:μ_{i-1})(ε:b) · Id(Σ*) · (ε:b)(ε:μ_{i+1})…(ε:μ_k)
   inserts the other incoming messages around an identity.
 
-When the other parts' messages are string lists (pruned BP's k-best domains), the
-message to M_i is the two-sided quotient of μ_W by them (:mod:`strgm.wfsa.quotient`),
-computed without the composition and its ε-removal: :func:`part_message_by_quotient`.
+The message to M_i is the two-sided quotient of μ_W by the other parts' messages
+(:mod:`strgm.wfsa.quotient`), computed without the composition and its ε-removal:
+:func:`part_message_by_quotient`. String lists (pruned BP's k-best domains) are carried
+through μ_W string by string; cyclic messages (EP's n-gram acceptors) by path sums over
+their products with μ_W (:mod:`strgm.wfsa.quotient_product`).
 """
 
 from __future__ import annotations
@@ -19,11 +21,11 @@ import pynini
 
 from strgm.wfsa import guard
 from strgm.wfsa.construct import identity_transducer, insertion_transducer, string_acceptor
-from strgm.wfsa.core import num_arcs
+from strgm.wfsa.core import is_acyclic, num_arcs
 from strgm.wfsa.quotient import quotient
 
-#: Other parts' messages with more arcs than this in all go through the composition:
-#: the quotient costs a vector operation per arc of theirs.
+#: Other parts' messages with more arcs than this in all, or with a cycle, take the
+#: product route of the quotient: the list route costs a vector operation per arc.
 QUOTIENT_MAX_ARCS = 2_000
 
 
@@ -69,12 +71,17 @@ def part_message_by_quotient(parts: Sequence[pynini.Fst], i: int, whole: pynini.
                              num_labels: int, boundary_label: Optional[int] = None,
                              what: str = "quotient") -> Optional[pynini.Fst]:
     """μ_{F→M_i} as the quotient of ``whole`` by the parts before and after part i (with
-    the boundary between them), or ``None`` when the other parts are not small acyclic
-    acceptors (then :func:`concat_context_transducer` and a composition give it).
-    ``parts[i]`` is ignored."""
+    the boundary between them): carried through ``whole`` string by string when the
+    other parts are small acyclic acceptors (pruned BP's lists), else by path sums over
+    their products with ``whole`` (EP's n-gram acceptors, exact BP's messages;
+    :mod:`strgm.wfsa.quotient_product`). ``None`` when neither applies (then
+    :func:`concat_context_transducer` and a composition give it). ``parts[i]`` is
+    ignored."""
     others = [p for j, p in enumerate(parts) if j != i]
-    if any(p is None for p in others) or sum(num_arcs(p) for p in others) > QUOTIENT_MAX_ARCS:
+    if any(p is None for p in others):
         return None
+    lists = (sum(num_arcs(p) for p in others) <= QUOTIENT_MAX_ARCS
+             and all(is_acyclic(p) for p in others))
     b = _boundary(boundary_label)
     before: list = []
     after: list = []
@@ -83,4 +90,4 @@ def part_message_by_quotient(parts: Sequence[pynini.Fst], i: int, whole: pynini.
             before += [p] if b is None else [p, b]
         elif j > i:
             after += [p] if b is None else [b, p]
-    return quotient(whole, before, after, num_labels, what)
+    return quotient(whole, before, after, num_labels, what, by_product=not lists)

@@ -38,6 +38,7 @@ import pynini
 from strgm.wfsa import guard
 from strgm.wfsa.core import ArcTable, arc_table, from_arc_table, topological_levels
 from strgm.wfsa.measure import arcs_to_csr, reachable
+from strgm.wfsa.quotient_product import ends_by_product
 
 #: An arc weight (−log) beyond this is treated as out of float64 range for exp(−w).
 _MAX_WEIGHT = 600.0
@@ -124,22 +125,28 @@ def _usable(t: ArcTable) -> bool:
 
 
 def quotient(whole: pynini.Fst, before: Sequence[pynini.Fst], after: Sequence[pynini.Fst],
-             num_labels: int, what: str = "quotient") -> Optional[pynini.Fst]:
+             num_labels: int, what: str = "quotient", by_product: bool = False
+             ) -> Optional[pynini.Fst]:
     """The two-sided quotient (module docstring) as a trimmed, ε-free, ilabel-sorted log64
-    acceptor, or ``None`` when this route does not apply: a list that is cyclic or not an
-    ε-free acceptor, ``whole`` with ε arcs, or weights beyond float64's range for exp(−w).
-    The caller then composes instead."""
+    acceptor, or ``None`` when this route does not apply: a context that is not an ε-free
+    acceptor, ``whole`` with ε arcs, or weights beyond float64's range for exp(−w); for
+    the list route also a cyclic list, for the product route (``by_product``) a product
+    beyond its size bound or whose path sums cannot be certified finite. The caller then
+    composes instead."""
+    tables = [arc_table(f) for f in (*before, *after)]  # the contexts first: cheap to refuse
+    if any(t.start < 0 for t in tables) or not all(_usable(t) for t in tables):
+        return None
+    levels = [None if by_product else topological_levels(t) for t in tables]
+    if not by_product and any(lv is None for lv in levels):
+        return None
     tw = arc_table(whole)
-    tables = [arc_table(f) for f in (*before, *after)]
-    if tw.start < 0 or any(t.start < 0 for t in tables):
-        return None
-    if not _usable(tw) or not all(_usable(t) for t in tables):
-        return None
-    levels = [topological_levels(t) for t in tables]
-    if any(lv is None for lv in levels):
+    if tw.start < 0 or not _usable(tw):
         return None
     if np.any(np.abs(tw.final[np.isfinite(tw.final)]) >= _MAX_WEIGHT):
         return None
+    if by_product:
+        ends = ends_by_product(tw, tables[: len(before)], tables[len(before):], what)
+        return None if ends is None else _assemble(tw, *map(_Scaled, ends), num_labels, what)
     w = _Labelled(tw)
     alpha = _Scaled(np.eye(1, tw.num_states, tw.start).ravel())
     for t, lv in zip(tables[: len(before)], levels):

@@ -37,26 +37,32 @@ def random_list(rng, n: int) -> dict:
 
 
 def oracle(whole, lists: list, i: int, boundary) -> dict:
-    """m -> log μ(m) for m over 1..LABELS up to length 3, by enumeration."""
+    """m -> log μ(m) for m over 1..LABELS up to length 3, by enumeration (W scored on all
+    the words at once)."""
     b = () if boundary is None else (boundary,)
-    out = {}
-    for m in enumerate_strings(LABELS, 3):
-        total = 0.0
-        for combo in itertools.product(*[lst.items() if lst is not None else [((), 0.0)]
-                                         for lst in lists]):
+    ms = list(enumerate_strings(LABELS, 3))
+    combos = list(itertools.product(*[lst.items() if lst is not None else [((), 0.0)]
+                                      for lst in lists]))
+    words, owner, ctx = [], [], []
+    for k, m in enumerate(ms):
+        for combo in combos:
             pieces = [m if j == i else s for j, (s, _) in enumerate(combo)]
-            word = tuple(itertools.chain.from_iterable(
-                (p if j == 0 else b + p) for j, p in enumerate(pieces)))
-            lw = W.string_logweight(whole, word)
-            if lw > -np.inf:
-                total += math.exp(lw - sum(w for j, (_, w) in enumerate(combo) if j != i))
-        out[m] = math.log(total) if total > 0 else -np.inf
+            words.append(tuple(itertools.chain.from_iterable(
+                (p if j == 0 else b + p) for j, p in enumerate(pieces))))
+            owner.append(k)
+            ctx.append(sum(w for j, (_, w) in enumerate(combo) if j != i))
+    lw = np.asarray(W.score_strings(whole, words)) - np.asarray(ctx)
+    out = {}
+    for k, m in enumerate(ms):
+        sel = lw[np.asarray(owner) == k]
+        sel = sel[sel > -np.inf]
+        out[m] = float(np.logaddexp.reduce(sel)) if len(sel) else -np.inf
     return out
 
 
-def matches(msg, want: dict) -> bool:
+def matches(msg, want: dict, tol: float = 1e-8) -> bool:
     got = W.score_strings(msg, list(want))
-    return all((g == w == -np.inf) or abs(g - w) < 1e-8 for g, w in zip(got, want.values()))
+    return all((g == w == -np.inf) or abs(g - w) < tol for g, w in zip(got, want.values()))
 
 
 def case(seed: int, k: int, cyclic: bool, boundary):
@@ -125,13 +131,124 @@ def test_the_factor_gives_the_same_message_by_either_route(monkeypatch, cyclic):
         pynini.I_LABEL_SORTED | pynini.NO_EPSILONS
 
 
-def test_cyclic_or_large_lists_go_through_composition():
+def heavy_cycles(rng, n_states: int = 3, least: float = 5.0):
+    """A random cyclic acceptor over 1..LABELS whose arcs weigh ≥ ``least`` nats: its
+    strings longer than 4 carry < 1e-6 of its mass, so enumeration is a faithful oracle."""
+    f = pynini.Fst(arc_type="log64")
+    f.add_states(n_states)
+    f.set_start(0)
+    for q in range(n_states):
+        for d in range(n_states):
+            for a in range(1, LABELS + 1):
+                if rng.random() < 0.5 or (q == d == 0 and a == 1):
+                    f.add_arc(q, pynini.Arc(a, a, W.weight(round(least + rng.exponential(),
+                                                                  4)), d))
+        f.set_final(q, W.weight(round(rng.exponential(), 4)))
+    assert not W.is_acyclic(f)
+    return f
+
+
+def cyclic_case(seed: int, k: int, boundary):
+    rng = np.random.default_rng(seed)
+    whole = random_acceptor(rng, 4, LABELS + (boundary is not None), acyclic=False,
+                            density=0.45)
+    contexts = [heavy_cycles(rng) for _ in range(k)]
+    i = int(rng.integers(0, k))
+    contexts[i] = None
+    return whole, contexts, i
+
+
+def enumerated(context, max_len: int = 4) -> dict:
+    strings = list(enumerate_strings(LABELS, max_len))
+    scores = W.score_strings(context, strings)
+    return {s: -float(v) for s, v in zip(strings, scores) if v > -np.inf}
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), k=st.integers(2, 3),
+       boundary=st.sampled_from([None, LABELS + 1]))
+def test_cyclic_contexts_take_the_product_route_and_match_enumeration(seed, k, boundary):
+    """EP's case: the other parts' messages are cyclic. The message equals the sum over
+    their strings (enumerated to length 4; the rest weighs < 1e-6 relative)."""
+    whole, contexts, i = cyclic_case(seed, k, boundary)
+    msg = part_message_by_quotient(contexts, i, whole, LABELS, boundary)
+    assert msg is not None
+    lists = [None if c is None else enumerated(c, 4 if k == 2 else 3) for c in contexts]
+    assert matches(msg, oracle(whole, lists, i, boundary), tol=1e-4)
+
+
+@pytest.mark.parametrize("broken", ["free ε-links", "no final weights after"])
+def test_broken_product_routes_fail(monkeypatch, broken):
+    """Broken variants: chaining the contexts without the pieces' final weights, and
+    backward sums that ignore the contexts' final weights."""
+    import strgm.wfsa.quotient_product as QP
+
+    failures = 0
+    for seed in range(8):
+        whole, contexts, i = cyclic_case(seed, 3, LABELS + 1)
+        want = oracle(whole, [None if c is None else enumerated(c, 3) for c in contexts],
+                      i, LABELS + 1)
+        with monkeypatch.context() as mp:
+            if broken == "free ε-links":
+                real = QP.chain
+
+                def chained(tables, real=real):
+                    t = real(tables)
+                    return W.ArcTable(t.num_states, t.start, t.src, t.dst, t.ilabel,
+                                      t.olabel, np.where(t.ilabel == 0, 0.0, t.weight),
+                                      t.final)
+                mp.setattr(QP, "chain", chained)
+            else:
+                real = QP.chain
+                mp.setattr(QP, "chain", lambda tables, real=real: W.ArcTable(
+                    *[getattr(real(tables), f) for f in ("num_states", "start", "src", "dst",
+                                                         "ilabel", "olabel", "weight")],
+                    np.where(np.isfinite(real(tables).final), 0.0, np.inf)))
+            msg = part_message_by_quotient(contexts, i, whole, LABELS, LABELS + 1)
+        failures += not matches(msg, want, tol=1e-4)
+    assert failures >= 6
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_product_route_equals_the_composition_route(monkeypatch, k):
+    """The factor's message by the product route against OpenFst's composition and
+    ε-removal, on contexts that are not small: cyclic machines of 5 states."""
+    rng = np.random.default_rng(11 + k)
+    whole = random_acceptor(rng, 5, LABELS + 1, acyclic=False, density=0.4)
+    names = [f"m{j}" for j in range(k)]
+    f = ConcatFactor("c", parts=tuple(names), whole="w", boundary_label=LABELS + 1)
+    incoming = {n: random_acceptor(rng, 5, LABELS, acyclic=False, density=0.4)
+                for n in names[1:]}
+    incoming["w"] = whole
+    assert part_message_by_quotient([None] + [incoming[n] for n in names[1:]], 0, whole,
+                                    LABELS, LABELS + 1) is not None
+    fast = f.message_to("m0", incoming, LABELS)
+    monkeypatch.setattr(factors, "part_message_by_quotient", lambda *a, **kw: None)
+    slow = f.message_to("m0", incoming, LABELS)
+    strings = list(enumerate_strings(LABELS, 4))
+    assert np.allclose(W.score_strings(fast, strings), W.score_strings(slow, strings),
+                       atol=1e-9)
+
+
+def test_divergent_or_oversized_products_go_through_composition(monkeypatch):
+    """Path sums that diverge (a context of total mass ∞ read through a W that loops on
+    it) and products beyond the pair bound return None: the composition route decides
+    (and raises DivergenceError in the first case, as it did before the product route)."""
+    import strgm.wfsa.pair_product as PP
+    from strgm.errors import DivergenceError
+
+    whole = W.sigma_star(LABELS, 0.0)
+    loop = W.sigma_star(LABELS, 0.0)  # Σ* with weight 1 per letter: infinite mass
+    assert part_message_by_quotient([None, loop], 0, whole, LABELS) is None
+    f = ConcatFactor("c", parts=("a", "b"), whole="w")
+    with pytest.raises(DivergenceError):
+        f.message_to("a", {"b": loop, "w": whole}, LABELS)
     rng = np.random.default_rng(3)
     whole = random_acceptor(rng, 3, LABELS, acyclic=False)
-    loop = W.sigma_star(LABELS, 2.0)
-    assert part_message_by_quotient([None, loop], 0, whole, LABELS) is None
-    many = W.weighted_strings({s: 0.0 for s in enumerate_strings(LABELS, 11)})
-    assert part_message_by_quotient([None, many], 0, whole, LABELS) is None
+    ok = W.sigma_star(LABELS, 2.0)
+    assert part_message_by_quotient([None, ok], 0, whole, LABELS) is not None
+    monkeypatch.setattr(PP, "MAX_PAIRS", 2)
+    assert part_message_by_quotient([None, ok], 0, whole, LABELS) is None
 
 
 def test_long_lists_do_not_underflow():
