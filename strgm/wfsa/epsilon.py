@@ -39,9 +39,9 @@ import scipy.sparse as sp
 
 from strgm.errors import DivergenceError
 from strgm.wfsa import guard
-from strgm.wfsa.components import check_components, factor_by_components
+from strgm.wfsa.components import check_components
 from strgm.wfsa.core import ArcTable, arc_table, from_arc_table, is_acyclic
-from strgm.wfsa.fixed_point import iterative_solves as _iterative_solves
+from strgm.wfsa.fixed_point import finite_path_sums
 from strgm.wfsa.measure import arcs_to_csr, reachable
 
 #: exp(−w) must stay well inside float64 for the shortcut's probability-space solves.
@@ -136,19 +136,12 @@ def closures_at_ends(t: ArcTable, eps: np.ndarray) -> Optional[pynini.Fst]:
     rho = np.where(fin, np.exp(-np.where(fin, t.final, 0.0)), 0.0)
     e = np.zeros(n)
     e[t.start] = 1.0
-    try:
-        solved = _iterative_solves(a, rho, e)
-        if solved is None:
-            solver = factor_by_components(a)
-            solved = solver.solve(rho), solver.solve_transposed(e)
-    except DivergenceError:
-        # also raised when path sums merely overflow float64 (heavy acyclic ε-chains):
-        # the general route decides
+    # None also when path sums merely overflow float64 (heavy acyclic ε-chains): the
+    # general route decides
+    solved = finite_path_sums(a, rho, e)
+    if solved is None:
         return None
     beta, alpha = solved
-    if not (np.all(np.isfinite(beta)) and np.all(np.isfinite(alpha))):
-        return None
-    beta, alpha = np.maximum(beta, 0.0), np.maximum(alpha, 0.0)
     # the new start (state n): the non-ε arcs of every labelled r in its closure
     reach = labelled & (alpha > 0.0)
     from_start = lab & reach[t.src]

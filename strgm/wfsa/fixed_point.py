@@ -26,7 +26,7 @@ import scipy.sparse as sp
 
 from strgm.errors import DivergenceError
 from strgm.wfsa.compiled import njit
-from strgm.wfsa.components import radius_lower_bound
+from strgm.wfsa.components import factor_by_components, radius_lower_bound
 
 
 def iterative_solves(a: sp.csr_matrix, rho: np.ndarray, e: np.ndarray,
@@ -82,6 +82,27 @@ def iterative_solves(a: sp.csr_matrix, rho: np.ndarray, e: np.ndarray,
     alpha = _fixed_point(a.T.tocsr(), e, max_iter, backward=False) \
         if beta is not None else None
     return None if alpha is None else (beta, alpha)
+
+
+def finite_path_sums(a: sp.csr_matrix, rho: np.ndarray, e: np.ndarray,
+                     what: str = "automaton") -> Optional[tuple[np.ndarray, np.ndarray]]:
+    """(β, α) = ((I − A)⁻¹ ρ, (I − A)⁻ᵀ e), clipped at 0, by :func:`iterative_solves`,
+    else by strongly connected components
+    (:func:`strgm.wfsa.components.factor_by_components`); ``None`` when the sums diverge,
+    merely overflow float64 (both raise :class:`DivergenceError` there) or come out not
+    finite. For callers that then take a general route which decides and words the
+    error (ε-removal's shortcut, the quotient's product route)."""
+    try:
+        solved = iterative_solves(a, rho, e)
+        if solved is None:
+            solver = factor_by_components(a, what)
+            solved = solver.solve(rho), solver.solve_transposed(e)
+    except DivergenceError:
+        return None
+    beta, alpha = solved
+    if not (np.all(np.isfinite(beta)) and np.all(np.isfinite(alpha))):
+        return None
+    return np.maximum(beta, 0.0), np.maximum(alpha, 0.0)
 
 
 def _sum_of_powers(a: sp.csr_matrix, max_iter: int) -> Optional[np.ndarray]:

@@ -19,8 +19,8 @@ sums of products instead:
 
 The two products are built by :func:`strgm.wfsa.pair_product.pair_product` and solved as
 one block-diagonal system, (I − M)⁻ᵀ e for X and (I − M)⁻¹ ρ for Y, by the certified
-fixed-point solves (:func:`strgm.wfsa.fixed_point.iterative_solves`), else by strongly
-connected components (:func:`strgm.wfsa.components.factor_by_components`). These are the
+fixed-point solves, else by strongly connected components
+(:func:`strgm.wfsa.fixed_point.finite_path_sums`). These are the
 same sums the composition route computes — its ε-region after projection is exactly P_B
 and P_A — without the composition, its conversion to arrays, and a context transducer.
 Cost O(|P| + |E_P|) to build, plus the solves.
@@ -32,10 +32,8 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from strgm.errors import DivergenceError
-from strgm.wfsa.components import factor_by_components
 from strgm.wfsa.core import ArcTable
-from strgm.wfsa.fixed_point import iterative_solves
+from strgm.wfsa.fixed_point import finite_path_sums
 from strgm.wfsa.measure import arcs_to_csr
 from strgm.wfsa.pair_product import pair_product
 
@@ -66,21 +64,6 @@ def chain(tables: Sequence[ArcTable]) -> ArcTable:
     final[offsets[-2]:] = tables[-1].final
     return ArcTable(int(offsets[-1]), int(tables[0].start), src[order], dst[order],
                     lab[order], lab[order], wt[order], final)
-
-
-def _solve(a, rho: np.ndarray, e: np.ndarray, what: str):
-    """((I − a)⁻¹ ρ, (I − a)⁻ᵀ e), or None when the path sums diverge or overflow."""
-    try:
-        solved = iterative_solves(a, rho, e)
-        if solved is None:
-            solver = factor_by_components(a, what)
-            solved = solver.solve(rho), solver.solve_transposed(e)
-    except DivergenceError:
-        return None
-    y, x = solved
-    if not (np.all(np.isfinite(y)) and np.all(np.isfinite(x))):
-        return None
-    return np.maximum(y, 0.0), np.maximum(x, 0.0)
 
 
 def ends_by_product(tw: ArcTable, before: Sequence[ArcTable], after: Sequence[ArcTable],
@@ -120,7 +103,7 @@ def ends_by_product(tw: ArcTable, before: Sequence[ArcTable], after: Sequence[Ar
             return None
         rho[shift[-2]:] = np.where(np.isfinite(f), np.exp(-np.where(np.isfinite(f), f, 0.0)),
                                    0.0)
-    solved = _solve(a, rho, e, what)
+    solved = finite_path_sums(a, rho, e, what)
     if solved is None:
         return None
     y, x = solved
