@@ -22,6 +22,7 @@ from typing import Optional
 
 import numpy as np
 
+from strgm.wfsa import guard
 from strgm.wfsa.compiled import njit
 from strgm.wfsa.core import ArcTable
 
@@ -110,11 +111,24 @@ def _by_source(t: ArcTable, sort_labels: bool):
             np.ascontiguousarray(t.weight[order], dtype=np.float64))
 
 
+def arc_bound(c: ArcTable, w: ArcTable) -> int:
+    """At most Σ_a |E_C(a)|·|E_W(a)| + |E_C(ε)|·|Q_W| arcs: each arc of P pairs one arc of
+    C with one of W (or an ε-arc of C with a state of W)."""
+    top = int(max(c.ilabel.max(initial=0), w.ilabel.max(initial=0))) + 1
+    cc = np.bincount(c.ilabel, minlength=top).astype(float)
+    cw = np.bincount(w.ilabel, minlength=top).astype(float)
+    return int(cc[1:] @ cw[1:] + cc[0] * w.num_states)
+
+
 def pair_product(c: ArcTable, w: ArcTable, seed_c: np.ndarray, seed_w: np.ndarray
                  ) -> Optional[PairProduct]:
     """P = C × W from the distinct seed pairs (module docstring); None when the pair
-    index would exceed :data:`MAX_PAIRS`. C may have ε-arcs (label 0), W must not."""
-    if c.num_states * w.num_states > MAX_PAIRS:
+    index would exceed :data:`MAX_PAIRS` or the size guard (:mod:`strgm.wfsa.guard`)
+    predicts that |C|·|W| states and :func:`arc_bound` arcs would not fit in memory (the
+    caller's composition then decides, under the same guard). C may have ε-arcs
+    (label 0), W must not."""
+    if c.num_states * w.num_states > MAX_PAIRS or not guard.fits(
+            c.num_states * w.num_states, arc_bound(c, w)):
         return None
     pc, pw, src, dst, wt = _search(*_by_source(c, False), *_by_source(w, True),
                                    w.num_states, np.asarray(seed_c, dtype=np.int64),

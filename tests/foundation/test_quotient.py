@@ -261,3 +261,34 @@ def test_long_lists_do_not_underflow():
     got = W.score_strings(msg, [(1,), (2,)])
     assert got[0] == pytest.approx(-10.0 - 1000.0, abs=1e-9)
     assert got[1] == pytest.approx(-12.0 - 980.0, abs=1e-9)
+
+
+def test_the_size_guard_sends_a_product_that_would_not_fit_to_the_composition():
+    from strgm.wfsa import guard
+
+    rng = np.random.default_rng(4)
+    whole = random_acceptor(rng, 4, LABELS, acyclic=False)
+    ctx = W.sigma_star(LABELS, 2.0)
+    assert part_message_by_quotient([None, ctx], 0, whole, LABELS) is not None
+    with guard.limits(max_memory=1 << 20):  # far below this process's resident memory
+        assert part_message_by_quotient([None, ctx], 0, whole, LABELS) is None
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_arc_bound_bounds_the_product(seed):
+    import strgm.wfsa.pair_product as PP
+
+    rng = np.random.default_rng(seed)
+    c = W.arc_table(random_acceptor(rng, 4, LABELS, acyclic=False, density=0.5, eps=True))
+    w = W.arc_table(random_acceptor(rng, 5, LABELS, acyclic=False, density=0.5))
+    p = PP.pair_product(c, w, np.zeros(w.num_states, dtype=int), np.arange(w.num_states))
+    assert 0 < len(p.src) <= PP.arc_bound(c, w)
+    # every pair's arcs are the matching arcs of C and W (ε-arcs of C keep W's state)
+    for k in range(p.num_states):
+        want = sorted((int(cd), int(wd)) for ce, (cl, cd) in enumerate(zip(c.ilabel, c.dst))
+                      if c.src[ce] == p.c[k]
+                      for wl, wd in ([(0, p.w[k])] if cl == 0 else
+                                     zip(w.ilabel[w.src == p.w[k]], w.dst[w.src == p.w[k]]))
+                      if wl == cl)
+        got = sorted((int(p.c[d]), int(p.w[d])) for d in p.dst[p.src == k])
+        assert got == want
