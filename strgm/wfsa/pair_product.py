@@ -102,7 +102,7 @@ def _search(c_ptr, c_dst, c_lab, c_wt, w_ptr, w_dst, w_lab, w_wt, nw, seed_c, se
     return pc[:count], pw[:count], src[:m], dst[:m], wt[:m]
 
 
-def _by_source(t: ArcTable, sort_labels: bool):
+def by_source(t: ArcTable, sort_labels: bool):
     """Row pointer and arcs ordered by source (and label within a source)."""
     order = np.lexsort((t.ilabel, t.src)) if sort_labels else np.argsort(t.src, kind="stable")
     ptr = np.zeros(t.num_states + 1, dtype=np.int64)
@@ -120,17 +120,19 @@ def arc_bound(c: ArcTable, w: ArcTable) -> int:
     return int(cc[1:] @ cw[1:] + cc[0] * w.num_states)
 
 
-def pair_product(c: ArcTable, w: ArcTable, seed_c: np.ndarray, seed_w: np.ndarray
-                 ) -> Optional[PairProduct]:
+def pair_product(c: ArcTable, w: ArcTable, seed_c: np.ndarray, seed_w: np.ndarray,
+                 w_runs: Optional[tuple] = None) -> Optional[PairProduct]:
     """P = C × W from the distinct seed pairs (module docstring); None when the pair
     index would exceed :data:`MAX_PAIRS` or the size guard (:mod:`strgm.wfsa.guard`)
     predicts that |C|·|W| states and :func:`arc_bound` arcs would not fit in memory (the
     caller's composition then decides, under the same guard). C may have ε-arcs
-    (label 0), W must not."""
+    (label 0), W must not. ``w_runs``: ``by_source(w, True)``, when the caller builds
+    several products with the same W."""
     if c.num_states * w.num_states > MAX_PAIRS or not guard.fits(
             c.num_states * w.num_states, arc_bound(c, w)):
         return None
-    pc, pw, src, dst, wt = _search(*_by_source(c, False), *_by_source(w, True),
+    pc, pw, src, dst, wt = _search(*by_source(c, False),
+                                   *(by_source(w, True) if w_runs is None else w_runs),
                                    w.num_states, np.asarray(seed_c, dtype=np.int64),
                                    np.asarray(seed_w, dtype=np.int64))
     return PairProduct(len(pc), pc, pw, src, dst, wt)

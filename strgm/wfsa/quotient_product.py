@@ -35,7 +35,7 @@ import numpy as np
 from strgm.wfsa.core import ArcTable
 from strgm.wfsa.fixed_point import finite_path_sums
 from strgm.wfsa.measure import arcs_to_csr
-from strgm.wfsa.pair_product import pair_product
+from strgm.wfsa.pair_product import by_source, pair_product
 
 #: exp(−w) of a product arc must stay well inside float64.
 _MAX_EXPONENT = 600.0
@@ -78,12 +78,14 @@ def ends_by_product(tw: ArcTable, before: Sequence[ArcTable], after: Sequence[Ar
     if not before and not after:
         return alpha, rho_w
     parts, b_chain, a_chain = [], None, None
+    runs = by_source(tw, True)  # W's arcs by state and label, for both products
     if before:
         b_chain = chain(before)
-        parts.append(pair_product(b_chain, tw, [b_chain.start], [tw.start]))
+        parts.append(pair_product(b_chain, tw, [b_chain.start], [tw.start], runs))
     if after:
         a_chain = chain(after)
-        parts.append(pair_product(a_chain, tw, np.full(nw, a_chain.start), np.arange(nw)))
+        parts.append(pair_product(a_chain, tw, np.full(nw, a_chain.start), np.arange(nw),
+                                  runs))
     if any(p is None for p in parts):
         return None
     shift = np.cumsum([0] + [p.num_states for p in parts])

@@ -246,7 +246,7 @@ class Reweighted:
 
 
 def partial_sum_certificate(indptr: np.ndarray, indices: np.ndarray, m: sp.csr_matrix,
-                            stages: tuple = None) -> Optional[np.ndarray]:
+                            stages: Optional[tuple] = None) -> Optional[np.ndarray]:
     """y = Σ_{k<K} mᵏ 1 by K Gauss–Seidel sweeps, for K in ``stages`` (default
     :data:`QUICK`) in turn, each continuing the last, returned at the first K where
     maxᵢ (m y)ᵢ / yᵢ ≤ :data:`MAX_BOUND` (a Collatz–Wielandt proof of ρ(m) < 1); None
