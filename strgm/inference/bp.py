@@ -65,8 +65,8 @@ def rescale(fst: pynini.Fst) -> pynini.Fst:
 
 def same_message(a: Optional[pynini.Fst], b: pynini.Fst) -> bool:
     """True when two messages are identical machines with weights equal to 1e-9."""
-    return a is not None and a.num_states() == b.num_states() and \
-        pynini.equal(a, b, delta=1e-9)
+    return a is b or (a is not None and a.num_states() == b.num_states()
+                      and pynini.equal(a, b, delta=1e-9))
 
 
 class ExactSide(VariableSide):

@@ -41,21 +41,15 @@ to the closed-form unigram fit of p̂_V. Anytime PEP (``anneal``, PEP §8): λ_i
 λ·``decay``^i on iteration i. Beliefs are ENCODE(θ_V) with the exact log Z_θ.
 
 Deliberate variant — exact relay at variables of degree ≤ 2 (``relay``, default True).
-EP approximates a variable's incoming messages only so that their *product* stays small
-(PEP §2.3). A latent variable with ≤ 2 neighbours multiplies nothing: its message to one
-factor is the other factor's message itself (degree 2), or Σ* (degree 1), exactly as in
-BP, and its belief is the exact product of its (≤ 2) WFSA messages. So, as in pruned BP
-(:mod:`strgm.inference.bp`), such variables are handed to an exact-BP side
-(:class:`strgm.inference.bp.ExactSide`: WFSA messages rescaled to total weight 1 when
-finite) and get no θ. This matters on the phonology model: a word's underlying
-form U_w sits between one concatenation and one phonology factor, and the phonology
-message μ(u) = P(s_w | u) pins |u| ≈ |s_w|; a low-order n-gram family cannot express a
-length window (its length distribution is a mixture of geometrics), so approximating U_w
-by a 1–3-gram θ spreads the mass over short strings and the morpheme beliefs collapse
-toward ε (measured: gold cross-entropy 25–28 nats vs 6.3 for pruned BP on 100 synthetic
-words). Held-out words (degree 1) get the exact message from their phonology factor. θ
-messages — and all the approximation — remain at the variables where messages meet
-(morphemes with a prior and ≥ 2 words). ``relay=False`` gives textbook EP everywhere.
+EP approximates incoming messages only so that their *product* stays small (PEP §2.3).
+A latent variable with ≤ 2 neighbours multiplies nothing, so, as in pruned BP, it is
+handed to an exact-BP side (:class:`strgm.inference.bp.ExactSide`) and gets no θ. On the
+phonology model a word's underlying form U_w is one: its phonology message pins
+|u| ≈ |s_w|, which a low-order n-gram family cannot express (its length distribution is
+a mixture of geometrics); approximating U_w by a 1–3-gram θ collapsed the morpheme
+beliefs toward ε (gold cross-entropy 25–28 nats vs 6.3 for pruned BP on 100 synthetic
+words). θ messages remain where messages meet (morphemes with a prior and ≥ 2 words).
+``relay=False`` gives textbook EP everywhere.
 
 Messages from θ variables into concatenation and binary factors are made normalisable,
 a non-normalisable cavity is damped, and a concatenation's divergent message to a part
@@ -97,12 +91,11 @@ class EPSide(VariableSide):
     #: OpenBLAS's worker threads cost more than they gain there (measured ~4× slower LU
     #: at n = 200–300 on a loaded 2-core machine), so BLAS runs single-threaded.
     blas_threads = 1
-    #: Versions are not tracked, on purpose: EP must refit every μ_{F→V} against its
-    #: current cavity θ_{V→F} whenever the other messages at V have moved, so factor
-    #: messages are re-sent (and re-projected) on every sweep, as in PEP §4.4. Measured
-    #: on 50 synthetic words (EP order 2): with the scheduler skipping unchanged
-    #: messages the gold cross-entropy was 10.6–20.6 nats, without it 5–6 nats.
-    tracks_versions = False
+    #: A factor message whose inputs did not change is not computed again, but it is
+    #: delivered again: EP refits every μ_{F→V} against its current cavity on every
+    #: sweep (PEP §4.4; skipping that re-projection is unsafe, docs/architecture.md §3).
+    tracks_versions = True
+    redelivers_unchanged = True
 
     def __init__(self, graph: FactorGraph, method: str = "pep", **options):
         super().__init__(graph)
@@ -149,13 +142,20 @@ class EPSide(VariableSide):
     def diagnostics(self) -> dict:
         feats = [self.num_features(v) for v in self.approximated]
         return {"updates": self.updates, "updates_saved": self.passes_saved,
-                "message_repairs": self.repairs,
-                "skipped_updates": self.skipped,
+                "message_repairs": self.repairs, "skipped_updates": self.skipped,
                 "message_repairs_by_kind": dict(self.repairs_by_kind),
                 "projection_seconds": self.project_seconds,
                 "mean_features_per_belief": float(np.mean(feats)) if feats else 0.0,
                 "features_per_belief": dict(zip(self.approximated, feats)),
                 "relayed_variables": len(self.graph.latent) - len(self.approximated)}
+
+    def version(self, var: str) -> int:
+        """The relay's count of changes, or of θ_V's updates (pending ones made first)."""
+        if var in self._relay:
+            return self._relayed.version(var)
+        if not self.graph.variables[var].is_observed:
+            self._visit(var)
+        return self._version.get(var, 0)
 
     def queries_only(self, var: str) -> bool:
         """Relayed variables keep exact WFSA messages (no projection onto θ)."""

@@ -121,8 +121,9 @@ class _Sweeper:
         self.terminal = terminal_messages(graph, self.latent)
         self.deferred = set(self.terminal)
 
-    def send(self, fname: str, v: str, leaf: bool = False) -> None:
-        """μ_{F→V} computed from F's other incoming messages, size-checked, received."""
+    def send(self, fname: str, v: str, leaf: bool = False):
+        """μ_{F→V} computed from F's other incoming messages, size-checked, received
+        (and returned)."""
         f, side = self.graph.factors[fname], self.side
         what = f"message from factor {fname!r} to variable {v!r}"
         try:
@@ -141,6 +142,7 @@ class _Sweeper:
         if isinstance(msg, pynini.Fst):  # not a moment oracle (a grammar's EP message)
             guard.check_result(msg, what, self.max_states, self.nlabels)
         side.receive(v, fname, msg)
+        return msg
 
     def sweep(self, it: int, max_iters: int, direction: int) -> None:
         """One forward (+1) or backward (−1) sweep: each factor updates its messages to
@@ -156,13 +158,24 @@ class _Sweeper:
                                      2 * n * it + (0 if direction == 1 else n) + j,
                                      2 * n * max_iters, self.stage(max_iters)))
             for v in self._targets(fname, direction):
-                if self.side.tracks_versions:
-                    key = tuple(self.side.version(u)
-                                for u in self.graph.factors[fname].variables if u != v)
-                    if self.computed_from.get((fname, v)) == key:
-                        continue  # inputs unchanged since this message was computed
-                    self.computed_from[(fname, v)] = key
-                self.send(fname, v)
+                self._update(fname, v)
+
+    def _update(self, fname: str, v: str) -> None:
+        """Send μ_{F→V}, unless F's inputs are unchanged since it was last computed (when
+        the side tracks versions): then it is skipped, or the same message is delivered
+        again (``redelivers_unchanged``: EP re-projects it against V's current cavity)."""
+        side = self.side
+        if not side.tracks_versions:
+            self.send(fname, v)
+            return
+        key = tuple(side.version(u) for u in self.graph.factors[fname].variables if u != v)
+        done = self.computed_from.get((fname, v))
+        if done is not None and done[0] == key:  # inputs unchanged since it was computed
+            if side.redelivers_unchanged:
+                side.receive(v, fname, done[1])
+            return
+        msg = self.send(fname, v)
+        self.computed_from[(fname, v)] = (key, msg if side.redelivers_unchanged else None)
 
     @staticmethod
     def stage(max_iters: int) -> str:

@@ -15,7 +15,8 @@ interface only (docs/architecture.md §2):
 ``start_iteration(i)`` / ``start_sweep()`` schedule events (EP: K, λ and feature schedules)
 ``version(var)``                           an int that changes whenever what V sends may
                                            have changed (if ``tracks_versions``: the
-                                           scheduler then skips unchanged messages)
+                                           scheduler then skips unchanged messages, or
+                                           re-delivers them if ``redelivers_unchanged``)
 ``queries_only(var)``                      True when V's belief is only queried: its last
                                            message may keep ε-arcs
 ``convergence_state(var)`` /               what the convergence test keeps of V's belief
@@ -69,6 +70,10 @@ class VariableSide(ABC):
     #: True when :meth:`version` is kept: a factor message whose inputs' versions have not
     #: changed since it was computed is then not computed again
     tracks_versions: bool = False
+    #: True when such an unchanged message must still be delivered again (``receive``):
+    #: EP re-projects every μ_{F→V} against V's current cavity on every sweep, so only
+    #: the factor's computation is saved, not the variable's update
+    redelivers_unchanged: bool = False
 
     def __init__(self, graph: FactorGraph):
         self.graph = graph
