@@ -222,12 +222,13 @@ def _jacobi_steps(indptr, indices, data, b, y, k, max_iter, watch):  # pragma: n
 
 @njit(cache=True)
 def _gauss_seidel_steps(indptr, indices, data, b, y, k, max_iter, watch,
-                        backward):  # pragma: no cover
+                        backward, rtol=0.0):  # pragma: no cover
     """Gauss–Seidel sweeps k, k+1, … of y = m y + b, in place (rows in reverse order when
     ``backward``), until a sweep changes nothing (status 0), a non-finite value under
     ``watch`` (1), a checkpoint under ``watch`` (2: every 16th sweep and the last) or
     sweep ``max_iter`` is passed (3). Returns (y before the last sweep — only kept at a
-    checkpoint —, y, k, status)."""
+    checkpoint —, y, k, status). With ``rtol`` > 0 a sweep that changes no entry by
+    more than ``rtol`` times its new value also ends the sweeps (status 0)."""
     n = b.shape[0]
     before = y
     while k <= max_iter:
@@ -242,7 +243,9 @@ def _gauss_seidel_steps(indptr, indices, data, b, y, k, max_iter, watch,
                 s += data[jj] * y[indices[jj]]
             v = s + b[i]
             if v != y[i]:
-                changed = True
+                if not changed and (rtol == 0.0 or not np.isfinite(v)
+                                    or abs(v - y[i]) > rtol * abs(v)):
+                    changed = True
                 y[i] = v
         if not changed:
             return y, y, k, 0

@@ -61,6 +61,13 @@ MAX_ITER = 200
 MAX_BOUND = 1.0 - 1e-6
 #: Start the β and α sweeps from the last weighting's solution.
 WARM = True
+#: A warm-started solve ends at the first sweep that changes no entry by more than this
+#: times its value (a cold one, which rises monotonically from b, at an exact fixed
+#: point). From a start that is neither below nor above the answer, rounding can keep
+#: the last bits moving: on 200 synthetic words under PEP (EM-trained phonology) 136 of
+#: 9,000 warm solves ran to MAX_ITER and went to the reference, and warm solves took
+#: 48 sweeps on average against 27 from b.
+WARM_RTOL = 1e-15
 #: Partial sums tried as certificates before the full x solve: after this many
 #: Gauss–Seidel sweeps in all, then continued to the next count. On 100 synthetic words
 #: with the EM-trained phonology under PEP, 4 sweeps alone left 55 of 978 weightings to
@@ -213,7 +220,8 @@ class Reweighted:
         y = (b if warm is None else warm).astype(np.float64, copy=True)
         indptr, indices, data = m
         _, y, _, status = _gauss_seidel_steps(indptr, indices, data, b, y, 1, MAX_ITER,
-                                              False, backward)
+                                              False, backward,
+                                              0.0 if warm is None else WARM_RTOL)
         if status != _FIXED:
             return None
         self._warm[backward] = y

@@ -273,3 +273,36 @@ def test_partial_sums_continued_certify_where_four_sweeps_do_not():
     assert np.max((a @ y) / y) <= rw.MAX_BOUND
     for seed in range(5):
         assert cert(_permuted_cycle(seed, 8, 1.02), (4, 16, 64, 256)) is None
+
+
+def _gs(m: sp.csr_matrix, b: np.ndarray, y0: np.ndarray, rtol: float):
+    from strgm.wfsa.fixed_point import _gauss_seidel_steps
+
+    y = y0.astype(np.float64, copy=True)
+    _, y, k, status = _gauss_seidel_steps(m.indptr.astype(np.int64),
+                                          m.indices.astype(np.int64), m.data, b, y, 1,
+                                          10_000, False, True, rtol)
+    assert status == 0
+    return y, k
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_warm_sweeps_stop_at_the_relative_tolerance_near_the_exact_answer(seed):
+    """A warm start (the last weighting's answer) ends at ``WARM_RTOL``: within 1e-12 of
+    the exact fixed point of the new weighting swept from b. Control: a loose tolerance
+    (1e-6) ends measurably off, so the comparison can fail."""
+    rng = np.random.default_rng(seed)
+    n = 60
+    m = sp.random(n, n, density=0.2, random_state=seed, format="csr")
+    m = m.multiply(0.95 / np.abs(np.linalg.eigvals(m.toarray())).max()).tocsr()
+    b = rng.random(n) * (rng.random(n) < 0.3)
+    b[0] = 1.0
+    old, _ = _gs(m, b, b, 0.0)
+    m2 = m.multiply(1.0 + 0.02 * rng.random(m.shape)).tocsr()
+    m2 = m2.multiply(0.95 / np.abs(np.linalg.eigvals(m2.toarray())).max()).tocsr()
+    exact, _ = _gs(m2, b, b, 0.0)
+    warm, _ = _gs(m2, b, old, rw.WARM_RTOL)
+    scale = np.maximum(np.abs(exact), 1e-300)
+    assert np.max(np.abs(warm - exact) / scale) < 1e-12
+    loose, _ = _gs(m2, b, old, 1e-6)
+    assert np.max(np.abs(loose - exact) / scale) > 1e-10
