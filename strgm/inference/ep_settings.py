@@ -15,8 +15,8 @@ option                 default   meaning
 ``steps``              1         gradient steps per pass
 ``K_early``            20        passes per visit on the first ``early_iters`` iterations,
 ``early_iters``        2 / 3     then 1 (PEP / EP)
-``block``              False     block Gauss–Seidel: a visit takes all K passes on one pending
-                                 message before the next (its p̂ moments are reused across
+``block``              True /    block Gauss–Seidel: a visit takes all K passes on one pending
+                       False     message before the next (its p̂ moments are reused across
                                  them); else round robin, one pass over all per pass
 ``unigram_first``      True      unigram features only on the first iteration (PEP §7)
 ``max_len``            None      longest PEP feature (unbounded)
@@ -63,7 +63,7 @@ PROX_LAM = 0.03
 
 _DEFAULTS = {
     "ep": {"order": 2, "projection": "gradient"},
-    "pep": {"projection": "prox", "eta": 0.1, "early_iters": 2},
+    "pep": {"projection": "prox", "eta": 0.1, "early_iters": 2, "block": True},
 }
 _COMMON = {"lam": 0.01, "anneal": False, "decay": 0.5, "eta": 0.05, "K_early": 20,
            "early_iters": 3, "block": False, "unigram_first": True, "max_len": None, "steps": 1,

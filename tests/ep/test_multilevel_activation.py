@@ -93,10 +93,12 @@ def test_multi_level_projection_reaches_the_same_optimum():
 
 def test_pep_runs_with_multi_level_activation_and_finds_the_word():
     """λ = 0.05 stops one-level growth short of the whole word (features must reach
-    length 5); two levels per step find it."""
+    length 5) under round-robin passes; two levels per step find it. (Block passes, the
+    default, find it with one level: 20 steps in a row on one message.)"""
     g = tree_graph("abab")
-    one = infer(g, "pep", relay=False, lam=0.05, max_iters=5)
-    two = infer(g, "pep", relay=False, lam=0.05, max_iters=5, activation_levels=2)
+    one = infer(g, "pep", relay=False, lam=0.05, max_iters=5, block=False)
+    two = infer(g, "pep", relay=False, lam=0.05, max_iters=5, activation_levels=2,
+                block=False)
     assert one.belief("W").kbest_labels(1)[0][0] != (1, 2, 1, 2)
     assert two.belief("W").kbest_labels(1)[0][0] == (1, 2, 1, 2)
     assert two.settings["activation_levels"] == 2
