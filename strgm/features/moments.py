@@ -29,7 +29,6 @@ to its regrowth (:class:`strgm.wfsa.reweighted.Reweighted`, :mod:`strgm.features
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import cached_property
@@ -37,20 +36,17 @@ from typing import Optional
 
 import numpy as np
 import pynini
-import scipy.sparse as sp
-import scipy.linalg as sla
-import scipy.sparse.linalg as spla
 
 from strgm.errors import DivergenceError, InconsistentEvidenceError
 from strgm.features.carry import carry_over
 from strgm.features.product import counting_product, product_topology
+from strgm.features.q_solves import _DENSE_MAX, _solve_dense, _solve_krylov, _solve_sparse
 from strgm.features.symbols import eos
 from strgm.features.theta import FeatureSet, Theta
 from strgm.wfsa.construct import string_acceptor
 from strgm.wfsa.core import ArcTable, arc_table, is_acyclic, topological_levels
 from strgm.wfsa.operations import compose
 from strgm.wfsa.expectations import table_arc_counts
-from strgm.wfsa.components import certifies_normalisable
 from strgm.wfsa.measure import TrimmedTopology, arcs_to_csr, trimmed_topology
 from strgm.wfsa.reweighted import Reweighted
 
@@ -123,104 +119,6 @@ def q_moments(theta: Theta, features: Optional[FeatureSet] = None,
     return Moments(fs, float(np.log(z)), dfa.accumulate(counts), counts)
 
 
-#: Largest DFA solved with a dense LU (faster than the sparse one below a few hundred
-#: states, where multithreaded BLAS starts to cost more than it gains; the q-side DFAs of
-#: EP beliefs have tens to hundreds).
-_DENSE_MAX = 160
-
-
-def _solve_dense(pr: np.ndarray):
-    """A solver for I − P_r (``solve(b, transposed)``), or None if ρ(P_r) ≥ 1."""
-    m = np.eye(len(pr)) - pr
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            lu = sla.lu_factor(m, check_finite=False)
-            x = sla.lu_solve(lu, np.ones(len(pr)), check_finite=False)
-        except (ValueError, np.linalg.LinAlgError):
-            return None
-    if not certifies_normalisable(x):
-        return None
-    return lambda b, trans: sla.lu_solve(lu, b, trans=1 if trans else 0, check_finite=False)
-
-
-def _solve_sparse(p: sp.csr_matrix, reach: np.ndarray, pr: Optional[sp.spmatrix] = None):
-    """As :func:`_solve_dense`, with a sparse LU (``pr``: P restricted to ``reach``, when
-    the caller has it)."""
-    pr = p[reach][:, reach] if pr is None else pr
-    m = (sp.identity(len(reach), format="csc") - pr.tocsc()).tocsc()
-    m.sum_duplicates()  # parallel DFA arcs (SuperLU expects one entry per cell)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            lu = spla.splu(m)
-            x = lu.solve(np.ones(len(reach)))
-        except RuntimeError:
-            return None
-    if not certifies_normalisable(x):
-        return None
-    return lambda b, trans: lu.solve(b, trans="T" if trans else "N")
-
-
-#: BiCGSTAB settings for :func:`_solve_krylov`: relative residual, iterations per solve.
-_KRYLOV_RTOL = 1e-13
-_KRYLOV_MAXITER = 100
-#: Collatz–Wielandt margin: P x ≤ (1 − margin) x certifies ρ(P) < 1 despite rounding.
-_CW_MARGIN = 1e-12
-
-
-def _solve_krylov(p: sp.csr_matrix, reach: np.ndarray):
-    """As :func:`_solve_sparse`, by BiCGSTAB instead of an LU; ``None`` when it cannot
-    certify ρ(P_r) < 1 quickly (the caller then takes the LU, which also decides Z = ∞).
-
-    Why: the DFA of a complete trigram family over N ≈ 36 symbols has ~N² states whose
-    transition graph (ab → bc) is an expander, so an LU fills in to ~4.5·10⁵ entries
-    (≈20 ms), while BiCGSTAB needs 7–30 products with the ~N³-entry P per solve (3–8 ms
-    for the three solves). On q solves captured from English trigram EP: 1.9× faster at
-    400–800 states, 4.4× on a 100-word run's mix, log Z and E_q[f] equal to ~1e-12.
-
-    Certificate: x ≈ (I − P_r)⁻¹ 1 from BiCGSTAB is accepted only if x > 0 and
-    P_r x ≤ (1 − 1e-12) x componentwise, checked with one product; then ρ(P_r) < 1 by the
-    Collatz–Wielandt bound ρ ≤ maxᵢ (P_r x)ᵢ / xᵢ, however x was computed. Every solve
-    must also meet its relative residual ‖b − (I − P_r) y‖ ≤ 10·rtol·‖b‖ (recomputed,
-    not BiCGSTAB's recurrence); a later solve that misses it falls back to an LU."""
-    pr = p[reach][:, reach].tocsr()
-    k = len(reach)
-    m = (sp.identity(k, format="csr") - pr).tocsr()
-
-    def krylov(mat: sp.csr_matrix, b: np.ndarray) -> Optional[np.ndarray]:
-        # Start from two Neumann terms b + P b: with x0 = 0 the shadow residual is b
-        # itself, and for α's b = e_s (the start state has no incoming arc) BiCGSTAB
-        # breaks down at once (r̂ᵀr = 0).
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            y, info = spla.bicgstab(mat, b, x0=2.0 * b - mat @ b, rtol=_KRYLOV_RTOL,
-                                    atol=0.0, maxiter=_KRYLOV_MAXITER)
-            if info != 0 or not np.all(np.isfinite(y)):
-                return None
-            res = np.linalg.norm(b - mat @ y)
-        return y if res <= 10 * _KRYLOV_RTOL * np.linalg.norm(b) else None
-
-    x = krylov(m, np.ones(k))
-    if x is None or not (np.all(x > 0) and np.all(pr @ x <= (1.0 - _CW_MARGIN) * x)):
-        return None
-    fallback = []  # an LU, built only if some solve misses its residual
-    mt = []
-
-    def solve(b: np.ndarray, trans: bool) -> np.ndarray:
-        if trans and not mt:
-            mt.append(m.T.tocsr())
-        y = krylov(mt[0] if trans else m, b)
-        if y is not None:
-            return y
-        if not fallback:
-            fallback.append(_solve_sparse(p, reach, pr))
-        if fallback[0] is None:  # cannot happen after the certificate, but be explicit
-            raise DivergenceError("q_theta: the LU contradicts the normalisability certificate")
-        return fallback[0](b, trans)
-    return solve
-
-
 def log_partition_theta(theta: Theta) -> float:
     """log Z_θ (raises DivergenceError when infinite)."""
     return q_moments(theta).log_z
@@ -249,6 +147,12 @@ class Composition:
     table: ArcTable
     levels: Optional[np.ndarray]
     product: Optional[tuple] = None  # (q, h) per state, from the compiled product
+    p_table: Optional[ArcTable] = None  # p's own arcs, read again by a regrowth
+
+    @property
+    def size(self) -> int:
+        """Arcs held: C's and p's."""
+        return self.table.num_arcs + (0 if self.p_table is None else self.p_table.num_arcs)
 
     @cached_property
     def topology(self) -> Optional[TrimmedTopology]:
@@ -290,14 +194,13 @@ class CompositionCache:
                 self._entries.move_to_end(id(p))
                 return hit
             features = hit.cover.union(features)
-        comp = _compose_counting(p, features, what)
+        comp = _compose_counting(p, features, what, hit if hit is not None and hit.p is p
+                                 else None)
         carry_over(hit, comp)  # a finer cover of the same p: its solutions carry over
         self.built += 1
         old = self._entries.pop(id(p), None)
-        if old is not None:
-            self.arcs -= old.table.num_arcs
+        self.arcs += comp.size - (0 if old is None else old.size)
         self._entries[id(p)] = comp
-        self.arcs += comp.table.num_arcs
         self._evict()
         return comp
 
@@ -306,31 +209,37 @@ class CompositionCache:
         hit = self._entries.get(id(p))
         if hit is not None and hit.p is p:
             del self._entries[id(p)]
-            self.arcs -= hit.table.num_arcs
+            self.arcs -= hit.size
 
     def _evict(self) -> None:
         while len(self._entries) > 1 and (
                 (self.max_size is not None and len(self._entries) > self.max_size)
                 or (self.max_arcs is not None and self.arcs > self.max_arcs)):
             _, dropped = self._entries.popitem(last=False)
-            self.arcs -= dropped.table.num_arcs
+            self.arcs -= dropped.size
 
 
-def _compose_counting(p: pynini.Fst, cover: FeatureSet, what: str) -> Composition:
+def _compose_counting(p: pynini.Fst, cover: FeatureSet, what: str,
+                      coarser: Optional[Composition] = None) -> Composition:
     """C = p·EOS ∘ T by the compiled product (:mod:`strgm.features.product`), or by
-    OpenFst when the product's pair index would be too large."""
+    OpenFst when the product's pair index would be too large. A ``coarser`` composition
+    of the same p lends p's arcs and acyclicity (a regrowth does not read p again)."""
     dfa = cover.dfa
-    out = counting_product(arc_table(p), dfa.goto, dfa.start, cover.num_labels, what, True)
+    known = coarser is not None and coarser.p_table is not None
+    pt = coarser.p_table if known else arc_table(p)
+    out = counting_product(pt, dfa.goto, dfa.start, cover.num_labels, what, True)
     if out is None:
         return compose_counting_reference(p, cover, what)
-    levels = topological_levels(out[0]) if is_acyclic(p) else None
-    return Composition(p, cover, out[0], levels, product=out[1:])
+    acyclic = coarser.levels is not None if known else is_acyclic(p)
+    levels = topological_levels(out[0]) if acyclic else None
+    return Composition(p, cover, out[0], levels, product=out[1:], p_table=pt)
 
 
-def compose_counting_reference(p: pynini.Fst, cover: FeatureSet,
-                               what: str = "automaton") -> Composition:
+def compose_counting_reference(p: pynini.Fst, cover: FeatureSet, what: str = "automaton",
+                               coarser: Optional[Composition] = None) -> Composition:
     """C by OpenFst (concatenation with EOS, composition with the counting transducer,
-    connection): the reference the compiled product is tested against."""
+    connection): the reference the compiled product is tested against (it reads p
+    afresh, whatever ``coarser`` lends)."""
     with_eos = pynini.concat(pynini.project(p.copy(), "output"),
                              string_acceptor((eos(cover.num_labels),)))
     comp = compose(with_eos, cover.dfa.counting_transducer(None))

@@ -73,13 +73,14 @@ def large_theta(shift, seed=3, n=13):
 
 def test_krylov_q_moments_equal_the_dense_solve(monkeypatch):
     import strgm.features.moments as M
+    import strgm.features.q_solves as Q
 
     th = large_theta(-np.log(13 * 2.0))
     assert len(th.features.dfa.reachable) > M._DENSE_MAX
-    real_lu = M._solve_sparse
-    monkeypatch.setattr(M, "_solve_sparse", lambda *a: pytest.fail("LU used"))
-    got = q_moments(th)
-    monkeypatch.setattr(M, "_solve_sparse", real_lu)
+    with monkeypatch.context() as m:  # neither q_moments nor BiCGSTAB's fallback
+        for mod in (M, Q):
+            m.setattr(mod, "_solve_sparse", lambda *a: pytest.fail("LU used"))
+        got = q_moments(th)
     monkeypatch.setattr(M, "_DENSE_MAX", 10 ** 6)  # the brute-force-tested dense path
     want = q_moments(th)
     assert got.log_z == pytest.approx(want.log_z, abs=1e-11)
@@ -90,6 +91,7 @@ def test_krylov_q_moments_equal_the_dense_solve(monkeypatch):
 def test_krylov_falls_back_to_the_lu_and_is_never_fooled(monkeypatch):
     import scipy.sparse.linalg as spla
     import strgm.features.moments as M
+    import strgm.features.q_solves as Q
 
     th = large_theta(-np.log(13 * 2.0))
     monkeypatch.setattr(M, "_DENSE_MAX", 10 ** 6)
@@ -100,13 +102,13 @@ def test_krylov_falls_back_to_the_lu_and_is_never_fooled(monkeypatch):
     def first_only(mat, b, **kw):  # certify with an exact x, then "fail" every solve
         calls.append(1)
         return (spla.spsolve(mat.tocsc(), b), 0) if len(calls) == 1 else (b * 0, 1)
-    monkeypatch.setattr(M.spla, "bicgstab", first_only)
+    monkeypatch.setattr(Q.spla, "bicgstab", first_only)
     got = q_moments(th)
     assert len(calls) == 3  # β and α each tried once, then the LU answered
     np.testing.assert_allclose(got.expectations, want.expectations, rtol=1e-9, atol=1e-12)
     # a divergent θ: an exact solve of (I − P) x = 1 exists but cannot be positive with
     # P x < x, so the certificate rejects it and the LU reports Z = ∞
-    monkeypatch.setattr(M.spla, "bicgstab",
+    monkeypatch.setattr(Q.spla, "bicgstab",
                         lambda mat, b, **kw: (spla.spsolve(mat.tocsc(), b), 0))
     with pytest.raises(DivergenceError):
         q_moments(large_theta(-np.log(13 * 0.7)))
@@ -203,10 +205,34 @@ def test_one_composition_grown_to_a_cover_serves_changing_feature_sets():
         cache.get(p, sets[0], "p").cover.dfa.num_states
 
 
+def test_a_regrowth_reads_p_once_and_a_wrong_loan_would_show(monkeypatch):
+    """A finer cover of the same p takes p's arcs from the coarser composition (p is not
+    read again) and equals a fresh composition; control: lending another message's
+    arcs gives other moments."""
+    import strgm.features.moments as M
+
+    p = weighted_strings({(1, 2, 1): 0.2, (2, 2): 0.9, (1,): 1.5})
+    coarse, fine = FeatureSet(ngram_features(1, N), N), FeatureSet(ngram_features(2, N), N)
+    reads = []
+    real = M.arc_table
+    monkeypatch.setattr(M, "arc_table", lambda f: reads.append(f is p) or real(f))
+    cache = CompositionCache()
+    p_moments(p, coarse, compositions=cache)
+    got = p_moments(p, fine, compositions=cache)
+    assert cache.built == 2 and reads.count(True) == 1
+    want = p_moments(p.copy(), fine)
+    np.testing.assert_allclose(got.expectations, want.expectations, rtol=1e-12)
+    other = weighted_strings({(2, 1): 0.0})
+    wrong = M.Composition(p, coarse, cache.get(p, fine, "p").table, None,
+                          p_table=real(other))
+    bad = M._compose_counting(p, fine, "p", wrong)
+    assert bad.table.num_arcs != cache.get(p, fine, "p").table.num_arcs
+
+
 def test_composition_cache_evicts_least_recently_used_beyond_its_arc_budget():
     fs = FeatureSet(ngram_features(2, N), N)
     msgs = [weighted_strings({(1, 2) * k: 0.0, (2,): 0.5}) for k in (1, 2, 3)]
-    sizes = [CompositionCache().get(m, fs, "m").table.num_arcs for m in msgs]
+    sizes = [CompositionCache().get(m, fs, "m").size for m in msgs]  # C's arcs and p's
     cache = CompositionCache(max_arcs=sizes[0] + sizes[1] + sizes[2] - 1)
     for m in msgs[:2]:
         cache.get(m, fs, "m")
