@@ -147,12 +147,6 @@ class Composition:
     table: ArcTable
     levels: Optional[np.ndarray]
     product: Optional[tuple] = None  # (q, h) per state, from the compiled product
-    p_table: Optional[ArcTable] = None  # p's own arcs, read again by a regrowth
-
-    @property
-    def size(self) -> int:
-        """Arcs held: C's and p's."""
-        return self.table.num_arcs + (0 if self.p_table is None else self.p_table.num_arcs)
 
     @cached_property
     def topology(self) -> Optional[TrimmedTopology]:
@@ -194,13 +188,14 @@ class CompositionCache:
                 self._entries.move_to_end(id(p))
                 return hit
             features = hit.cover.union(features)
-        comp = _compose_counting(p, features, what, hit if hit is not None and hit.p is p
-                                 else None)
+        comp = _compose_counting(p, features, what)
         carry_over(hit, comp)  # a finer cover of the same p: its solutions carry over
         self.built += 1
         old = self._entries.pop(id(p), None)
-        self.arcs += comp.size - (0 if old is None else old.size)
+        if old is not None:
+            self.arcs -= old.table.num_arcs
         self._entries[id(p)] = comp
+        self.arcs += comp.table.num_arcs
         self._evict()
         return comp
 
@@ -209,37 +204,31 @@ class CompositionCache:
         hit = self._entries.get(id(p))
         if hit is not None and hit.p is p:
             del self._entries[id(p)]
-            self.arcs -= hit.size
+            self.arcs -= hit.table.num_arcs
 
     def _evict(self) -> None:
         while len(self._entries) > 1 and (
                 (self.max_size is not None and len(self._entries) > self.max_size)
                 or (self.max_arcs is not None and self.arcs > self.max_arcs)):
             _, dropped = self._entries.popitem(last=False)
-            self.arcs -= dropped.size
+            self.arcs -= dropped.table.num_arcs
 
 
-def _compose_counting(p: pynini.Fst, cover: FeatureSet, what: str,
-                      coarser: Optional[Composition] = None) -> Composition:
+def _compose_counting(p: pynini.Fst, cover: FeatureSet, what: str) -> Composition:
     """C = p·EOS ∘ T by the compiled product (:mod:`strgm.features.product`), or by
-    OpenFst when the product's pair index would be too large. A ``coarser`` composition
-    of the same p lends p's arcs and acyclicity (a regrowth does not read p again)."""
+    OpenFst when the product's pair index would be too large."""
     dfa = cover.dfa
-    known = coarser is not None and coarser.p_table is not None
-    pt = coarser.p_table if known else arc_table(p)
-    out = counting_product(pt, dfa.goto, dfa.start, cover.num_labels, what, True)
+    out = counting_product(arc_table(p), dfa.goto, dfa.start, cover.num_labels, what, True)
     if out is None:
         return compose_counting_reference(p, cover, what)
-    acyclic = coarser.levels is not None if known else is_acyclic(p)
-    levels = topological_levels(out[0]) if acyclic else None
-    return Composition(p, cover, out[0], levels, product=out[1:], p_table=pt)
+    levels = topological_levels(out[0]) if is_acyclic(p) else None
+    return Composition(p, cover, out[0], levels, product=out[1:])
 
 
-def compose_counting_reference(p: pynini.Fst, cover: FeatureSet, what: str = "automaton",
-                               coarser: Optional[Composition] = None) -> Composition:
+def compose_counting_reference(p: pynini.Fst, cover: FeatureSet,
+                               what: str = "automaton") -> Composition:
     """C by OpenFst (concatenation with EOS, composition with the counting transducer,
-    connection): the reference the compiled product is tested against (it reads p
-    afresh, whatever ``coarser`` lends)."""
+    connection): the reference the compiled product is tested against."""
     with_eos = pynini.concat(pynini.project(p.copy(), "output"),
                              string_acceptor((eos(cover.num_labels),)))
     comp = compose(with_eos, cover.dfa.counting_transducer(None))
