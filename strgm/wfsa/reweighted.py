@@ -18,10 +18,12 @@ x = (I − A)⁻¹ 1 (and z = (I − A)⁻¹ x when x is too weak) only to certi
   that certified is carried to the next call. The error bound of
   :func:`iterative_solves` (a rounding-level residual amplified by at most 1/(1 − r))
   holds with this r.
-* **warm starts.** β and α are still swept to an exact float64 fixed point of
-  y = A'y + b, but from the last weighting's β and α (``WARM``): for a nonnegative A'
-  with ρ(A') < 1 Gauss–Seidel converges from any start (Stein–Rosenberg), and a start
-  within δ of the answer saves about log δ / log ρ of the sweeps.
+* **warm starts.** β and α are swept from the last weighting's β and α (``WARM``):
+  for a nonnegative A' with ρ(A') < 1 Gauss–Seidel converges from any start
+  (Stein–Rosenberg), and a start within δ of the answer saves about log δ / log ρ of
+  the sweeps. Such a start is neither below nor above the answer, so the sweeps end
+  when no entry moves by more than ``WARM_RTOL`` (10⁻¹⁵) of its value; from b they end
+  at an exact float64 fixed point of y = A'y + b.
 * **parallel arcs summed.** The arcs of C between two states (one per label) are summed
   into one entry of A; the structure of A, of Aᵀ and the arc → entry map are built once
   (O(|arcs|), compiled). Each weighting fills the values in one compiled pass that also
