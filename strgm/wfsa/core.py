@@ -18,6 +18,7 @@ from typing import Optional
 import numpy as np
 import pynini
 
+from strgm.wfsa.known_tables import KNOWN
 from strgm.wfsa.serialised import read_arcs
 
 ARC_TYPE = "log64"
@@ -50,6 +51,9 @@ def is_acyclic(fst: pynini.Fst) -> bool:
 
 
 def num_arcs(fst: pynini.Fst) -> int:
+    known = KNOWN.get(fst)
+    if known is not None:
+        return known.num_arcs
     return sum(fst.num_arcs(s) for s in fst.states())
 
 
@@ -86,8 +90,13 @@ def arc_table(fst: pynini.Fst) -> ArcTable:
     Parses OpenFst's binary VectorFst serialisation (per state: final weight f64, arc
     count i64, then arcs as i32 ilabel, i32 olabel, f64 weight, i32 nextstate) by one
     compiled walk (:func:`strgm.wfsa.serialised.read_arcs`), or by
-    :func:`arc_table_reference` where the walk declines. O(|E| + |Q|).
+    :func:`arc_table_reference` where the walk declines. O(|E| + |Q|). An automaton that
+    :func:`from_arc_table` built with ``remember=True`` gets the arrays it was built from
+    (:mod:`strgm.wfsa.known_tables`; read-only), in O(1).
     """
+    known = KNOWN.get(fst)
+    if known is not None:
+        return known
     n = fst.num_states()
     start = fst.start()
     if n == 0:
@@ -221,22 +230,25 @@ _PROPS = 0x3
 
 
 def from_arc_table(num_states: int, start: int, src, dst, ilabel, olabel, weights,
-                   final) -> pynini.Fst:
+                   final, remember: bool = False) -> pynini.Fst:
     """A log64 VectorFst from numpy arrays (inverse of :func:`arc_table`), through
     OpenFst's binary format: no per-arc Python.
 
     Weights are −log values; ``final`` has one entry per state (``inf`` = not final);
     arcs may come in any order (they are grouped by source, stably). O(|Q| + |E|) numpy
-    work plus one deserialisation.
+    work plus one deserialisation. With ``remember``, the next :func:`arc_table` of the
+    result returns these arrays (in that grouped order) without reading the automaton
+    (:mod:`strgm.wfsa.known_tables`): for automata that are read right after being built.
     """
     src = np.asarray(src, dtype=np.int64)
     order = np.argsort(src, kind="stable")
     m = src.shape[0]
+    sorted_arcs = (np.asarray(ilabel, dtype=np.int64)[order],
+                   np.asarray(olabel, dtype=np.int64)[order],
+                   np.asarray(weights, dtype=np.float64)[order],
+                   np.asarray(dst, dtype=np.int64)[order])
     arcs = np.empty(m, dtype=_ARC_DTYPE)
-    arcs["ilabel"] = np.asarray(ilabel)[order]
-    arcs["olabel"] = np.asarray(olabel)[order]
-    arcs["weight"] = np.asarray(weights, dtype=np.float64)[order]
-    arcs["nextstate"] = np.asarray(dst)[order]
+    arcs["ilabel"], arcs["olabel"], arcs["weight"], arcs["nextstate"] = sorted_arcs
     counts = np.bincount(src, minlength=num_states).astype(np.int64)
     states = np.empty(num_states, dtype=_STATE_DTYPE)
     states["final"] = np.asarray(final, dtype=np.float64)
@@ -255,7 +267,12 @@ def from_arc_table(num_states: int, start: int, src, dst, ilabel, olabel, weight
     for name in (b"vector", ARC_TYPE.encode()):
         head += struct.pack("<i", len(name)) + name
     head += struct.pack("<iiQqqq", 2, 0, _PROPS, start if num_states else -1, num_states, m)
-    return pynini.Fst.read_from_string(head + body.tobytes())
+    fst = pynini.Fst.read_from_string(head + body.tobytes())
+    if remember and num_states:
+        KNOWN.remember(fst, ArcTable(num_states, int(start), src[order], sorted_arcs[3],
+                                     sorted_arcs[0], sorted_arcs[1], sorted_arcs[2],
+                                     np.array(final, dtype=np.float64)))
+    return fst
 
 
 def project(fst: pynini.Fst, tape: str) -> pynini.Fst:

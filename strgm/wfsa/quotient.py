@@ -189,7 +189,7 @@ def _assemble(tw: ArcTable, alpha: _Scaled, beta: _Scaled, num_labels: int, what
     guard.require(what, int(alive.sum()), len(order))
     return from_arc_table(int(alive.sum()), int(ids[n]), ids[new_src[order]],
                           ids[new_dst[order]], new_lab[order], new_lab[order],
-                          new_wt[order], fin[alive])
+                          new_wt[order], fin[alive], remember=True)
 
 
 def _dot(alpha: _Scaled, beta: _Scaled) -> float:
