@@ -173,7 +173,7 @@ def test_cyclic_contexts_take_the_product_route_and_match_enumeration(seed, k, b
     whole, contexts, i = cyclic_case(seed, k, boundary)
     msg = part_message_by_quotient(contexts, i, whole, LABELS, boundary)
     assert msg is not None
-    lists = [None if c is None else enumerated(c, 4 if k == 2 else 3) for c in contexts]
+    lists = [None if c is None else enumerated(c, 4) for c in contexts]
     assert matches(msg, oracle(whole, lists, i, boundary), tol=1e-4)
 
 
