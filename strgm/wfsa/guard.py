@@ -20,7 +20,8 @@ Bounds (sound: never below the true size; checked against real compositions by
   ``|E| ≤ k·(Σ_l c_A(l)·c_B(l) + ε_A·|Q_B| + |Q_A|·ε_B)``, with c(l) the number of
   arcs on label l (output tape of A, input tape of B) and ε the ε-arc counts. The label
   counts are read from the smaller machine only; the larger one's Σ_l is bounded by its
-  arc count times the smaller's largest c(l).
+  arc count times the smaller's largest c(l). A bound that does not fit is replaced by
+  the pairs and arcs a dry run reaches (:mod:`strgm.wfsa.compose_count`), also sound.
 * ε-removal of F (OpenFst's ``RmEpsilon`` works in place): ``|Q| ≤ |Q_F|``; it expands
   only the start and the states with a non-ε incoming arc (the set R), and every new
   arc of such a q is a non-ε arc leaving a state of q's ε-closure C(q), so
@@ -29,15 +30,13 @@ Bounds (sound: never below the true size; checked against real compositions by
   is bounded by counting ε-*paths* (a DP over the ε-graph's strongly connected
   components, each component's arcs counted once per path into it: never below the
   set sum).
-* n shortest paths of F: every state is popped at most n times, so the result has at
-  most ``n·|Q_F| + 1`` states and as many arcs.
+* n shortest paths of F: each state is popped ≤ n times: ≤ ``n·|Q_F| + 1`` states, arcs.
 
-Bytes: ``BYTES_PER_STATE`` = 160 and ``BYTES_PER_ARC`` = 48, from peak-RSS
-measurements of ``pynini.compose`` on random log64 acceptors (Python 3.11, pynini 2.1:
-582k states + 1.3M arcs took 118 MB, 40k + 4.0M took 103 MB, 10k + 9.0M took 216 MB:
-about 150 bytes per state — vector state plus the composition's state table — and 24
-bytes per arc, doubled for ``std::vector`` growth), times ``COPIES`` = 2 because every
-result is copied once more (arc-sorting, trimming) while the input is still alive.
+Bytes: ``BYTES_PER_STATE`` = 160 and ``BYTES_PER_ARC`` = 48, from peak-RSS of
+``pynini.compose`` on random log64 acceptors (Python 3.11, pynini 2.1: 582k states +
+1.3M arcs took 118 MB, 40k + 4.0M 103 MB, 10k + 9.0M 216 MB: about 150 bytes per state
+and 24 per arc, doubled for ``std::vector`` growth), times ``COPIES`` = 2: every result
+is copied once more (arc-sorting, trimming) while the input is still alive.
 
 Not bounded: determinisation (``shortestpath(..., unique=True)`` on the acyclic, pruned
 tropical copy in :func:`strgm.wfsa.paths.candidate_strings`, and exact entropy of an
@@ -55,12 +54,11 @@ built (innermost wins), so that the error names the variable or factor. Cost per
 operation: two counts of states/arcs (a Python loop over states), a ``properties`` call
 and the resident memory; label histograms only when the crude bound fails.
 
-Reading ``/proc/self/statm`` costs about 20 µs, more than many of the operations it
-guards, so a reading is reused for ``FRESH_SECONDS``: within that window an operation
-is admitted when the reading *plus every prediction admitted since* plus its own fits
-(the predictions bound what those operations can have allocated, so this never
-underestimates), and anything that would be refused on the reused reading is decided on
-a fresh one instead.
+Reading ``/proc/self/statm`` costs about 20 µs, more than many operations it guards, so
+a reading is reused for ``FRESH_SECONDS``: an operation is admitted when the reading
+*plus every prediction admitted since* plus its own fits (predictions bound what those
+operations can have allocated: never an underestimate); what would be refused on a
+reused reading is decided on a fresh one.
 """
 
 from __future__ import annotations
@@ -76,6 +74,7 @@ import numpy as np
 import pynini
 
 from strgm.errors import MessageTooLargeError
+from strgm.wfsa.compose_count import reachable_size
 from strgm.wfsa.core import arc_table
 
 BYTES_PER_STATE = 160
@@ -286,9 +285,13 @@ def _has(fst: pynini.Fst, prop) -> bool:
 
 
 def _label_counts(fst: pynini.Fst, tape: str) -> np.ndarray:
-    t = arc_table(fst if fst.arc_type() == "log64" else pynini.arcmap(fst, map_type="to_log64"))
+    t = _table(fst)
     labels = t.olabel if tape == "output" else t.ilabel
     return np.bincount(labels) if labels.size else np.zeros(1, dtype=np.int64)
+
+
+def _table(fst: pynini.Fst):
+    return arc_table(fst if fst.arc_type() == "log64" else pynini.arcmap(fst, map_type="to_log64"))
 
 
 def compose_bound(a: pynini.Fst, b: pynini.Fst) -> tuple[int, int]:
@@ -333,7 +336,7 @@ def _closure_arc_bound(fst: pynini.Fst) -> int:
     import scipy.sparse as sp
     from scipy.sparse.csgraph import connected_components
 
-    t = arc_table(fst if fst.arc_type() == "log64" else pynini.arcmap(fst, map_type="to_log64"))
+    t = _table(fst)
     n = t.num_states
     eps = (t.ilabel == 0) & (t.olabel == 0)
     nonx = np.bincount(t.src[~eps], minlength=n).astype(float)
@@ -373,6 +376,9 @@ def compose(a: pynini.Fst, b: pynini.Fst, connect: bool = True,
     matched tape is sorted in a copy; a sorted one (checked in one pass over its arcs)
     is used as it is, so that a large transducer is not copied for every message."""
     states, arcs = compose_bound(a, b)
+    if not fits(states, arcs):  # the bound may be loose: count what can be reached
+        cap = int(current().max_memory // (COPIES * BYTES_PER_ARC))
+        states, arcs = reachable_size(_table(a), _table(b), cap) or (states, arcs)
     require(op, states, arcs)
     a2 = a if _has(a, pynini.O_LABEL_SORTED) else pynini.arcsort(a, sort_type="olabel")
     b2 = b if _has(b, pynini.I_LABEL_SORTED) else pynini.arcsort(b, sort_type="ilabel")

@@ -24,14 +24,13 @@ import pynini
 import scipy.sparse as sp
 from scipy.sparse.csgraph import breadth_first_order
 
-from strgm.errors import DivergenceError, MessageTooLargeError
+from strgm.errors import DivergenceError
 from strgm.wfsa.components import factor_by_components
 from strgm.wfsa.construct import weighted_strings
-from strgm.wfsa.core import (ZERO, ArcTable, acyclic_distances, arc_table, from_arc_table,
-                             is_acyclic, shortest_distance, topological_levels, weight)
+from strgm.wfsa.core import (ZERO, ArcTable, acyclic_distances, arc_table, is_acyclic,
+                             shortest_distance, topological_levels, weight)
 from strgm.wfsa.fixed_point import iterative_solves as _iterative_solves
 from strgm.wfsa.operations import compose
-from strgm.wfsa.trie_product import is_acyclic_table, trie_product
 
 #: Convergence threshold for OpenFst's shortest distance on cyclic machines.
 CYCLIC_DELTA = 1e-10
@@ -279,31 +278,19 @@ def score_strings(fst: pynini.Fst, strings: Sequence[Sequence[int]]) -> np.ndarr
     C); when C is cyclic (deletion loops), α and β come from
     :func:`cyclic_forward_backward`, which on held-out surface beliefs of trigram EP
     (300k arcs, dense ε-loops) was 17–26× faster than OpenFst's iterative log-space
-    shortest distance. When the memory guard refuses the composition (its bound from
-    the operands' sizes is loose for a large machine with ε-outputs and a small trie),
-    C is built as the product with the trie instead, sized as it is built
-    (:mod:`strgm.wfsa.trie_product`); the composition stays first because it explores
-    only what matches, where the product must read the whole machine into arrays.
+    shortest distance.
     """
     strings = [tuple(s) for s in strings]
     out = np.full(len(strings), -np.inf)
     if not strings or fst.num_states() == 0:
         return out
     uniq = list(dict.fromkeys(strings))
-    comp, t = None, None
-    try:
-        comp = compose(fst, weighted_strings([(s, 0.0) for s in uniq], markers=True))
-    except MessageTooLargeError:  # the bound from the operands' sizes is loose here:
-        if fst.arc_type() == "log64":  # the product is sized as it is built
-            t = trie_product(arc_table(fst), uniq)
-        if t is None:
-            raise
-        levels = topological_levels(t) if is_acyclic_table(t) else None
-    else:
-        if comp.num_states() == 0:
-            return out
-        t = arc_table(comp)
-        levels = topological_levels(t) if is_acyclic(comp) else None
+    trie = weighted_strings([(s, 0.0) for s in uniq], markers=True)
+    comp = compose(fst, trie)
+    if comp.num_states() == 0:
+        return out
+    t = arc_table(comp)
+    levels = topological_levels(t) if is_acyclic(comp) else None
     if levels is not None:  # one arc table and one topological order serve α and β
         alpha = acyclic_distances(t, levels=levels)
         beta = acyclic_distances(t, reverse=True, levels=levels)
@@ -317,9 +304,6 @@ def score_strings(fst: pynini.Fst, strings: Sequence[Sequence[int]]) -> np.ndarr
             with np.errstate(divide="ignore"):
                 alpha, beta = -np.log(fb[0]), -np.log(fb[1])
         else:
-            if comp is None:
-                comp = from_arc_table(t.num_states, t.start, t.src, t.dst, t.ilabel,
-                                      t.olabel, t.weight, t.final)
             check_normalisable(comp, what)
             alpha = shortest_distance(comp)
             beta = shortest_distance(comp, reverse=True)
