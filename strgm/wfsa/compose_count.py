@@ -34,6 +34,20 @@ MAX_PAIRS = 8_000_000
 
 
 @njit(cache=True)
+def _visit(seen, queue, count, key):  # pragma: no cover - compiled
+    """Queue ``key`` unless seen (the queue doubles when full); (queue, count)."""
+    if not seen[key]:
+        seen[key] = True
+        if count == queue.shape[0]:
+            grown = np.empty(2 * count, np.int64)
+            grown[:count] = queue
+            queue = grown
+        queue[count] = key
+        count += 1
+    return queue, count
+
+
+@njit(cache=True)
 def _count(a_ptr, a_dst, a_out, b_ptr, b_dst, b_in, nb, start_a, start_b, both_eps,
            max_arcs):  # pragma: no cover - compiled
     """(pairs, arcs) reached (module docstring); arcs > max_arcs when stopped early."""
@@ -63,25 +77,10 @@ def _count(a_ptr, a_dst, a_out, b_ptr, b_dst, b_in, nb, start_a, start_b, both_e
                 else:
                     nxt = a_dst[e] * nb + b_dst[lo + j - (1 if y == 0 else 0)]
                 arcs += 1
-                if not seen[nxt]:
-                    seen[nxt] = True
-                    if count == queue.shape[0]:
-                        grown = np.empty(2 * count, np.int64)
-                        grown[:count] = queue
-                        queue = grown
-                    queue[count] = nxt
-                    count += 1
+                queue, count = _visit(seen, queue, count, nxt)
         for f in range(b_lo, b_eps_end):  # B alone on its input-ε arcs
-            nxt = q * nb + b_dst[f]
             arcs += 1
-            if not seen[nxt]:
-                seen[nxt] = True
-                if count == queue.shape[0]:
-                    grown = np.empty(2 * count, np.int64)
-                    grown[:count] = queue
-                    queue = grown
-                queue[count] = nxt
-                count += 1
+            queue, count = _visit(seen, queue, count, q * nb + b_dst[f])
     return count, arcs
 
 
