@@ -39,6 +39,7 @@ import pynini
 
 from strgm.errors import DivergenceError, InconsistentEvidenceError
 from strgm.features.carry import carry_over
+from strgm.features.p_hat import message_arrays, p_hat_counts
 from strgm.features.product import counting_product, product_topology
 from strgm.features.q_solves import _DENSE_MAX, _solve_dense, _solve_krylov, _solve_sparse
 from strgm.features.symbols import eos
@@ -56,12 +57,28 @@ _MAX_LOG = 600.0
 
 @dataclass(frozen=True)
 class Moments:
-    """log Z, feature expectations (over ``features``) and per-arc counts (|C| × (N+1))."""
+    """log Z, feature expectations (over ``features``) and per-arc counts (|C| × (N+1)).
+
+    ``cover``: the feature set on whose DFA ``arc_counts`` lie when it is not
+    ``features``'s own (p̂'s moments are counted on a composition's cover); the
+    expectations of any set whose contexts the cover holds follow from the counts alone
+    (:meth:`strgm.features.dfa.FeatureDFA.accumulate`)."""
 
     features: FeatureSet
     log_z: float
     expectations: np.ndarray
     arc_counts: np.ndarray
+    cover: Optional[FeatureSet] = None
+
+    def on(self, features: FeatureSet) -> Optional["Moments"]:
+        """The same distribution's moments over ``features``, from the counts (no new
+        solve), or None when the counts' DFA lacks one of its contexts."""
+        dfa = (self.cover or self.features).dfa
+        if self.arc_counts.shape != (dfa.num_states, dfa.num_labels + 1) \
+                or not dfa.contains_contexts_of(features):
+            return None
+        return Moments(features, self.log_z, dfa.accumulate(self.arc_counts, features),
+                       self.arc_counts, self.cover or self.features)
 
 
 def _as_values(theta: Theta, features: Optional[FeatureSet]) -> tuple[FeatureSet, np.ndarray]:
@@ -247,7 +264,8 @@ REWEIGHTED = True
 
 def p_moments(p: pynini.Fst, features: FeatureSet, theta: Optional[Theta] = None,
               what: str = "automaton",
-              compositions: Optional[CompositionCache] = None) -> Moments:
+              compositions: Optional[CompositionCache] = None,
+              cover: Optional[FeatureSet] = None) -> Moments:
     """Expected counts E_{p̃}[f_w] of every w ∈ ``features`` under p̃ ∝ p ⊙ ENCODE(θ)
     (p̃ ∝ p without θ). ``log_z`` is log Σ_v p(v)·exp(θ·f(v)).
 
@@ -262,14 +280,22 @@ def p_moments(p: pynini.Fst, features: FeatureSet, theta: Optional[Theta] = None
     ``compositions`` (default: a shared cache of 16 messages) and is re-weighted for
     each cavity. The returned ``arc_counts`` are on the arcs of C's cover DFA.
 
+    ``cover``: features whose contexts the composition should hold besides those of
+    ``features`` (a deeper cover, so that the returned counts also serve the sets of
+    later steps, :meth:`Moments.on`).
+
     ``p`` may also be a *moment oracle* (a grammar factor's EP message, see
     :meth:`strgm.factors.Factor.moment_message`): its ``moments(features, theta, what)``
     answers instead, with no composition.
     """
     if not isinstance(p, pynini.Fst):  # a moment oracle (strgm.factors.Factor.moment_message)
         return p.moments(features, theta, what)
+    if FAST_P_HAT and cover is None:
+        fast = _p_hat_fast(p, features, theta)
+        if fast is not None:
+            return fast
     cache = compositions if compositions is not None else _SHARED
-    comp = cache.get(p, features, what)
+    comp = cache.get(p, features if cover is None else features.union(cover), what)
     dfa = comp.cover.dfa
     n, nc, t = features.num_labels, dfa.num_states, comp.table
     a = None if theta is None else dfa.arc_logweights(theta.values, theta.features).ravel()
@@ -277,7 +303,8 @@ def p_moments(p: pynini.Fst, features: FeatureSet, theta: Optional[Theta] = None
         fast = comp.reweighted.label_counts(a, nc * (n + 1), what)
         if fast is not None:  # else undecided: the reference route below
             counts = fast[0].reshape(nc, n + 1)
-            return Moments(features, fast[1], dfa.accumulate(counts, features), counts)
+            return Moments(features, fast[1], dfa.accumulate(counts, features), counts,
+                           comp.cover)
     ol = t.olabel
     ok = ol > 0
     if theta is not None:
@@ -290,7 +317,34 @@ def p_moments(p: pynini.Fst, features: FeatureSet, theta: Optional[Theta] = None
         raise InconsistentEvidenceError(f"{what}: {e}") from None
     counts = np.bincount(ol[ok] - 1, weights=post.arc_counts[ok],
                          minlength=nc * (n + 1)).reshape(nc, n + 1)
-    return Moments(features, post.log_z, dfa.accumulate(counts, features), counts)
+    return Moments(features, post.log_z, dfa.accumulate(counts, features), counts,
+                   comp.cover)
+
+
+#: Small products by the compiled dense route (:mod:`strgm.features.p_hat`); False:
+#: always the composition route (the reference).
+FAST_P_HAT = True
+_MESSAGE_ARRAYS: "OrderedDict[int, tuple]" = OrderedDict()
+
+
+def _p_hat_fast(p: pynini.Fst, features: FeatureSet, theta: Optional[Theta]
+                ) -> Optional[Moments]:
+    """p̂'s moments on ``features``'s own DFA by :func:`strgm.features.p_hat.p_hat_counts`,
+    or None (too large, or undecided: the composition route answers)."""
+    dfa = features.dfa
+    hit = _MESSAGE_ARRAYS.get(id(p))
+    if hit is None or hit[0] is not p:
+        table = arc_table(p)
+        hit = (p, table, message_arrays(table))
+        _MESSAGE_ARRAYS[id(p)] = hit  # holds p: its id is not reused while cached
+        if len(_MESSAGE_ARRAYS) > 64:
+            _MESSAGE_ARRAYS.popitem(last=False)
+    a = np.zeros((dfa.num_states, dfa.num_labels + 1)) if theta is None else \
+        dfa.arc_logweights(theta.values, theta.features)
+    out = p_hat_counts(hit[1], dfa.goto, dfa.start, a, hit[2])
+    if out is None:
+        return None
+    return Moments(features, out[0], dfa.accumulate(out[1], features), out[1], features)
 
 
 def encode(theta: Theta) -> pynini.Fst:

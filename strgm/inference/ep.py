@@ -73,7 +73,7 @@ from strgm.inference.belief import Belief
 from strgm.inference.bp import ExactSide
 from strgm.inference.ep_repair import (NUMERIC, damped_fit, damped_retry, length_penalty,
                                        normalisable_message)
-from strgm.inference.ep_passes import pass_units, run_passes
+from strgm.inference.ep_passes import run_visit
 from strgm.inference.ep_settings import ep_settings
 from strgm.inference.side import VariableSide, observation_message
 from strgm.projection.interface import PROJECTIONS, Fit, Schedule, Target
@@ -357,10 +357,14 @@ class EPSide(VariableSide):
         self.pending[var] = {}
         t0 = time.perf_counter()
         passes = 1 if (self.projection.exact and len(pend) == 1) else self.K
-        self.passes_saved += run_passes(pass_units(pend, passes, self.s["block"]), passes,
-                                        lambda f, cache: self._guarded_update(var, f, cache),
-                                        lambda: self.theta(var), self.s["pass_tol"])
+        self.passes_saved += run_visit(self, var, pend, passes)
         self.project_seconds += time.perf_counter() - t0
+
+    def _target(self, var: str, factor: str) -> Target:
+        return Target(self.mu[var][factor], self.theta_to_factor(var, factor),
+                      self.theta(var), self.theta_in[var].get(factor),
+                      self._q_last.get(var),
+                      f"EP update of variable {var!r} from factor {factor!r}")
 
     def _guarded_update(self, var: str, factor: str, cache: Optional[dict]) -> None:
         try:
@@ -374,11 +378,7 @@ class EPSide(VariableSide):
     def _update(self, var: str, factor: str, cache: Optional[dict]) -> None:
         """Re-approximate μ_{factor→var} (eqs. 5–7) with the run's projection."""
         self.updates += 1
-        target = Target(self.mu[var][factor], self.theta_to_factor(var, factor),
-                        self.theta(var), self.theta_in[var].get(factor),
-                        self._q_last.get(var),
-                        f"EP update of variable {var!r} from factor {factor!r}")
-        fit = self.projection.fit(target, self.schedule, cache)
+        fit = self.projection.fit(self._target(var, factor), self.schedule, cache)
         self.skipped += fit.zero_steps
         self._set(var, factor, fit)
 

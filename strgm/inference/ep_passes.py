@@ -12,6 +12,12 @@ A heuristic: a pass that barely moved θ_V suggests the passes are near a fixed 
 set), and the messages are re-projected again on the next iteration anyway. The passes
 saved are counted (``updates_saved``). Off (``pass_tol`` = 0) the visit is exactly the
 fixed K passes. Measured: docs/architecture.md §3.
+
+Fused block (``fused``, default on for PEP-prox with block passes and no residual stop):
+the same passes on one message, but every run of passes whose working set stays fixed is
+one compiled call (:mod:`strgm.projection.fused`); the first pass and every pass that
+grows the working set or meets a divergent step stay reference passes
+(:func:`run_fused_block`).
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 import numpy as np
+import pynini
 
 from strgm.features.theta import Theta
 
@@ -58,3 +65,41 @@ def run_passes(units: list, passes: int, update: Callable[[str, Optional[dict]],
                 saved += (passes - k - 1) * len(unit)
                 break
     return saved
+
+
+def run_visit(side, var: str, pending: list, passes: int) -> int:
+    """A visit's ``passes`` passes over its ``pending`` messages: fused blocks
+    (:func:`run_fused_block`) when PEP-prox takes block passes with no residual stop and
+    ``fused`` is on, else :func:`run_passes`. Returns the message updates saved."""
+    s = side.s
+    if passes > 1 and s["block"] and s["fused"] and s["pass_tol"] == 0 \
+            and hasattr(side.projection, "fit_fused"):
+        for f in pending:
+            run_fused_block(side, var, f, passes)
+        return 0
+    return run_passes(pass_units(pending, passes, s["block"]), passes,
+                      lambda f, cache: side._guarded_update(var, f, cache),
+                      lambda: side.theta(var), s["pass_tol"])
+
+
+def run_fused_block(side, var: str, factor: str, passes: int) -> None:
+    """All ``passes`` passes of ``side`` (an :class:`strgm.inference.ep.EPSide`) on
+    μ_{factor→var}: a reference pass (``side._guarded_update``) wherever the fused kernel
+    cannot continue (the first pass, a pass that grows the working set, a divergent
+    step), fused runs (``projection.fit_fused``) in between. The same passes, in the same
+    order, as :func:`run_passes` on a block unit."""
+    cache: dict = {}
+    left = passes
+    while left > 0:
+        done = 0
+        if left < passes and isinstance(side.mu[var][factor], pynini.Fst):
+            out = side.projection.fit_fused(side._target(var, factor), side.schedule,
+                                            cache, left)
+            if out is not None:
+                fit, done = out
+                side.updates += done
+                side._set(var, factor, fit)
+        if done == 0:
+            side._guarded_update(var, factor, cache)
+            done = 1
+        left -= done

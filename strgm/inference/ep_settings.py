@@ -28,6 +28,9 @@ option                 default   meaning
 ``pass_tol``           0         end a visit's K passes after a pass that moved θ_V by at
                                  most this in every coordinate (0: all K;
                                  :mod:`strgm.inference.ep_passes`)
+``fused``              True      PEP-prox block passes: runs of steps on a fixed working set
+                                 as one compiled call (:mod:`strgm.projection.fused`; the
+                                 same steps as with False, the reference)
 =====================  ========  ============================================================
 
 PEP's schedule was chosen by measurement (``benchmarks/results/pep_schedule.md``), not
@@ -73,7 +76,7 @@ _DEFAULTS = {
 _COMMON = {"lam": 0.01, "anneal": False, "decay": 0.5, "eta": 0.05, "K_early": 20,
            "early_iters": 3, "block": False, "unigram_first": True, "max_len": None, "steps": 1,
            "relay": True, "reproject": False, "on_divergence": "damp",
-           "activation_levels": 1, "pass_tol": 0.0}
+           "activation_levels": 1, "pass_tol": 0.0, "fused": True}
 
 
 def projections_for(method: str) -> tuple[str, ...]:
@@ -105,7 +108,7 @@ def ep_settings(method: str, options: dict) -> dict:
         raise StrgmError(f"order must be a positive integer, got {s['order']!r}")
     if s["lam"] < 0 or s["eta"] <= 0 or s["K_early"] < 1 or s["steps"] < 1:
         raise StrgmError("need lam >= 0, eta > 0, K_early >= 1, steps >= 1")
-    for flag in ("block", "anneal", "unigram_first", "relay", "reproject"):
+    for flag in ("block", "anneal", "unigram_first", "relay", "reproject", "fused"):
         if not isinstance(s[flag], bool):
             raise StrgmError(f"{flag} must be True or False, got {s[flag]!r}")
     lv = s["activation_levels"]

@@ -33,6 +33,7 @@ from strgm.features.theta import FeatureSet, Theta
 from strgm.projection.closed_form import closed_form, order_feature_set
 from strgm.projection.gradient import gradient_step
 from strgm.projection.grow import grow
+from strgm.projection.fused import fused_steps
 from strgm.projection.prox import prox_step, same_theta
 
 
@@ -198,7 +199,28 @@ class Prox(_Stepwise):
                       levels=self.settings.get("activation_levels", 1))
         if cache is not None:
             cache["p"] = r.p
+            cache["step"] = r
         return Fit(r.theta, r.x, r.q)
+
+    def fit_fused(self, t: Target, sched: Schedule, cache: dict,
+                  passes: int) -> Optional[tuple[Fit, int]]:
+        """Up to ``passes`` passes (one step each) of this block's message in one
+        compiled call
+        (:func:`strgm.projection.fused.fused_steps`), continuing from the last reference
+        step kept in ``cache``; (the fit after the last pass done, passes done), or None
+        when the next pass must be a reference one (:meth:`fit`)."""
+        last = cache.get("step")
+        if (last is None or t.message is not last.x or "p" not in cache
+                or self.settings["steps"] != 1
+                or self.settings.get("activation_levels", 1) != 1):
+            return None
+        out = fused_steps(last, t.message, t.cavity if t.cavity.nnz else None, cache["p"],
+                          passes, sched.lam, self.settings["eta"], self._max_len(sched))
+        if out is None:
+            return None
+        r, done = out
+        cache["step"] = r
+        return Fit(r.theta, r.x, r.q), done
 
 
 #: name → projection class

@@ -25,6 +25,13 @@ from strgm.wfsa.core import new_fst, weight
 N = 3
 
 
+@pytest.fixture(autouse=True)
+def composition_route(monkeypatch):
+    """These tests are about the composition route: the compiled p̂ by components
+    (tried first by p_moments, tests in test_fused_block.py) is switched off."""
+    monkeypatch.setattr(moments, "FAST_P_HAT", False)
+
+
 def random_message(seed: int, cyclic: bool, loop_weight: float = 4.0) -> pynini.Fst:
     """A random log64 acceptor over labels 0..N+1 (0 = ε; N+1 is outside the alphabet
     and matches no DFA arc), with a dead state and an unreachable one. Cyclic machines
@@ -65,8 +72,11 @@ def random_theta(seed: int) -> Theta:
 
 
 def moments_both_ways(p, theta, monkeypatch):
-    fast = p_moments(p, theta.features, theta, compositions=CompositionCache())
+    """(compiled product, OpenFst composition): both through the composition route
+    (the compiled p̂ by components has its own tests, test_fused_block.py)."""
     with monkeypatch.context() as m:
+        m.setattr(moments, "FAST_P_HAT", False)
+        fast = p_moments(p, theta.features, theta, compositions=CompositionCache())
         m.setattr(moments, "_compose_counting", moments.compose_counting_reference)
         ref = p_moments(p, theta.features, theta, compositions=CompositionCache())
     return fast, ref

@@ -197,11 +197,15 @@ def test_damped_updates_skip_only_provably_divergent_dampings(monkeypatch):
     assert max_belief_error(with_bounds, without, names=graph.latent, k=5) == 0.0
 
 
-def test_ep_keeps_compositions_of_current_messages_only():
+def test_ep_keeps_compositions_of_current_messages_only(monkeypatch):
     """A message replaced by its factor is never projected again, so its composition is
     dropped at once (memory stays with the live messages); an unchanged message re-sent
-    as the same object keeps its composition."""
+    as the same object keeps its composition (the composition route: the compiled p̂
+    that p_moments tries first is switched off)."""
+    import strgm.features.moments as moments
     from strgm.datasets.synthetic import synthetic_paradigm
+
+    monkeypatch.setattr(moments, "FAST_P_HAT", False)
     from strgm.models.phonology import build_phonology_model
 
     d = synthetic_paradigm(20, seed=1)

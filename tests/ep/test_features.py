@@ -176,11 +176,15 @@ def test_p_moments_reweights_a_cached_topology_exactly():
                                    atol=1e-6)
 
 
-def test_one_composition_grown_to_a_cover_serves_changing_feature_sets():
+def test_one_composition_grown_to_a_cover_serves_changing_feature_sets(monkeypatch):
     """A CompositionCache composes p once per growth of its cover: feature sets whose
     prefixes are contexts of the cover are served without recomposing, and their moments
     (weights and expectations placed on the finer DFA) equal a fresh composition with
-    their own DFA and brute force."""
+    their own DFA and brute force (the composition route: the compiled p̂ that p_moments
+    tries first is switched off)."""
+    import strgm.features.moments as moments
+
+    monkeypatch.setattr(moments, "FAST_P_HAT", False)
     p = cyclic_message()
     b, e = N + 1, N + 2
     uni = [(1,), (2,), (e,)]

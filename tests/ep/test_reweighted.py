@@ -24,6 +24,13 @@ from test_compiled_paths import N
 from test_compiled_paths import assert_same_moments, random_message, random_theta
 
 
+@pytest.fixture(autouse=True)
+def composition_route(monkeypatch):
+    """These tests are about the composition route: the compiled p̂ by components
+    (tried first by p_moments, tests in test_fused_block.py) is switched off."""
+    monkeypatch.setattr(moments, "FAST_P_HAT", False)
+
+
 def thetas(seed: int, steps: int = 4):
     """θ₀ and small then large moves from it (a PEP-like sequence of cavities)."""
     rng = np.random.default_rng(seed + 1)

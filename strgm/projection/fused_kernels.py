@@ -1,0 +1,229 @@
+"""Compiled kernels of the fused proximal block (:mod:`strgm.projection.fused`).
+
+Each is the array form of one numpy/Python routine that stays as its reference:
+
+* :func:`q_moments_kernel` — :func:`strgm.features.moments.q_moments` on a dense DFA:
+  A = the arc log weights (failure-tree pass of :meth:`FeatureDFA.arc_logweights`),
+  M = I − P on the reachable states, one LU with partial pivoting, x = M⁻¹1 as the
+  certificate of ρ(P) < 1 (x ≥ 1, :func:`strgm.wfsa.components.certifies_normalisable`),
+  β = M⁻¹φ, α = M⁻ᵀe_s, c(h, a) = α_h e^{A[h,a]} β_{goto(h,a)} / Z and the pass up the
+  failure tree (:meth:`FeatureDFA.accumulate`). O(k³ + |C|·N) for k reachable states.
+* :func:`active_mask_kernel` — :func:`strgm.projection.prox.active_set` as a mask over a
+  working set W that must contain it (``closed``; else the caller grows W in Python).
+* :func:`prox_steps_kernel` — :func:`strgm.projection.prox.prox_step` repeated on a fixed
+  W: g = (E_p̂[f] − E_q[f])·[f active], x ← prox_{ηλΩ}(x + ηg) with η halved while
+  Z = ∞, q re-solved at the new θ = cavity + x.
+
+Status codes returned by the kernels: ``OK``; ``DIVERGED`` (Z = ∞ or a log weight above
+the overflow bound: the caller's reference step raises the error); ``FAILED`` (Z = 0 or
+a singular system: left to the reference); ``OPEN`` (the next active set leaves W).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from strgm.features.dense_lu import CERT_SLACK, MAX_LOG, _lu, _lu_solve
+from strgm.projection.prox import _prox_scales
+from strgm.wfsa.compiled import njit
+
+OK, DIVERGED, FAILED, OPEN = 0, 1, 2, 3
+
+
+@njit(cache=True)
+def q_moments_kernel(vals, feat_node, feat_col, fail, goto, start, reach, pos):
+    # pragma: no cover - compiled
+    """(status, log Z, E_q[f] over the features, per-arc counts |C| × (N+1)) of q_θ for
+    θ = ``vals`` on a DFA's own features (module docstring)."""
+    nc, n = goto.shape
+    nf = vals.shape[0]
+    a = np.zeros((nc, n + 1))
+    const = 0.0
+    for i in range(nf):
+        if feat_node[i] >= 0:
+            a[feat_node[i], feat_col[i]] = vals[i]
+        elif feat_node[i] == -1:
+            const += vals[i]
+    for h in range(1, nc):  # A[h] += A[fail(h)], states in canonical (depth) order
+        f = fail[h]
+        for j in range(n + 1):
+            a[h, j] += a[f, j]
+    empty = np.zeros(nf)
+    counts = np.zeros((nc, n + 1))
+    top = -np.inf
+    for h in range(nc):
+        a[h, n] += const
+        for j in range(n + 1):
+            if a[h, j] > top:
+                top = a[h, j]
+    if top > MAX_LOG:
+        return DIVERGED, 0.0, empty, counts
+    ea = np.exp(a)
+    k = reach.shape[0]
+    m = np.zeros((k, k))
+    for i in range(k):
+        m[i, i] = 1.0
+        h = reach[i]
+        for j in range(n):
+            m[i, pos[goto[h, j]]] -= ea[h, j]
+    piv = np.empty(k, dtype=np.int64)
+    if not _lu(m, piv):
+        return DIVERGED, 0.0, empty, counts
+    x = _lu_solve(m, piv, np.ones(k), False)
+    for i in range(k):
+        if not (np.isfinite(x[i]) and x[i] >= 1.0 - CERT_SLACK):
+            return DIVERGED, 0.0, empty, counts
+    phi = np.empty(k)
+    for i in range(k):
+        phi[i] = ea[reach[i], n]
+    beta_r = _lu_solve(m, piv, phi, False)
+    e_s = np.zeros(k)
+    s = pos[start]
+    e_s[s] = 1.0
+    alpha_r = _lu_solve(m, piv, e_s, True)
+    z = beta_r[s]
+    if not z > 0.0:
+        return FAILED, 0.0, empty, counts
+    beta = np.zeros(nc)
+    alpha = np.zeros(nc)
+    for i in range(k):
+        beta[reach[i]] = beta_r[i]
+        alpha[reach[i]] = max(alpha_r[i], 0.0)
+    final_sum = 0.0
+    for h in range(nc):
+        ah = alpha[h] / z
+        for j in range(n):
+            counts[h, j] = ah * ea[h, j] * beta[goto[h, j]]
+        counts[h, n] = ah * ea[h, n]
+        final_sum += counts[h, n]
+    up = counts.copy()
+    for h in range(nc - 1, 0, -1):  # s[fail(h)] += s[h], deepest first
+        f = fail[h]
+        for j in range(n + 1):
+            up[f, j] += up[h, j]
+    out = np.empty(nf)
+    for i in range(nf):
+        out[i] = up[feat_node[i], feat_col[i]] if feat_node[i] >= 0 else final_sum
+    return OK, np.log(z), out, counts
+
+
+@njit(cache=True)
+def _find(sorted_codes, order, x):  # pragma: no cover - compiled
+    """Position of code x in the set (``sorted_codes`` = codes[order]), −1 if absent."""
+    lo, hi = 0, sorted_codes.shape[0]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if sorted_codes[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < sorted_codes.shape[0] and sorted_codes[lo] == x:
+        return order[lo]
+    return -1
+
+
+@njit(cache=True)
+def extension_tables(roots, root_len, sorted_codes, order, pw, n):
+    # pragma: no cover - compiled
+    """(ext, suf) for :func:`active_mask_kernel`: for root w (code, length) and the j-th
+    next symbol a (labels 1..N, then EOS = N+2), the positions in the set of w·a (code
+    w + a·B^|w|; −2 when it does not fit in int64) and of w[1:]·a (code (w div B) +
+    a·B^(|w|−1); −3 when that is EOS itself)."""
+    big = n + 3
+    eos = n + 2
+    r = roots.shape[0]
+    ext = np.empty((r, n + 1), np.int64)
+    suf = np.empty((r, n + 1), np.int64)
+    longest = pw.shape[0] - 1
+    for i in range(r):
+        for j in range(n + 1):
+            a = j + 1 if j < n else eos
+            if root_len[i] < longest:
+                ext[i, j] = _find(sorted_codes, order, roots[i] + a * pw[root_len[i]])
+            else:
+                ext[i, j] = -2
+            sc = roots[i] // big + a * pw[root_len[i] - 1]
+            suf[i, j] = -3 if sc == eos else _find(sorted_codes, order, sc)
+    return ext, suf
+
+
+@njit(cache=True)
+def active_mask_kernel(x, base_act, root_ok, lengths, ext, suf, bos_ext, bos_suf, bos_idx,
+                       max_len):  # pragma: no cover - compiled
+    """(closed, mask over W) of the active set of x (x on W; module docstring of
+    :mod:`strgm.projection.prox`). ``ext[i, j]``/``suf[i, j]``: the positions in W of
+    w_i·a and w_i[1:]·a for the j-th next symbol a (−1 absent, −2 not representable,
+    −3 for the suffix EOS itself, always in S); ``bos_*`` the same for the root BOS;
+    ``max_len`` < 0: unbounded. ``closed`` is False when an extension is outside W."""
+    nw, m = ext.shape
+    act = np.zeros(nw, dtype=np.bool_)
+    for i in range(nw):
+        act[i] = base_act[i] or x[i] != 0.0
+    closed = True
+    for r in range(-1, nw):
+        if r < 0:
+            if max_len >= 0 and 1 >= max_len:
+                continue
+        elif not (x[r] != 0.0 and root_ok[r] and (max_len < 0 or lengths[r] < max_len)):
+            continue
+        for j in range(m):
+            s = bos_suf[j] if r < 0 else suf[r, j]
+            if s == -3 or (s >= 0 and x[s] != 0.0):
+                e = bos_ext[j] if r < 0 else ext[r, j]
+                if e < 0:
+                    closed = False
+                else:
+                    act[e] = True
+    if bos_idx >= 0:
+        act[bos_idx] = False
+    return closed, act
+
+
+@njit(cache=True)
+def prox_steps_kernel(steps, eta0, lam, max_halvings, ep, b, x, eq, tree_parent,
+                      tree_feat_node, feat_node, feat_col, fail, goto, start, reach, pos,
+                      base_act, root_ok, lengths, ext, suf, bos_ext, bos_suf, bos_idx,
+                      max_len):  # pragma: no cover - compiled
+    """Up to ``steps`` proximal steps on the fixed working set W (module docstring).
+    ``x``, ``b``: θ_{F→V} and the cavity on W; ``eq``: E_q[f] at b + x; ``ep``:
+    E_p̂[f]. Returns (steps done, status of the step that stopped the run, x, E_q, log Z,
+    counts, η of the last step); every returned quantity is that of the last step
+    done."""
+    nw = x.shape[0]
+    nc, n = goto.shape
+    x = x.copy()
+    eq = eq.copy()
+    log_z = 0.0
+    counts = np.zeros((nc, n + 1))
+    eta = eta0
+    done = 0
+    status = OK
+    theta = np.empty(nw)
+    for _ in range(steps):
+        closed, act = active_mask_kernel(x, base_act, root_ok, lengths, ext, suf, bos_ext,
+                                         bos_suf, bos_idx, max_len)
+        if not closed:
+            status = OPEN
+            break
+        g = np.zeros(nw)
+        for i in range(nw):
+            if act[i]:
+                g[i] = ep[i] - eq[i]
+        eta = eta0
+        st = DIVERGED
+        for _h in range(max_halvings + 1):
+            y = x + eta * g
+            xn = _prox_scales(tree_parent, tree_feat_node, y, eta * lam)
+            for i in range(nw):
+                theta[i] = b[i] + xn[i]
+            st, lz, eqn, cn = q_moments_kernel(theta, feat_node, feat_col, fail, goto,
+                                               start, reach, pos)
+            if st != DIVERGED:
+                break
+            eta *= 0.5
+        if st != OK:
+            status = st
+            break
+        x, eq, log_z, counts = xn, eqn, lz, cn
+        done += 1
+    return done, status, x, eq, log_z, counts, eta
