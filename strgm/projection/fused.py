@@ -83,22 +83,30 @@ def _build_tables(fs: FeatureSet) -> Optional[WorkTables]:
 
 
 def _active_tables(fs: FeatureSet) -> tuple:
-    """(base_act, root_ok, lengths, ext, suf, bos_ext, bos_suf, bos_idx) of W."""
+    """The arguments of :func:`strgm.projection.fused_kernels.active_mask_kernel` for W
+    but x and max_len: (base_act, root_ok, lengths, ext, suf, bos_ext, bos_suf, bos_idx,
+    codes, sorted codes, their order, powers of B). The rows of ext and suf start
+    unknown (−4) and are filled by the kernel for the features that become roots."""
     n = fs.num_labels
     b, e = bos(n), eos(n)
-    c, ln = fs.codes, fs.lengths.astype(np.int64)
+    c = np.ascontiguousarray(fs.codes, dtype=np.int64)
+    ln = np.ascontiguousarray(fs.lengths, dtype=np.int64)
     order = np.argsort(c, kind="stable").astype(np.int64)
+    srt = c[order]
     pw = codes.powers(n, codes.max_int_length(n), np.int64)
-    ext, suf = fk.extension_tables(c, ln, c[order], order, pw, n)
-    bos_ext, bos_suf = fk.extension_tables(np.array([b], dtype=np.int64),
-                                           np.array([1], dtype=np.int64), c[order], order,
-                                           pw, n)
+    ext = np.full((len(c), n + 1), -4, dtype=np.int64)
+    suf = np.full((len(c), n + 1), -4, dtype=np.int64)
+    bos_ext = np.empty((1, n + 1), dtype=np.int64)
+    bos_suf = np.empty((1, n + 1), dtype=np.int64)
+    fk.fill_extension_rows(np.zeros(1, dtype=np.int64), np.array([b], dtype=np.int64),
+                           np.ones(1, dtype=np.int64), srt, order, pw, n, bos_ext, bos_suf)
     last = codes.last_labels(c, ln, n)
     base_act = ((ln == 1) & (c >= 1) & (c <= n)) | (c == e)
     root_ok = (last != e) & (c != b)
-    hit = np.searchsorted(c[order], b)
-    bos_idx = int(order[hit]) if hit < len(c) and c[order][hit] == b else -1
-    return (base_act, root_ok, ln, ext, suf, bos_ext[0], bos_suf[0], bos_idx)
+    hit = int(np.searchsorted(srt, b))
+    bos_idx = int(order[hit]) if hit < len(c) and srt[hit] == b else -1
+    return (base_act, root_ok, ln, ext, suf, bos_ext[0], bos_suf[0], bos_idx, c, srt,
+            order, pw)
 
 
 def fused_steps(last: ProxStep, x: Theta, cavity: Optional[Theta], p_cache: Moments,

@@ -123,49 +123,53 @@ def _find(sorted_codes, order, x):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def extension_tables(roots, root_len, sorted_codes, order, pw, n):
+def fill_extension_rows(rows, roots, root_len, sorted_codes, order, pw, n, ext, suf):
     # pragma: no cover - compiled
-    """(ext, suf) for :func:`active_mask_kernel`: for root w (code, length) and the j-th
-    next symbol a (labels 1..N, then EOS = N+2), the positions in the set of w·a (code
-    w + a·B^|w|; −2 when it does not fit in int64) and of w[1:]·a (code (w div B) +
-    a·B^(|w|−1); −3 when that is EOS itself)."""
+    """Fill rows ``rows`` of (ext, suf) for :func:`active_mask_kernel`: for root w
+    (``roots[r]``, length ``root_len[r]``) and the j-th next symbol a (labels 1..N, then
+    EOS = N+2), the positions in the set of w·a (code w + a·B^|w|; −2 when it does not
+    fit in int64) and of w[1:]·a (code (w div B) + a·B^(|w|−1); −3 when that is EOS
+    itself), −1 where absent."""
     big = n + 3
     eos = n + 2
-    r = roots.shape[0]
-    ext = np.empty((r, n + 1), np.int64)
-    suf = np.empty((r, n + 1), np.int64)
     longest = pw.shape[0] - 1
-    for i in range(r):
+    for r in rows:
         for j in range(n + 1):
             a = j + 1 if j < n else eos
-            if root_len[i] < longest:
-                ext[i, j] = _find(sorted_codes, order, roots[i] + a * pw[root_len[i]])
+            if root_len[r] < longest:
+                ext[r, j] = _find(sorted_codes, order, roots[r] + a * pw[root_len[r]])
             else:
-                ext[i, j] = -2
-            sc = roots[i] // big + a * pw[root_len[i] - 1]
-            suf[i, j] = -3 if sc == eos else _find(sorted_codes, order, sc)
-    return ext, suf
+                ext[r, j] = -2
+            sc = roots[r] // big + a * pw[root_len[r] - 1]
+            suf[r, j] = -3 if sc == eos else _find(sorted_codes, order, sc)
 
 
 @njit(cache=True)
 def active_mask_kernel(x, base_act, root_ok, lengths, ext, suf, bos_ext, bos_suf, bos_idx,
-                       max_len):  # pragma: no cover - compiled
+                       codes, sorted_codes, order, pw, max_len):
+    # pragma: no cover - compiled
     """(closed, mask over W) of the active set of x (x on W; module docstring of
     :mod:`strgm.projection.prox`). ``ext[i, j]``/``suf[i, j]``: the positions in W of
-    w_i·a and w_i[1:]·a for the j-th next symbol a (−1 absent, −2 not representable,
-    −3 for the suffix EOS itself, always in S); ``bos_*`` the same for the root BOS;
-    ``max_len`` < 0: unbounded. ``closed`` is False when an extension is outside W."""
+    w_i·a and w_i[1:]·a for the j-th next symbol a (:func:`fill_extension_rows`; a row
+    still −4 is filled here, the first time w_i is a root); ``bos_*`` the same for the
+    root BOS; ``max_len`` < 0: unbounded. ``closed`` is False when an extension is
+    outside W."""
     nw, m = ext.shape
+    n = m - 1
     act = np.zeros(nw, dtype=np.bool_)
     for i in range(nw):
         act[i] = base_act[i] or x[i] != 0.0
     closed = True
+    one = np.empty(1, np.int64)
     for r in range(-1, nw):
         if r < 0:
             if max_len >= 0 and 1 >= max_len:
                 continue
         elif not (x[r] != 0.0 and root_ok[r] and (max_len < 0 or lengths[r] < max_len)):
             continue
+        elif ext[r, 0] == -4:
+            one[0] = r
+            fill_extension_rows(one, codes, lengths, sorted_codes, order, pw, n, ext, suf)
         for j in range(m):
             s = bos_suf[j] if r < 0 else suf[r, j]
             if s == -3 or (s >= 0 and x[s] != 0.0):
@@ -183,7 +187,8 @@ def active_mask_kernel(x, base_act, root_ok, lengths, ext, suf, bos_ext, bos_suf
 def prox_steps_kernel(steps, eta0, lam, max_halvings, ep, b, x, eq, tree_parent,
                       tree_feat_node, feat_node, feat_col, fail, goto, start, reach, pos,
                       base_act, root_ok, lengths, ext, suf, bos_ext, bos_suf, bos_idx,
-                      max_len):  # pragma: no cover - compiled
+                      codes, sorted_codes, order, pw, max_len):
+    # pragma: no cover - compiled
     """Up to ``steps`` proximal steps on the fixed working set W (module docstring).
     ``x``, ``b``: θ_{F→V} and the cavity on W; ``eq``: E_q[f] at b + x; ``ep``:
     E_p̂[f]. Returns (steps done, status of the step that stopped the run, x, E_q, log Z,
@@ -201,7 +206,8 @@ def prox_steps_kernel(steps, eta0, lam, max_halvings, ep, b, x, eq, tree_parent,
     theta = np.empty(nw)
     for _ in range(steps):
         closed, act = active_mask_kernel(x, base_act, root_ok, lengths, ext, suf, bos_ext,
-                                         bos_suf, bos_idx, max_len)
+                                         bos_suf, bos_idx, codes, sorted_codes, order, pw,
+                                         max_len)
         if not closed:
             status = OPEN
             break

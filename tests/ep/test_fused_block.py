@@ -128,6 +128,8 @@ def test_an_active_mask_that_ignores_the_suffix_test_is_caught():
     assert closed and np.array_equal(mask, expect)
     assert (1, 2, 1) not in ref  # (2, 1) is zero: the conjunction test excludes it
     t = list(_active_tables(work))
+    fk.fill_extension_rows(np.arange(len(work)), t[8], t[2], t[9], t[10], t[11], n, t[3],
+                           t[4])
     t[4] = np.full_like(t[4], -3)  # every suffix counted as present
     _, _, broken = active_both_ways(work, vals, None, tables=tuple(t))
     assert not np.array_equal(broken, expect)
