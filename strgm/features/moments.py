@@ -41,6 +41,7 @@ from strgm.errors import DivergenceError, InconsistentEvidenceError
 from strgm.features.carry import carry_over
 from strgm.features.p_hat import message_arrays, p_hat_counts
 from strgm.features.product import counting_product, product_topology
+from strgm.features.q_kernel import OK as _Q_OK, q_moments_kernel
 from strgm.features.q_solves import _DENSE_MAX, _solve_dense, _solve_krylov, _solve_sparse
 from strgm.features.symbols import eos
 from strgm.features.theta import FeatureSet, Theta
@@ -95,6 +96,11 @@ def q_moments(theta: Theta, features: Optional[FeatureSet] = None,
     """
     fs, vals = _as_values(theta, features)
     dfa = fs.dfa
+    if FAST_Q and dfa.num_states <= _DENSE_MAX and len(fs):
+        st, log_z, eq, counts = q_moments_kernel(
+            np.ascontiguousarray(vals, dtype=np.float64), *_q_tables(dfa))
+        if st == _Q_OK:  # else the reference below raises the right error
+            return Moments(fs, float(log_z), eq, counts)
     a = dfa.arc_logweights(vals)
     if a.max() > _MAX_LOG:
         raise DivergenceError(f"{what}: a log weight {a.max():.3g} is too large to "
@@ -134,6 +140,25 @@ def q_moments(theta: Theta, features: Optional[FeatureSet] = None,
     counts[:, :-1] = alpha_full[:, None] * ea[:, :-1] * beta_full[dfa.goto] / z
     counts[:, -1] = alpha_full * ea[:, -1] / z
     return Moments(fs, float(np.log(z)), dfa.accumulate(counts), counts)
+
+
+#: q's moments by the compiled dense route (:mod:`strgm.features.q_kernel`) up to
+#: ``_DENSE_MAX`` states; False: always the numpy/scipy route (the reference).
+FAST_Q = True
+
+
+def _q_tables(dfa) -> tuple:
+    """The DFA arrays the q kernel reads (kept on the DFA)."""
+    t = dfa.__dict__.get("_q_tables")
+    if t is None:
+        reach = dfa.reachable.astype(np.int64)
+        pos = np.full(dfa.num_states, -1, dtype=np.int64)
+        pos[reach] = np.arange(len(reach))
+        t = dfa.__dict__["_q_tables"] = (
+            dfa.feat_node.astype(np.int64), dfa.feat_col.astype(np.int64),
+            dfa.fail.astype(np.int64), dfa.goto.astype(np.int64), int(dfa.start), reach,
+            pos)
+    return t
 
 
 def log_partition_theta(theta: Theta) -> float:

@@ -28,7 +28,7 @@ import numpy as np
 
 from strgm.errors import InputError
 from strgm.features import codes
-from strgm.features.moments import Moments
+from strgm.features.moments import Moments, _q_tables
 from strgm.features.q_solves import _DENSE_MAX
 from strgm.features.symbols import bos, eos
 from strgm.features.theta import FeatureSet, Theta
@@ -70,13 +70,7 @@ def _build_tables(fs: FeatureSet) -> Optional[WorkTables]:
     dfa = fs.dfa
     if dfa.num_states > FUSED_MAX_STATES:
         return None
-    n = fs.num_labels
-    reach = dfa.reachable.astype(np.int64)
-    pos = np.full(dfa.num_states, -1, dtype=np.int64)
-    pos[reach] = np.arange(len(reach))
-    dfa_t = (dfa.feat_node.astype(np.int64), dfa.feat_col.astype(np.int64),
-             dfa.fail.astype(np.int64), dfa.goto.astype(np.int64), int(dfa.start), reach,
-             pos)
+    dfa_t = _q_tables(dfa)
     tree = _tree(fs)
     tree_t = (tree.parent.astype(np.int64), tree.feat_node.astype(np.int64))
     return WorkTables(dfa_t, tree_t, _active_tables(fs))

@@ -33,6 +33,12 @@ from test_ep import LATENT, max_belief_error, tree_graph
 from test_feature_codes import feature_sets
 
 
+@pytest.fixture(autouse=True)
+def numpy_q_reference(monkeypatch):
+    """q_moments, the reference here, on its numpy/scipy route."""
+    monkeypatch.setattr(moments, "FAST_Q", False)
+
+
 def kernel_q(theta: Theta, fail=None):
     t = work_tables(theta.features)
     node, col, fl, goto, start, reach, pos = t.dfa
