@@ -7,6 +7,9 @@ test, at most ``--max-iters`` iterations):
 * ``pep``: PEP-prox with the engine's schedule (:mod:`strgm.inference.ep_settings`);
 * ``pep_rr``: the same with round-robin passes (``block=False``, the default before block
   passes);
+* ``pep_ku5``: PEP with K = 5 passes on the unigram-only first iteration (``K_unigram``);
+* ``pep_ref``: PEP with the fused block off (``fused=False``: its reference steps; p̂ and
+  q moments still compiled);
 * ``pep_paper``: PEP-prox with the paper's λ = 0.01, η = 0.05, K = 20 for 3 iterations;
 * ``pep_ml2``, ``pep_ml3``: PEP-prox with multi-level activation (2 or 3 trie levels a
   step may activate, :func:`strgm.projection.prox.prox_step`); ``pep_ml2_k10``: two
@@ -54,6 +57,8 @@ METHODS = {
     "pep_ml3": ("pep", {"activation_levels": 3}),
     "pep_ml2_k10": ("pep", {"activation_levels": 2, "K_early": 10}),
     "pep_rr": ("pep", {"block": False}),
+    "pep_ku5": ("pep", {"K_unigram": 5}),
+    "pep_ref": ("pep", {"fused": False}),
     "ep2": ("ep", {"order": 2}),
     "ep3": ("ep", {"order": 3}),
 }

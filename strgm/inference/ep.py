@@ -165,12 +165,10 @@ class EPSide(VariableSide):
     def start_iteration(self, iteration: int) -> None:
         self.iteration = iteration
         self.K = self.s["K_early"] if iteration < self.s["early_iters"] else 1
-        if self.s["anneal"]:
-            self.lam = self.s["lam"] * self.s["decay"] ** iteration
-        else:
-            self.lam = self.s["lam"]
-        # With ``reproject`` (off by default), every stored μ_{F→V} is re-projected once
-        # per iteration against its current cavity θ_{V→F}, even when it was not re-sent.
+        if self.unigram_only and self.s["K_unigram"]:
+            self.K = self.s["K_unigram"]
+        self.lam = self.s["lam"] * (self.s["decay"] ** iteration if self.s["anneal"] else 1)
+        # ``reproject``: every stored μ_{F→V} re-projected once per iteration (not re-sent)
         for v in self.graph.latent:
             if v not in self._relay and self.s["reproject"]:
                 for f in self.mu[v]:

@@ -15,6 +15,9 @@ option                 default   meaning
 ``steps``              1         gradient steps per pass
 ``K_early``            20        passes per visit on the first ``early_iters`` iterations,
 ``early_iters``        2 / 3     then 1 (PEP / EP)
+``K_unigram``          None      passes per visit on the unigram-only first iteration
+                                 (None: ``K_early``; its result is overwritten by the next
+                                 iteration's richer fit)
 ``block``              True /    block Gauss–Seidel: a visit takes all K passes on one pending
                        False     message before the next (its p̂ moments are reused across
                                  them); else round robin, one pass over all per pass
@@ -76,7 +79,7 @@ _DEFAULTS = {
 _COMMON = {"lam": 0.01, "anneal": False, "decay": 0.5, "eta": 0.05, "K_early": 20,
            "early_iters": 3, "block": False, "unigram_first": True, "max_len": None, "steps": 1,
            "relay": True, "reproject": False, "on_divergence": "damp",
-           "activation_levels": 1, "pass_tol": 0.0, "fused": True}
+           "activation_levels": 1, "pass_tol": 0.0, "fused": True, "K_unigram": None}
 
 
 def projections_for(method: str) -> tuple[str, ...]:
@@ -106,6 +109,9 @@ def ep_settings(method: str, options: dict) -> dict:
                          f"choose from {allowed}")
     if method == "ep" and (not isinstance(s["order"], int) or s["order"] < 1):
         raise StrgmError(f"order must be a positive integer, got {s['order']!r}")
+    ku = s["K_unigram"]
+    if ku is not None and (isinstance(ku, bool) or not isinstance(ku, int) or ku < 1):
+        raise StrgmError(f"K_unigram must be a positive integer or None, got {ku!r}")
     if s["lam"] < 0 or s["eta"] <= 0 or s["K_early"] < 1 or s["steps"] < 1:
         raise StrgmError("need lam >= 0, eta > 0, K_early >= 1, steps >= 1")
     for flag in ("block", "anneal", "unigram_first", "relay", "reproject", "fused"):

@@ -139,6 +139,16 @@ def test_k_passes_and_anneal_schedule():
     many = infer(g, "pep", relay=False, K_early=10, max_iters=2, tol=0)
     few = infer(g, "pep", relay=False, K_early=1, max_iters=2, tol=0)
     assert many.extra["updates"] > few.extra["updates"]
+    side = EPSide(g, "pep", K_early=7, K_unigram=3)  # the unigram-only iteration only
+    side.start_iteration(0)
+    assert side.K == 3
+    side.start_iteration(1)
+    assert side.K == 7
+    first = infer(g, "pep", relay=False, K_unigram=2, max_iters=1, tol=0)
+    plain = infer(g, "pep", relay=False, max_iters=1, tol=0)
+    assert first.extra["updates"] < plain.extra["updates"]
+    with pytest.raises(StrgmError, match="K_unigram"):
+        infer(g, "pep", relay=False, K_unigram=0)
 
 
 def test_bad_options_are_rejected():
