@@ -10,8 +10,10 @@ path sums that matter are those of the product automaton P = C × W:
 Unlike a composition, the search may start from many seeds at once (every (c₀, w) for
 the backward sums β_w of a context read after the part). One breadth-first search in a
 compiled loop numbers the pairs (seeds first, in the given order) and lists the arcs by
-source pair. W's arcs are looked up per state and label by binary search in the state's
-label-sorted run: O(|P| + |E_P| + Σ log deg) time, O(|C|·|W|) for the pair index, which
+source pair. The loop runs over W's arcs (a few per state) and looks up C's arcs with
+the same label in a table of C's label-sorted runs (first arc of state c with label
+≥ a; C is typically a complete n-gram DFA, N arcs per state, of which few match):
+O(|C|·N + |P|·deg_W + |E_P|) time, O(|C|·|W|) for the pair index, which
 :data:`MAX_PAIRS` bounds before any allocation.
 """
 
@@ -26,7 +28,7 @@ from strgm.wfsa import guard
 from strgm.wfsa.compiled import njit
 from strgm.wfsa.core import ArcTable
 
-#: Largest |C|·|W| for the dense pair index (8 bytes per cell: 64 MB); beyond it
+#: Largest |C|·|W| for the dense pair index and queue (16 bytes per cell: 128 MB); beyond it
 #: :func:`pair_product` returns None and the caller composes.
 MAX_PAIRS = 8_000_000
 
@@ -45,61 +47,84 @@ class PairProduct:
 
 
 @njit(cache=True)
-def _grown(a, size):  # pragma: no cover - compiled
-    out = np.empty(max(2 * a.shape[0], size), a.dtype)
-    out[: a.shape[0]] = a
-    return out
+def _label_table(c_ptr, c_lab, w_lab):  # pragma: no cover - compiled
+    """first[c, a]: the first arc of C's state c with label ≥ a (runs sorted by label)."""
+    nc = c_ptr.shape[0] - 1
+    top = 1
+    for e in range(c_lab.shape[0]):
+        top = max(top, c_lab[e] + 1)
+    for f in range(w_lab.shape[0]):
+        top = max(top, w_lab[f] + 1)
+    first = np.empty((nc, top + 1), np.int64)
+    for c in range(nc):
+        e = c_ptr[c]
+        for a in range(top + 1):
+            while e < c_ptr[c + 1] and c_lab[e] < a:
+                e += 1
+            first[c, a] = e
+    return first
 
 
 @njit(cache=True)
 def _search(c_ptr, c_dst, c_lab, c_wt, w_ptr, w_dst, w_lab, w_wt, nw, seed_c, seed_w
             ):  # pragma: no cover - compiled
-    """Breadth-first numbering of the pairs and their arcs (module docstring)."""
-    index = np.full((c_ptr.shape[0] - 1) * nw, -1, np.int64)
-    pc = np.empty(max(16, 2 * seed_c.shape[0]), np.int64)
-    pw = np.empty(pc.shape[0], np.int64)
+    """Breadth-first numbering of the pairs and their arcs (module docstring), in two
+    passes: the first numbers the pairs and counts the arcs, the second writes them into
+    arrays of the exact size (arrays grown inside a compiled loop cost ~100 ns per arc).
+    For pair (c, w), C's ε-arcs come first, then W's arcs f matched with C's arcs of
+    f's label."""
+    nc = c_ptr.shape[0] - 1
+    first = _label_table(c_ptr, c_lab, w_lab)
+    index = np.full(nc * nw, -1, np.int64)
+    keys = np.empty(nc * nw, np.int64)  # pair number -> c·|W| + w
     count = 0
     for k in range(seed_c.shape[0]):
         index[seed_c[k] * nw + seed_w[k]] = count
-        pc[count] = seed_c[k]
-        pw[count] = seed_w[k]
+        keys[count] = seed_c[k] * nw + seed_w[k]
         count += 1
-    src = np.empty(64, np.int64)
-    dst = np.empty(64, np.int64)
-    wt = np.empty(64, np.float64)
     m = 0
     head = 0
     while head < count:
-        c = pc[head]
-        w = pw[head]
-        for e in range(c_ptr[c], c_ptr[c + 1]):
-            a = c_lab[e]
-            if a == 0:
-                lo, hi = 0, 1  # an ε-arc of C: W stays
-            else:
-                lo = w_ptr[w] + np.searchsorted(w_lab[w_ptr[w]: w_ptr[w + 1]], a)
-                hi = w_ptr[w] + np.searchsorted(w_lab[w_ptr[w]: w_ptr[w + 1]], a + 1)
-            for f in range(lo, hi):
-                w2 = w if a == 0 else w_dst[f]
-                key = c_dst[e] * nw + w2
+        c = keys[head] // nw
+        w = keys[head] - c * nw
+        for e in range(c_ptr[c], first[c, 1]):  # ε-arcs of C: W stays
+            key = c_dst[e] * nw + w
+            if index[key] < 0:
+                index[key] = count
+                keys[count] = key
+                count += 1
+            m += 1
+        for f in range(w_ptr[w], w_ptr[w + 1]):
+            a = w_lab[f]
+            for e in range(first[c, a], first[c, a + 1]):
+                key = c_dst[e] * nw + w_dst[f]
                 if index[key] < 0:
-                    if count == pc.shape[0]:
-                        pc = _grown(pc, count + 1)
-                        pw = _grown(pw, count + 1)
                     index[key] = count
-                    pc[count] = c_dst[e]
-                    pw[count] = w2
+                    keys[count] = key
                     count += 1
-                if m == src.shape[0]:
-                    src = _grown(src, m + 1)
-                    dst = _grown(dst, m + 1)
-                    wt = _grown(wt, m + 1)
-                src[m] = head
-                dst[m] = index[key]
-                wt[m] = c_wt[e] + (0.0 if a == 0 else w_wt[f])
                 m += 1
         head += 1
-    return pc[:count], pw[:count], src[:m], dst[:m], wt[:m]
+    src = np.empty(m, np.int64)
+    dst = np.empty(m, np.int64)
+    wt = np.empty(m, np.float64)
+    m = 0
+    for head in range(count):
+        c = keys[head] // nw
+        w = keys[head] - c * nw
+        for e in range(c_ptr[c], first[c, 1]):
+            src[m] = head
+            dst[m] = index[c_dst[e] * nw + w]
+            wt[m] = c_wt[e]
+            m += 1
+        for f in range(w_ptr[w], w_ptr[w + 1]):
+            a = w_lab[f]
+            for e in range(first[c, a], first[c, a + 1]):
+                src[m] = head
+                dst[m] = index[c_dst[e] * nw + w_dst[f]]
+                wt[m] = c_wt[e] + w_wt[f]
+                m += 1
+    pc = keys[:count] // nw
+    return pc, keys[:count] - pc * nw, src, dst, wt
 
 
 def by_source(t: ArcTable, sort_labels: bool):
@@ -131,7 +156,7 @@ def pair_product(c: ArcTable, w: ArcTable, seed_c: np.ndarray, seed_w: np.ndarra
     if c.num_states * w.num_states > MAX_PAIRS or not guard.fits(
             c.num_states * w.num_states, arc_bound(c, w)):
         return None
-    pc, pw, src, dst, wt = _search(*by_source(c, False),
+    pc, pw, src, dst, wt = _search(*by_source(c, True),
                                    *(by_source(w, True) if w_runs is None else w_runs),
                                    w.num_states, np.asarray(seed_c, dtype=np.int64),
                                    np.asarray(seed_w, dtype=np.int64))
