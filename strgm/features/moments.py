@@ -289,8 +289,7 @@ REWEIGHTED = True
 
 def p_moments(p: pynini.Fst, features: FeatureSet, theta: Optional[Theta] = None,
               what: str = "automaton",
-              compositions: Optional[CompositionCache] = None,
-              cover: Optional[FeatureSet] = None) -> Moments:
+              compositions: Optional[CompositionCache] = None) -> Moments:
     """Expected counts E_{p̃}[f_w] of every w ∈ ``features`` under p̃ ∝ p ⊙ ENCODE(θ)
     (p̃ ∝ p without θ). ``log_z`` is log Σ_v p(v)·exp(θ·f(v)).
 
@@ -305,22 +304,18 @@ def p_moments(p: pynini.Fst, features: FeatureSet, theta: Optional[Theta] = None
     ``compositions`` (default: a shared cache of 16 messages) and is re-weighted for
     each cavity. The returned ``arc_counts`` are on the arcs of C's cover DFA.
 
-    ``cover``: features whose contexts the composition should hold besides those of
-    ``features`` (a deeper cover, so that the returned counts also serve the sets of
-    later steps, :meth:`Moments.on`).
-
     ``p`` may also be a *moment oracle* (a grammar factor's EP message, see
     :meth:`strgm.factors.Factor.moment_message`): its ``moments(features, theta, what)``
     answers instead, with no composition.
     """
     if not isinstance(p, pynini.Fst):  # a moment oracle (strgm.factors.Factor.moment_message)
         return p.moments(features, theta, what)
-    if FAST_P_HAT and cover is None:
+    if FAST_P_HAT:
         fast = _p_hat_fast(p, features, theta)
         if fast is not None:
             return fast
     cache = compositions if compositions is not None else _SHARED
-    comp = cache.get(p, features if cover is None else features.union(cover), what)
+    comp = cache.get(p, features, what)
     dfa = comp.cover.dfa
     n, nc, t = features.num_labels, dfa.num_states, comp.table
     a = None if theta is None else dfa.arc_logweights(theta.values, theta.features).ravel()

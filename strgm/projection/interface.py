@@ -204,11 +204,10 @@ class Prox(_Stepwise):
 
     def fit_fused(self, t: Target, sched: Schedule, cache: dict,
                   passes: int) -> Optional[tuple[Fit, int]]:
-        """Up to ``passes`` passes (one step each) of this block's message in one
-        compiled call
-        (:func:`strgm.projection.fused.fused_steps`), continuing from the last reference
-        step kept in ``cache``; (the fit after the last pass done, passes done), or None
-        when the next pass must be a reference one (:meth:`fit`)."""
+        """Up to ``passes`` passes (one step each) of this block's message in one compiled
+        call (:func:`strgm.projection.fused.fused_steps`), continuing from the last
+        reference step kept in ``cache``; (the fit after the last pass done, passes
+        done), or None when the next pass must be a reference one (:meth:`fit`)."""
         last = cache.get("step")
         if (last is None or t.message is not last.x or "p" not in cache
                 or self.settings["steps"] != 1

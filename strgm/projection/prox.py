@@ -256,8 +256,7 @@ def _gradient(p, x: Theta, base: Optional[Theta], act: FeatureSet, p_cache, q_ca
         pm = p_cache if covers(p_cache, work) else \
             (p_cache.on(work) if isinstance(p, pynini.Fst) else None)
     if pm is None:
-        pm = p_moments(p, work, base, what=what, compositions=compositions,
-                       cover=deeper_cover(act) if DEEPER_COVER else None)
+        pm = p_moments(p, work, base, what=what, compositions=compositions)
     ep = _on(pm, work)
     xa = x.align(work, strict=False)
     b = Theta(work) if base is None else base.align(work)
@@ -268,26 +267,6 @@ def _gradient(p, x: Theta, base: Optional[Theta], act: FeatureSet, p_cache, q_ca
         eq = q_moments(cur, what=what).expectations
     g = np.where(work.positions_in(act) >= 0, ep - eq, 0.0)
     return work, pm, xa, b, cur, g
-
-
-#: p̂'s composition is built on a cover one trie level deeper than the working set
-#: (:func:`deeper_cover`), so that the next growth of the active set reads its moments
-#: from the same counts (:meth:`Moments.on`) instead of a new composition.
-DEEPER_COVER = False
-
-
-def deeper_cover(act: FeatureSet) -> FeatureSet:
-    """{w·EOS : w ∈ act, w not ending in EOS}: a set whose contexts are the active
-    features, i.e. the prefixes of every extension the next step can activate."""
-    n = act.num_labels
-    c, ln = act.codes, act.lengths
-    e = eos(n)
-    if c.dtype == object or int(ln.max(initial=0)) + 1 > codes.max_int_length(n):
-        return FeatureSet.from_codes(c[:0], n)
-    keep = codes.last_labels(c, ln, n) != e
-    ext = c[keep] + e * codes.powers(n, int(ln.max(initial=0)) + 1, np.int64)[ln[keep]]
-    out, _ = codes.canonical_unique(ext, n)
-    return FeatureSet.from_codes(out, n)
 
 
 def covers(m: Moments, fs: FeatureSet) -> bool:

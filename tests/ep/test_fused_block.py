@@ -273,6 +273,27 @@ def test_p_hat_with_an_untransposed_alpha_solve_is_caught(monkeypatch):
     assert not np.allclose(dfa.accumulate(broken[2]), ref.expectations, rtol=1e-6)
 
 
+def test_moments_read_from_counts_on_a_coarser_set_equal_a_fresh_computation():
+    """Moments.on: p̂'s counts on W give the moments of any W' whose contexts W holds
+    (as a block's growing working sets read them), equal to a fresh computation; a set
+    with a context W lacks gets None; a control that accumulates W's counts on the DFA
+    of W' (the wrong states and failure tree) differs."""
+    p = random_message(11, True, loop_weight=2.0)
+    n = 3
+    big = FeatureSet(ngram_features(2, n) + [(1, 2, 3), (2, 1, 1)], n)
+    small = FeatureSet(ngram_features(1, n) + [(1, 2), (2, 1, 1)], n)
+    cav = Theta(small, np.linspace(-0.8, -0.2, len(small)))
+    on_big = p_moments(p, big, cav, compositions=CompositionCache())
+    read = on_big.on(small)
+    fresh = p_moments(p, small, cav, compositions=CompositionCache())
+    assert read.log_z == pytest.approx(fresh.log_z, abs=1e-12)
+    np.testing.assert_allclose(read.expectations, fresh.expectations, rtol=1e-10,
+                               atol=1e-12)
+    assert on_big.on(FeatureSet([(3, 3, 3, 1)], n)) is None
+    wrong = small.dfa.accumulate(on_big.arc_counts[:small.dfa.num_states])
+    assert not np.allclose(wrong, fresh.expectations, rtol=1e-6)
+
+
 # --- whole runs ---------------------------------------------------------------------
 
 
