@@ -17,6 +17,10 @@ reference works on a smaller W' ⊆ W (features of W that are neither active nor
 support carry θ = 0), q_θ and p̂ are the same distributions and the inactive features'
 gradients are zeroed, so only rounding differs. The tests hold the kernels to the
 reference to 1e-10 (``tests/ep/test_fused_block.py``).
+
+Cost of a fused step: O(k³ + |C|·(N+1) + |W|) for the q solve on k reachable DFA states
+(dense LU), the failure-tree passes and the prox, plus O(N·log |W|) per feature the
+first time it becomes a root (its extension rows).
 """
 
 from __future__ import annotations
@@ -38,7 +42,8 @@ from strgm.projection.prox import ProxStep, _on, _tree, covers
 #: Largest number of DFA states of W handled by the fused block (the q side's dense
 #: route; larger DFAs take the reference steps and their sparse solvers).
 FUSED_MAX_STATES = _DENSE_MAX
-#: Steps of a fused run that may halve η before the run returns to the reference.
+#: Halvings of η one fused step may take while Z = ∞ (prox_step's ``max_halvings``);
+#: a step that runs out returns to the reference step, which raises.
 MAX_HALVINGS = 30
 
 
@@ -47,7 +52,8 @@ class WorkTables:
     """The arrays of a working set W that the kernels read (built once per interned
     set): its DFA (``fail``, ``goto``, ``start``, reachable states and their positions,
     feature placement), its prefix trie (the prox) and its extension tables (the active
-    set, :func:`strgm.projection.fused_kernels.active_mask_kernel`)."""
+    set, :func:`strgm.projection.fused_kernels.active_mask_kernel`, whose rows the kernel
+    fills in place on first use: a function of W alone, so sharing them is safe)."""
 
     dfa: tuple
     tree: tuple
