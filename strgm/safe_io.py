@@ -1,21 +1,18 @@
-"""Safe reading and writing: decoded inputs with located errors, atomic outputs, strict JSON.
+"""Safe reading and writing: decoded inputs with located errors, atomic outputs under one
+output policy, strict JSON.
 
 Every file strgm reads goes through :func:`read_text` (UTF-8, a byte-order mark accepted,
-errors naming the file, line and byte), and every file or directory it writes goes through
-:func:`atomic_write_text` / :func:`atomic_write_bytes` / :func:`atomic_directory`:
+errors naming the file, line and byte); every file it writes through
+:func:`atomic_write_bytes` (temporary sibling, fsync, rename: a crash leaves the old file or
+the new one) or :func:`atomic_directory` (built aside, swapped in by two renames).
 
-* a file is written to a temporary sibling, flushed and ``fsync``-ed, then renamed over the
-  target (``os.replace`` is atomic on POSIX), and the parent directory is ``fsync``-ed; a
-  crash leaves either the old file or the new one, never a mixture;
-* a directory is built as a temporary sibling and swapped in by two renames (old → backup,
-  new → target; the backup is removed afterwards). An interruption between the two renames
-  leaves the target absent and the complete old directory under ``.NAME.old-*``, never a
-  mixed directory.
-
-:func:`check_output` validates an output path *before* any work starts, so that a long
-computation is never lost to an unwritable ``--json`` path. :func:`strict_json` writes
-JSON that every parser accepts: non-finite floats become the strings ``"Infinity"``,
-``"-Infinity"`` and ``"NaN"`` (:func:`json_float` reads them back).
+:func:`check_outputs` is the output policy of every command, applied before any work (a
+long computation is never lost to a bad path): an output may not be an input of the run,
+another output of the run, a directory, or an existing non-regular file (device, FIFO,
+socket). An output that is a symbolic link is written through: its target is replaced
+atomically and the link stays (:func:`write_target`). :func:`strict_json` writes JSON
+with non-finite floats as the strings ``"Infinity"``, ``"-Infinity"`` and ``"NaN"``
+(:func:`json_float` reads them back).
 """
 
 from __future__ import annotations
@@ -32,7 +29,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterator, Optional, Union
 
-from strgm.errors import InputError
+from strgm.errors import InputError, OptionError
 
 PathLike = Union[str, os.PathLike]
 
@@ -122,57 +119,110 @@ def check_input(path: PathLike, what: str = "input", directory: bool = False) ->
     return p
 
 
-def check_output(path: Optional[PathLike], option: str, directory: bool = False) -> None:
-    """Refuse, before any work starts, an output ``path`` that cannot be written.
+def write_target(path: PathLike) -> Path:
+    """Where a write to ``path`` lands: the resolved target when ``path`` is a symbolic
+    link (so that the link survives and its target is updated), else ``path`` itself."""
+    p = Path(path)
+    return Path(os.path.realpath(p)) if os.path.islink(p) else p
 
-    ``option`` names the command-line option (``--json``) or argument in the message.
-    ``directory=True`` checks a directory to be (re)created by :func:`atomic_directory`.
-    ``None`` (option not given) and ``-`` (stdout) pass."""
+
+def check_output(path: Optional[PathLike], option: str, directory: bool = False) -> None:
+    """Refuse, before any work, an output ``path`` that cannot be written: an existing
+    directory (file for ``directory=True``), an existing non-regular file (a device such
+    as ``/dev/full``, a FIFO, a socket), an unwritable file or parent directory, a missing
+    parent. A symbolic link is checked as its target (:func:`write_target`). ``option``
+    names the option in the message; ``None`` and ``-`` (stdout) pass."""
     if path is None or str(path) == "-":
         return
-    p = Path(path)
-    name = str(p)
     if str(path) == "":
         raise InputError(f"option {option}: empty path")
-    if p.exists():
-        if directory and not p.is_dir():
-            raise InputError(f"option {option}: exists and is not a directory", path=name)
-        if not directory and p.is_dir():
-            raise InputError(f"option {option}: is a directory, expected a file path",
-                             path=name)
-        if not directory and not os.access(p, os.W_OK):
-            raise InputError(f"option {option}: file is not writable", path=name)
+    p = write_target(path)
     parent = p.parent if str(p.parent) else Path(".")
-    if not parent.exists():
-        raise InputError(f"option {option}: directory {str(parent)!r} does not exist",
-                         path=name)
-    if not parent.is_dir():
-        raise InputError(f"option {option}: {str(parent)!r} is not a directory", path=name)
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise InputError(f"option {option}: cannot write into directory {str(parent)!r} "
-                         "(permission denied)", path=name)
+    mode = p.stat().st_mode if p.exists() else None
+    if mode is None or directory:
+        why = "exists and is not a directory" if mode and not stat.S_ISDIR(mode) else None
+    elif stat.S_ISDIR(mode):
+        why = "is a directory, expected a file path"
+    elif not stat.S_ISREG(mode):
+        why = "is not a regular file (a device, FIFO or socket); choose a file path"
+    else:
+        why = None if os.access(p, os.W_OK) else "file is not writable"
+    if why is None and not parent.is_dir():
+        why = (f"directory {str(parent)!r} does not exist" if not parent.exists()
+               else f"{str(parent)!r} is not a directory")
+    if why is None and not os.access(parent, os.W_OK | os.X_OK):
+        why = f"cannot write into directory {str(parent)!r} (permission denied)"
+    if why:
+        raise InputError(f"option {option}: {why}", path=str(path))
+
+
+def _same(a: str, b: str) -> bool:
+    """``a`` and ``b`` are the same file (after symbolic links; hard links too)."""
+    try:
+        return os.path.realpath(a) == os.path.realpath(b) or os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet)
+        return False
+
+
+def _inside(a: str, d: str) -> bool:
+    """``a`` lies inside the directory ``d`` (after symbolic links)."""
+    return os.path.realpath(a).startswith(os.path.realpath(d).rstrip(os.sep) + os.sep)
+
+
+def check_outputs(outputs, inputs=(), replaces=()) -> None:
+    """The output policy of one run, checked before any work (OptionError or InputError
+    naming the option and the path). ``outputs``: ``(path, option[, directory])`` each
+    (``None`` and ``-`` skipped); ``inputs``: the paths the run reads, each a path or a
+    ``(path, what)`` pair naming it (``"the corpus"``), an input directory standing for
+    everything in it. Refused: an output failing :func:`check_output`; an output that is
+    an input or lies inside an input directory; an output directory holding an input; two
+    outputs at one path, or one inside the other's directory. ``replaces``: ``(option,
+    what)`` pairs that may coincide (``--checkpoint`` rewriting ``--resume``)."""
+    ins = [(str(resolve_input(p)), w) for p, w in
+           (x if isinstance(x, tuple) else (x, "an input") for x in inputs) if p]
+    done: list = []
+    for out in outputs:
+        path, option, directory = (tuple(out) + (False,))[:3]
+        if path is None or str(path) == "-":
+            continue
+        check_output(path, option, directory=directory)
+        path = str(path)
+        for other, what in ins:
+            why = (None if (option, what) in replaces else
+                   "is also {} of this run; writing it would destroy the input"
+                   if _same(path, other) else
+                   "lies inside {} of this run, a directory it reads"
+                   if os.path.isdir(other) and _inside(path, other) else
+                   "contains {} of this run" if directory and _inside(other, path) else None)
+            if why:
+                raise OptionError(option, path, why.format(what))
+        for prev, popt, pdir in done:
+            if _same(path, prev) or (pdir and _inside(path, prev)) or \
+                    (directory and _inside(prev, path)):
+                raise OptionError(option, path, f"is also the path of {popt} (or in it)")
+        done.append((path, option, directory))
 
 
 def _fsync_dir(d: Path) -> None:
-    try:
+    with contextlib.suppress(OSError):
         fd = os.open(str(d), os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def atomic_write_bytes(path: PathLike, data: bytes) -> Path:
     """Write ``data`` to ``path`` atomically (temporary sibling, fsync, rename, fsync of
     the directory). On any error the target is untouched and the temporary file removed;
-    the error is an :class:`InputError` naming the path."""
-    p = Path(path)
+    the error is an :class:`InputError` naming the path. A symbolic link is written
+    through (:func:`write_target`); a directory, device, FIFO or socket is refused."""
+    p = write_target(path)
     parent = p.parent if str(p.parent) else Path(".")
     fd, tmp = None, None
+    if p.exists() and not stat.S_ISREG(p.stat().st_mode):
+        raise InputError("cannot write: not a regular file (a directory, device, FIFO or "
+                         "socket)", path=str(path))
     try:
         _remove_stale_files(parent, p.name)
         fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.{os.getpid()}-", suffix=".tmp",
@@ -190,14 +240,14 @@ def atomic_write_bytes(path: PathLike, data: bytes) -> Path:
         tmp = None
         _fsync_dir(parent)
     except OSError as e:
-        raise InputError(f"cannot write: {e.strerror or e}", path=str(p)) from None
+        raise InputError(f"cannot write: {e.strerror or e}", path=str(path)) from None
     finally:
         if fd is not None:
             os.close(fd)
         if tmp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
-    return p
+    return Path(path)
 
 
 def _umask() -> int:
@@ -308,8 +358,8 @@ def atomic_directory(path: PathLike) -> Iterator[Path]:
     swap itself is interrupted (an exception or signal between the two renames) the backup
     is renamed back. Only a SIGKILL between the renames leaves ``path`` absent, with the
     complete earlier directory in the backup. Leftovers of killed processes are removed
-    by the next save of the same ``path``."""
-    p = Path(path)
+    by the next save of the same ``path``. A symbolic link ``path`` is written through."""
+    p = write_target(path)
     parent = p.parent if str(p.parent) else Path(".")
     if p.exists() and not p.is_dir():
         raise InputError("cannot save: exists and is not a directory", path=str(p))
@@ -323,8 +373,9 @@ def atomic_directory(path: PathLike) -> Iterator[Path]:
     try:
         yield tmp
         for f in tmp.iterdir():
-            with open(f, "rb") as fh:
-                os.fsync(fh.fileno())
+            if f.is_file() and not f.is_symlink():  # never open a FIFO (it would block)
+                with open(f, "rb") as fh:
+                    os.fsync(fh.fileno())
         _fsync_dir(tmp)
         backup = None
         if p.exists():

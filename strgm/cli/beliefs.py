@@ -1,7 +1,8 @@
 """``strgm beliefs DIR``: query beliefs saved by ``strgm infer --save-beliefs DIR``.
 
-``--top`` (1..100000) and the ``--json`` path are checked and every ``--var`` is looked up
-before any belief is read or queried. A ``--prob`` string with a segment outside the saved
+``--top`` (1..100000) and the ``--json`` and ``--plot`` paths are checked (neither may lie
+inside DIR, which would make it unloadable) and every ``--var`` is looked up before any
+belief is read or queried. A ``--prob`` string with a segment outside the saved
 alphabet has probability 0 (no belief can produce it); the output says which symbol, and
 the JSON lists it under ``not_in_alphabet``. ``--json -`` prints only the JSON, on stdout.
 """
@@ -72,14 +73,15 @@ def cmd_beliefs(args) -> int:
     """Top-k strings, probabilities of given strings, entropy (module docstring)."""
     from strgm.inference.result import InferenceResult
     from strgm.cli.json_output import document, write_document
-    from strgm.safe_io import check_output, strict_json
+    from strgm.safe_io import check_outputs, strict_json
     from strgm.validate import check_int
 
     check_int("--top", args.top, min=1, max=100_000)
-    check_output(args.json, "--json")
     if args.plot:
         from strgm.plot import check_figure_path
         check_figure_path(args.plot)
+    check_outputs([(args.json, "--json"), (args.plot, "--plot")],
+                  [(args.dir, "the saved-beliefs directory")])
     r = InferenceResult.load(args.dir)
     names = args.var or r.variables
     _check_names(r, names, args.dir)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import re
 import sys
 import time
@@ -33,17 +32,16 @@ def progress(args):
     return Progress(enabled)
 
 
-def check_chain_outputs(outputs, plot=None) -> None:
-    """Before a sampler run: every ``(path, option)`` output can be written, and the
-    ``--plot`` figure path too (with matplotlib installed)."""
-    from strgm.safe_io import check_output
+def check_chain_outputs(outputs, plot=None, inputs=(), replaces=()) -> None:
+    """Before a sampler run: the ``(path, option)`` outputs and the ``--plot`` figure
+    (with matplotlib installed) pass the output policy against ``inputs``
+    (:func:`strgm.safe_io.check_outputs`)."""
+    from strgm.safe_io import check_outputs as policy
 
-    for path, opt in outputs:
-        if path:
-            check_output(path, opt)
     if plot:
         from strgm.plot import check_figure_path
         check_figure_path(plot)
+    policy(list(outputs) + [(plot, "--plot")], inputs, replaces)
 
 
 @contextlib.contextmanager
@@ -84,18 +82,12 @@ def symbol(text: str) -> str:
     return text
 
 
-def check_outputs(outputs, inputs=()) -> None:
-    """:func:`strgm.safe_io.check_output` for each ``(path, option, directory)`` of
-    ``outputs`` (shared by every phonology command), and refuse an output that is one of
-    the run's ``inputs``: writing it would destroy the input (``--json words.tsv``)."""
-    from strgm.safe_io import check_output
+def check_outputs(outputs, inputs=(), replaces=()) -> None:
+    """The output policy (:func:`strgm.safe_io.check_outputs`) for the ``(path, option,
+    directory)`` outputs of a phonology command against its ``inputs``."""
+    from strgm.safe_io import check_outputs as policy
 
-    real = {os.path.realpath(p) for p in inputs if p}
-    for path, option, directory in outputs:
-        check_output(path, option, directory=directory)
-        if path and path != "-" and os.path.realpath(path) in real:
-            raise OptionError(option, path, "is an input of this run; writing it would "
-                                            "destroy the input")
+    policy(outputs, inputs, replaces)
 
 
 def add_limit_options(group, what: str) -> None:

@@ -127,9 +127,9 @@ def _tree(path: str, index: int):
 
 def _check(args) -> None:
     from strgm.plot import check_figure_path
-    from strgm.safe_io import check_output
+    from strgm.safe_io import check_outputs
 
-    check_output(args.out, "--out")
+    check_outputs([(args.out, "--out")], args.inputs)
     check_figure_path(args.out, "--out")
     single = ("predictions", "urs", "tree")
     if args.kind in single and len(args.inputs) > 1:

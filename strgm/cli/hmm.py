@@ -22,6 +22,8 @@ independent chains (seeds S .. S+K−1; with ``--scheduler`` on Dask workers), p
 split R-hat and effective sample size of the log-likelihood after burn-in, writes every
 chain's trace to ``--json`` (rows carry ``chain`` and ``seed``) and saves chain 0's
 samples, which are those of the single-chain run (:mod:`strgm.distributed.hmm_chains`).
+A checkpoint records ``--seed`` beside the data and settings; ``--resume`` refuses one
+made with another seed (or with other data or settings).
 
 ``score`` prints one line per sequence (log p in nats, length, the sequence), then a
 summary; its last line is ``mean log-likelihood per symbol: X nats`` (Σ log p / Σ length;
@@ -44,6 +46,10 @@ from strgm.progress import StepProgress
 from strgm.validate import float_arg, int_arg
 
 __all__ = ["add_subparser"]
+
+#: How the ``--resume`` checkpoint is named to the output policy; ``--checkpoint`` may
+#: rewrite it.
+RESUMED = "the --resume checkpoint"
 
 
 def add_subparser(subparsers) -> None:
@@ -82,7 +88,9 @@ def add_subparser(subparsers) -> None:
     add_scheduler_option(t)
     t.add_argument("--checkpoint", default=None, help="checkpoint file, replaced atomically")
     t.add_argument("--checkpoint-every", type=int_arg(min=1), default=10)
-    t.add_argument("--resume", default=None, help="continue the run in this checkpoint")
+    t.add_argument("--resume", default=None,
+                   help="continue the run in this checkpoint (repeat the interrupted "
+                        "command's options; a checkpoint of another --seed is refused)")
     t.add_argument("--json", default=None, metavar="PATH", help="write the trace here")
     t.add_argument("--plot", default=None, metavar="FILE.png",
                    help="draw the data log-likelihood per sweep (needs strgm[plot])")
@@ -141,14 +149,15 @@ def _describe(state, t0: float, iters: int, local: bool) -> str:
 
 def _train(args) -> int:
     """``hmm train`` (module docstring)."""
-    from strgm.hmm import HMMState
     from strgm.hmm.model_file import save_model
     from strgm.hmm.training import default_schedule, posterior_of, run_chain
     from strgm.cli.common import check_chain_outputs
     from strgm.cli.json_output import write_document
 
     check_chain_outputs([(args.save, "--save"), (args.checkpoint, "--checkpoint"),
-                         (args.json, "--json")], args.plot)
+                         (args.json, "--json")], args.plot,
+                        [(args.seqs, "the sequences"), (args.resume, RESUMED)],
+                        [("--checkpoint", RESUMED)])
     if args.burn_in is not None and args.burn_in >= args.iters:
         raise OptionError("--burn-in", args.burn_in, f"must be < --iters {args.iters}")
     spec = check_chains_options(args)
@@ -157,13 +166,7 @@ def _train(args) -> int:
     kernel = _kernel(args, seqs, vocab)
     if args.chains > 1 or spec is not None:
         return _train_chains(args, spec, kernel, vocab, burn, thin)
-    if args.resume:
-        state = HMMState.load(args.resume, kernel)
-        if state.iteration > args.iters:
-            raise OptionError("--iters", args.iters, f"must be ≥ the {state.iteration} "
-                              f"sweeps already in checkpoint {args.resume}")
-    else:
-        state = kernel.init(args.seed)
+    state = _start(args, kernel)
     t0, every = time.perf_counter(), max(1, args.iters // 50)
     bar = StepProgress(args.iters, "sweeps", enabled=not args.quiet,
                        initial=state.iteration)
@@ -196,6 +199,26 @@ def _train(args) -> int:
           f"sweeps ({time.perf_counter() - t0:.1f} s this run), {len(post.samples)} samples; "
           f"model written to {args.save}", file=sys.stderr)
     return 0
+
+
+def _start(args, kernel):
+    """The chain's first state: fresh (recording ``--seed``), or ``--resume``d from a
+    checkpoint made with the same seed and not past ``--iters``."""
+    from strgm.hmm import HMMState
+
+    if not args.resume:
+        state = kernel.init(args.seed)
+        state.settings = {"--seed": args.seed}
+        return state
+    state = HMMState.load(args.resume, kernel)
+    was = state.settings.get("--seed", "unrecorded")
+    if was != args.seed:
+        raise InputError(f"checkpoint was made with --seed {was}, not {args.seed}; resume "
+                         "with the options of the interrupted run", args.resume)
+    if state.iteration > args.iters:
+        raise OptionError("--iters", args.iters, f"must be ≥ the {state.iteration} "
+                          f"sweeps already in checkpoint {args.resume}")
+    return state
 
 
 def _train_chains(args, spec, kernel, vocab, burn: int, thin: int) -> int:
@@ -255,10 +278,10 @@ def _load(args):
 def _score(args) -> int:
     """``hmm score`` (module docstring)."""
     from strgm.cli.json_output import write_document
-    from strgm.safe_io import check_output
+    from strgm.safe_io import check_outputs
 
-    if args.json:
-        check_output(args.json, "--json")
+    check_outputs([(args.json, "--json")], [(args.model, "the model"),
+                                             (args.seqs, "the sequences")])
     post, seqs, unseen, toks = _load(args)
     ll = (post.mean().log_likelihoods(seqs) if args.posterior_mean
           else post.log_likelihoods(seqs))

@@ -28,8 +28,7 @@ def check_paths(args) -> None:
     from strgm.safe_io import check_input
 
     check_outputs([(args.json, "--json", False), (args.save_beliefs, "--save-beliefs", True),
-                   (getattr(args, "plot", None), "--plot", False)],
-                  _as_list(getattr(args, "file", None)) + [args.model])
+                   (getattr(args, "plot", None), "--plot", False)], run_inputs(args))
     if getattr(args, "plot", None):
         from strgm.plot import check_figure_path
 
@@ -37,9 +36,9 @@ def check_paths(args) -> None:
     if getattr(args, "model", None):
         check_input(args.model, "phonology model (--model)")
     if getattr(args, "save_beliefs", None):
-        from strgm.inference.saved import check_save_target
+        from strgm.cli.saved_dir import check_beliefs_dir
 
-        check_save_target(args.save_beliefs)
+        check_beliefs_dir(args.save_beliefs, getattr(args, "force", False))
     args.ur_prior = resolve_prior(args)
     projection = getattr(args, "projection", None)
     allowed = _PROJECTIONS.get(getattr(args, "method", None), ())
@@ -55,6 +54,19 @@ def check_paths(args) -> None:
 
 def _as_list(files) -> list:
     return files if isinstance(files, list) else [files]
+
+
+def run_inputs(args) -> list:
+    """The files a phonology run reads, named for the output policy
+    (:func:`strgm.safe_io.check_outputs`): the paradigm(s), ``--model``, a ``--prior``
+    file."""
+    from strgm.models.ur_prior import parse_prior
+
+    out = [(f, "the paradigm") for f in _as_list(getattr(args, "file", None))]
+    out.append((getattr(args, "model", None), "the --model file"))
+    if getattr(args, "prior", None):
+        out.append((parse_prior(args.prior, "--prior")[1], "the --prior file"))
+    return out
 
 
 def add_prior_option(group, model_option: bool = True) -> None:
@@ -157,7 +169,12 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
     o.add_argument("--json", metavar="OUT", help="write results as JSON")
     o.add_argument("--save-beliefs", metavar="DIR",
                    help="save every belief (OpenFst files + beliefs.json) to query later "
-                        "with `strgm beliefs DIR` or InferenceResult.load(DIR)")
+                        "with `strgm beliefs DIR` or InferenceResult.load(DIR); DIR must "
+                        "be new, empty or an earlier save (see --force)")
+    o.add_argument("--force", action="store_true",
+                   help="with --save-beliefs: save into a directory that also holds other "
+                        "files; they are kept, and only the files of an earlier save "
+                        "there are replaced")
     o.add_argument("--top", type=int_arg(1, 1000), default=3,
                    help="strings shown per morpheme, 1-1000 (default: %(default)s)")
     o.add_argument("--holdout", type=float_arg(0, 1, min_open=True, max_open=True),
@@ -237,7 +254,9 @@ def run_paradigm(paradigm, args, out=None, title: Optional[str] = None, record=F
         write_document(args.json, "strgm-infer", doc)
         print(f"\nwrote {args.json}", file=out)
     if getattr(args, "save_beliefs", None):
-        run.result.save(args.save_beliefs)
+        from strgm.cli.saved_dir import save_beliefs_keeping
+
+        save_beliefs_keeping(run.result, args.save_beliefs, getattr(args, "force", False))
         print(f"saved {len(run.result.variables)} beliefs to {args.save_beliefs}", file=out)
     if getattr(args, "plot", None):
         from strgm.plot import plot_inference_run, save_figure

@@ -41,9 +41,8 @@ from strgm.errors import GrammarError, InputError, OptionError
 from strgm.cli.common import add_scheduler_option, pcfg_chains, scheduler_spec, \
     sharded_tree_draws
 from strgm.cli.json_output import write_document
-from strgm.cli.pcfg_parse import check_chart_lengths, located_grammar_error, parse_command, \
-    same_file
-from strgm.safe_io import atomic_write_text, check_output, sha256_file
+from strgm.cli.pcfg_parse import check_chart_lengths, located_grammar_error, parse_command
+from strgm.safe_io import atomic_write_text, check_outputs, sha256_file
 from strgm.validate import float_arg, int_arg, size_arg
 
 __all__ = ["add_subparser"]
@@ -122,18 +121,15 @@ def _check_options(args) -> None:
                                args.checkpoint, args.resume)
     if args.burn_in >= args.iters:
         raise OptionError("--burn-in", args.burn_in, f"must be < --iters ({args.iters})")
-    outputs = [(o, v) for o, v in (("--out", args.out), ("--trace-json", args.trace_json),
-                                    ("--checkpoint", args.checkpoint)) if v and v != "-"]
-    inputs = [(o, v) for o, v in (("the grammar", args.grammar), ("the corpus", args.corpus),
-                                  ("--heldout", args.heldout), ("--resume", args.resume)) if v]
     if args.plot:
         from strgm.plot import check_figure_path
         check_figure_path(args.plot)
-    for i, (opt, v) in enumerate(outputs):
-        check_output(v, opt)
-        for other, w in inputs + outputs[:i]:
-            if same_file(v, w) and not (opt == "--checkpoint" and other == "--resume"):
-                raise OptionError(opt, v, f"is also {other}; choose another path")
+    resumed = "the --resume checkpoint"
+    check_outputs([(args.out, "--out"), (args.trace_json, "--trace-json"),
+                   (args.checkpoint, "--checkpoint"), (args.plot, "--plot")],
+                  [(args.grammar, "the grammar"), (args.corpus, "the corpus"),
+                   (args.heldout, "the --heldout corpus"), (args.resume, resumed)],
+                  [("--checkpoint", resumed)])
 
 
 def _run_settings(args) -> dict:

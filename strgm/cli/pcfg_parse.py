@@ -4,17 +4,12 @@ described in :mod:`strgm.cli.pcfg`), here or on sentence shards with ``--schedul
 
 from __future__ import annotations
 
-import os
 import sys
 
-from strgm.errors import GrammarError, InputError, MessageTooLargeError, OptionError
-from strgm.safe_io import atomic_write_text, check_output
+from strgm.errors import GrammarError, InputError, MessageTooLargeError
+from strgm.safe_io import atomic_write_text, check_outputs
 
-__all__ = ["check_chart_lengths", "located_grammar_error", "parse_command", "same_file"]
-
-
-def same_file(a, b) -> bool:
-    return os.path.realpath(a) == os.path.realpath(b)
+__all__ = ["check_chart_lengths", "located_grammar_error", "parse_command"]
 
 
 def check_chart_lengths(g, max_memory, *corpora) -> None:
@@ -44,11 +39,8 @@ def parse_command(args) -> int:
     from strgm.grammars.johnson_format import read_grammar, read_yld
 
     spec = scheduler_spec(args)
-    if args.scores:
-        check_output(args.scores, "--scores")
-        for other, v in (("the grammar", args.grammar), ("the corpus", args.corpus)):
-            if same_file(args.scores, v):
-                raise OptionError("--scores", args.scores, f"is also {other}")
+    check_outputs([(args.scores, "--scores")], [(args.grammar, "the grammar"),
+                                                 (args.corpus, "the corpus")])
     g = read_grammar(args.grammar)
     corpus = read_yld(args.corpus, chars=args.chars)
     if args.max_length is not None:

@@ -16,7 +16,7 @@ from strgm.cli.common import INFERENCE_METHODS, add_limit_options, add_scheduler
     check_outputs, run_batch, scheduler_spec
 from strgm.cli.blocks import check_blocks, e_steps_in_blocks
 from strgm.cli.families import family_report, rules_beside_em
-from strgm.cli.paradigm import add_prior_option, note_unseen, resolve_prior
+from strgm.cli.paradigm import add_prior_option, note_unseen, resolve_prior, run_inputs
 from strgm.errors import OptionError
 from strgm.validate import float_arg, int_arg
 
@@ -263,13 +263,14 @@ def cmd_train(args) -> int:
                           ("--resume", args.resume), ("--plot", getattr(args, "plot", None))])
     check_blocks(args, spec)
     args.file = files[0]
+    resumed = "the --resume checkpoint"
     check_outputs([(args.json, "--json", False), (args.save, "--save", False),
-                   (args.plot, "--plot", False)], [args.file, args.resume])
+                   (args.plot, "--plot", False), (args.checkpoint, "--checkpoint", False)],
+                  run_inputs(args) + [(args.resume, resumed)], [("--checkpoint", resumed)])
     if args.plot:
         from strgm.plot import check_figure_path
 
         check_figure_path(args.plot)
-    check_outputs([(args.checkpoint, "--checkpoint", False)], [args.file])  # may = --resume
     _check_run_options(args)
     prior = resolve_prior(args)
     para = read_paradigm(args.file)

@@ -158,9 +158,10 @@ def read_clean_trees(paths) -> list:
 def _grammar(args) -> int:
     from strgm.grammars.johnson_format import format_grammar
     from strgm.grammars.smoothing import smoothed_pcfg
-    from strgm.safe_io import atomic_write_text, check_output
+    from strgm.safe_io import atomic_write_text, check_outputs
 
-    check_output(args.out, "--out")
+    check_outputs([(args.out, "--out")], [(str(f), "a tree file")
+                                          for f in tree_files(args.trees)])
     if args.smoothing != "none" and args.factor != "right":
         raise OptionError("--factor", args.factor, "must be right with --smoothing "
                           f"{args.smoothing}")

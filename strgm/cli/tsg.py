@@ -146,15 +146,18 @@ def _describe(state, row) -> str:
 
 def _train(args) -> int:
     """``tsg train`` (module docstring)."""
-    from strgm.cli.treebank import read_clean_trees
+    from strgm.cli.treebank import read_clean_trees, tree_files
     from strgm.grammars.driver import drive
     from strgm.grammars.tsg import BlockedMHTSG, LocalGibbsTSG
     from strgm.grammars.tsg.model_file import TSGModel, prepare_trees, save_model
 
     from strgm.cli.common import check_chain_outputs
 
+    resumed = "the --resume checkpoint"
     check_chain_outputs([(args.save, "--save"), (args.checkpoint, "--checkpoint"),
-                         (args.trace_json, "--trace-json")], args.plot)
+                         (args.trace_json, "--trace-json")], args.plot,
+                        [(str(f), "a tree file") for f in tree_files(args.trees)]
+                        + [(args.resume, resumed)], [("--checkpoint", resumed)])
     spec = check_chains_options(args)
     trees, prepare = prepare_trees(read_clean_trees(args.trees), args.unk_threshold,
                                    args.markov)

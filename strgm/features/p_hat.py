@@ -192,50 +192,32 @@ def _block(members, local, out_ptr, tgt, mw):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def p_hat_kernel(indptr, dst, lab, w, final, start, goto, h0, a, max_states):
-    # pragma: no cover - compiled
-    """(status, log Z, per-DFA-arc counts |C| × (N+1)) of p̂ (module docstring), solved
-    component by component in the order of :func:`_components`."""
-    nh, n = goto.shape
-    counts = np.zeros((nh, n + 1))
-    index, pq, ph = _number_states(indptr, dst, lab, start, h0, goto, n)
-    k = pq.shape[0]
-    if k > max_states:
-        return TOO_BIG, 0.0, counts
+def _too_large(w, a, final):  # pragma: no cover - compiled
+    """True when a log weight could overflow exp() in the product."""
     if w.shape[0] and -w.min() > MAX_LOG / 2:
-        return DIVERGED, 0.0, counts
-    for h in range(nh):
-        for j in range(n + 1):
+        return True
+    for h in range(a.shape[0]):
+        for j in range(a.shape[1]):
             if a[h, j] > MAX_LOG / 2:
-                return DIVERGED, 0.0, counts
+                return True
     for q in range(final.shape[0]):
         if -final[q] > MAX_LOG / 2:
-            return DIVERGED, 0.0, counts
-    src, tgt, mw, cell, phi = _product_arcs(indptr, dst, lab, np.exp(-w), final, goto,
-                                            np.exp(a), index, pq, ph)
-    m = src.shape[0]
-    useful_q = _useful_states(indptr, dst, lab, final, n)
-    useful = np.empty(k, np.bool_)
-    for s in range(k):
-        useful[s] = useful_q[pq[s]]
-    if not useful[0]:
-        return FAILED, 0.0, counts
-    out_ptr = np.zeros(k + 1, np.int64)
-    for e in range(m):
-        out_ptr[src[e] + 1] += 1
-    for s in range(k):
-        out_ptr[s + 1] += out_ptr[s]
-    for s in range(k):
-        if not useful[s]:
-            phi[s] = 0.0
-    comp, ncomp = _components(out_ptr, tgt, useful, k)
+            return True
+    return False
+
+
+@njit(cache=True)
+def _by_component(comp, ncomp, k):  # pragma: no cover - compiled
+    """(offsets, states ordered by component): component c's states are
+    order[size[c]:size[c+1]]; size[0] = −1 when a component exceeds MAX_COMPONENT."""
     size = np.zeros(ncomp + 1, np.int64)
     for s in range(k):
         if comp[s] >= 0:
             size[comp[s] + 1] += 1
     for c in range(ncomp):
         if size[c + 1] > MAX_COMPONENT:
-            return TOO_BIG, 0.0, counts
+            size[0] = -1
+            return size, np.empty(0, np.int64)
         size[c + 1] += size[c]
     order = np.empty(size[ncomp], np.int64)
     fill = size[:-1].copy()
@@ -243,15 +225,17 @@ def p_hat_kernel(indptr, dst, lab, w, final, start, goto, h0, a, max_states):
         if comp[s] >= 0:
             order[fill[comp[s]]] = s
             fill[comp[s]] += 1
-    local = np.full(k, -1, np.int64)
-    lu_at = np.zeros(ncomp + 1, np.int64)  # offsets of the components' LU factors
-    for c in range(ncomp):
-        sz = size[c + 1] - size[c]
-        lu_at[c + 1] = lu_at[c] + sz * sz
-    lus = np.empty(lu_at[ncomp])
-    pivs = np.empty(size[ncomp], np.int64)
+    return size, order
+
+
+@njit(cache=True)
+def _beta_sweep(size, order, out_ptr, tgt, mw, phi, lus, lu_at, pivs, local, k):
+    # pragma: no cover - compiled
+    """β = (I − M)⁻¹φ component by component, sinks first (every later target's β is
+    known), each block's LU kept in ``lus`` for the α sweep; False when a block's
+    certificate x = (I − M_cc)⁻¹1 ≥ 1 fails."""
     beta = np.zeros(k)
-    for c in range(ncomp):  # sinks first: β of every later target is known
+    for c in range(size.shape[0] - 1):
         members = order[size[c]:size[c + 1]]
         sz = members.shape[0]
         for i in range(sz):
@@ -267,23 +251,28 @@ def p_hat_kernel(indptr, dst, lab, w, final, start, goto, h0, a, max_states):
             rhs[i] = r
         piv = pivs[size[c]:size[c + 1]]
         if not _lu(mat, piv):
-            return DIVERGED, 0.0, counts
+            return False, beta
         x = _lu_solve(mat, piv, np.ones(sz), False)
         for i in range(sz):
             if not (np.isfinite(x[i]) and x[i] >= 1.0 - CERT_SLACK):
-                return DIVERGED, 0.0, counts
+                return False, beta
         b = _lu_solve(mat, piv, rhs, False)
         lus[lu_at[c]:lu_at[c + 1]] = mat.ravel()
         for i in range(sz):
             beta[members[i]] = b[i]
             local[members[i]] = -1
-    z = beta[0]
-    if not z > 0.0:
-        return FAILED, 0.0, counts
+    return True, beta
+
+
+@njit(cache=True)
+def _alpha_sweep(size, order, out_ptr, tgt, mw, useful, lus, lu_at, pivs, local, k):
+    # pragma: no cover - compiled
+    """α = (I − M)⁻ᵀe_s component by component, sources first (the flow into a block from
+    earlier ones pushed along their arcs), with the β sweep's LU factors."""
     alpha = np.zeros(k)
     push = np.zeros(k)
     push[0] = 1.0
-    for c in range(ncomp - 1, -1, -1):  # sources first: α of every earlier source known
+    for c in range(size.shape[0] - 2, -1, -1):
         members = order[size[c]:size[c + 1]]
         sz = members.shape[0]
         for i in range(sz):
@@ -294,8 +283,7 @@ def p_hat_kernel(indptr, dst, lab, w, final, start, goto, h0, a, max_states):
         mat = lus[lu_at[c]:lu_at[c + 1]].reshape((sz, sz))
         al = _lu_solve(mat, pivs[size[c]:size[c + 1]], rhs, True)
         for i in range(sz):
-            s = members[i]
-            alpha[s] = max(al[i], 0.0)
+            alpha[members[i]] = max(al[i], 0.0)
         for i in range(sz):
             s = members[i]
             for e in range(out_ptr[s], out_ptr[s + 1]):
@@ -304,7 +292,55 @@ def p_hat_kernel(indptr, dst, lab, w, final, start, goto, h0, a, max_states):
                     push[t] += alpha[s] * mw[e]
         for i in range(sz):
             local[members[i]] = -1
-    for e in range(m):
+    return alpha
+
+
+@njit(cache=True)
+def p_hat_kernel(indptr, dst, lab, w, final, start, goto, h0, a, max_states):
+    # pragma: no cover - compiled
+    """(status, log Z, per-DFA-arc counts |C| × (N+1)) of p̂ (module docstring), solved
+    component by component in the order of :func:`_components`."""
+    nh, n = goto.shape
+    counts = np.zeros((nh, n + 1))
+    index, pq, ph = _number_states(indptr, dst, lab, start, h0, goto, n)
+    k = pq.shape[0]
+    if k > max_states:
+        return TOO_BIG, 0.0, counts
+    if _too_large(w, a, final):
+        return DIVERGED, 0.0, counts
+    src, tgt, mw, cell, phi = _product_arcs(indptr, dst, lab, np.exp(-w), final, goto,
+                                            np.exp(a), index, pq, ph)
+    useful_q = _useful_states(indptr, dst, lab, final, n)
+    useful = np.empty(k, np.bool_)
+    for s in range(k):
+        useful[s] = useful_q[pq[s]]
+        if not useful[s]:
+            phi[s] = 0.0
+    if not useful[0]:
+        return FAILED, 0.0, counts
+    out_ptr = np.zeros(k + 1, np.int64)
+    for e in range(src.shape[0]):
+        out_ptr[src[e] + 1] += 1
+    for s in range(k):
+        out_ptr[s + 1] += out_ptr[s]
+    comp, ncomp = _components(out_ptr, tgt, useful, k)
+    size, order = _by_component(comp, ncomp, k)
+    if size[0] < 0:
+        return TOO_BIG, 0.0, counts
+    lu_at = np.zeros(ncomp + 1, np.int64)  # offsets of the components' LU factors
+    for c in range(ncomp):
+        lu_at[c + 1] = lu_at[c] + (size[c + 1] - size[c]) ** 2
+    lus = np.empty(lu_at[ncomp])
+    pivs = np.empty(size[ncomp], np.int64)
+    local = np.full(k, -1, np.int64)
+    ok, beta = _beta_sweep(size, order, out_ptr, tgt, mw, phi, lus, lu_at, pivs, local, k)
+    if not ok:
+        return DIVERGED, 0.0, counts
+    z = beta[0]
+    if not z > 0.0:
+        return FAILED, 0.0, counts
+    alpha = _alpha_sweep(size, order, out_ptr, tgt, mw, useful, lus, lu_at, pivs, local, k)
+    for e in range(src.shape[0]):
         if cell[e] >= 0 and useful[tgt[e]] and alpha[src[e]] > 0.0:
             h = cell[e] // (n + 1)
             counts[h, cell[e] - h * (n + 1)] += alpha[src[e]] * mw[e] * beta[tgt[e]] / z

@@ -24,64 +24,36 @@ OK, DIVERGED, FAILED = 0, 1, 2
 
 
 @njit(cache=True)
-def q_moments_kernel(vals, feat_node, feat_col, fail, goto, start, reach, pos):
-    # pragma: no cover - compiled
-    """(status, log Z, E_q[f] over the features, per-arc counts |C| × (N+1)) of q_θ for
-    θ = ``vals`` on a DFA's own features (module docstring)."""
-    nc, n = goto.shape
-    nf = vals.shape[0]
+def _log_weights(vals, feat_node, feat_col, fail, nc, n):  # pragma: no cover - compiled
+    """A (|C| × (N+1)) and its largest entry: θ placed at (node, col), the constant
+    feature added to every final weight, then A[h] += A[fail(h)] with the states in
+    canonical (depth) order."""
     a = np.zeros((nc, n + 1))
     const = 0.0
-    for i in range(nf):
+    for i in range(vals.shape[0]):
         if feat_node[i] >= 0:
             a[feat_node[i], feat_col[i]] = vals[i]
         elif feat_node[i] == -1:
             const += vals[i]
-    for h in range(1, nc):  # A[h] += A[fail(h)], states in canonical (depth) order
+    for h in range(1, nc):
         f = fail[h]
         for j in range(n + 1):
             a[h, j] += a[f, j]
-    empty = np.zeros(nf)
-    counts = np.zeros((nc, n + 1))
     top = -np.inf
     for h in range(nc):
         a[h, n] += const
         for j in range(n + 1):
-            if a[h, j] > top:
-                top = a[h, j]
-    if top > MAX_LOG:
-        return DIVERGED, 0.0, empty, counts
-    ea = np.exp(a)
-    k = reach.shape[0]
-    m = np.zeros((k, k))
-    for i in range(k):
-        m[i, i] = 1.0
-        h = reach[i]
-        for j in range(n):
-            m[i, pos[goto[h, j]]] -= ea[h, j]
-    piv = np.empty(k, dtype=np.int64)
-    if not _lu(m, piv):
-        return DIVERGED, 0.0, empty, counts
-    x = _lu_solve(m, piv, np.ones(k), False)
-    for i in range(k):
-        if not (np.isfinite(x[i]) and x[i] >= 1.0 - CERT_SLACK):
-            return DIVERGED, 0.0, empty, counts
-    phi = np.empty(k)
-    for i in range(k):
-        phi[i] = ea[reach[i], n]
-    beta_r = _lu_solve(m, piv, phi, False)
-    e_s = np.zeros(k)
-    s = pos[start]
-    e_s[s] = 1.0
-    alpha_r = _lu_solve(m, piv, e_s, True)
-    z = beta_r[s]
-    if not z > 0.0:
-        return FAILED, 0.0, empty, counts
-    beta = np.zeros(nc)
-    alpha = np.zeros(nc)
-    for i in range(k):
-        beta[reach[i]] = beta_r[i]
-        alpha[reach[i]] = max(alpha_r[i], 0.0)
+            top = max(top, a[h, j])
+    return a, top
+
+
+@njit(cache=True)
+def _expectations(alpha, beta, ea, goto, fail, feat_node, feat_col, z):
+    # pragma: no cover - compiled
+    """(E[f], counts): c(h, a) = α_h e^{A[h,a]} β_{goto(h,a)} / Z, c(h, $) = α_h φ_h / Z,
+    accumulated up the failure tree (deepest first) and read at each feature's cell."""
+    nc, n = goto.shape
+    counts = np.zeros((nc, n + 1))
     final_sum = 0.0
     for h in range(nc):
         ah = alpha[h] / z
@@ -90,11 +62,55 @@ def q_moments_kernel(vals, feat_node, feat_col, fail, goto, start, reach, pos):
         counts[h, n] = ah * ea[h, n]
         final_sum += counts[h, n]
     up = counts.copy()
-    for h in range(nc - 1, 0, -1):  # s[fail(h)] += s[h], deepest first
+    for h in range(nc - 1, 0, -1):
         f = fail[h]
         for j in range(n + 1):
             up[f, j] += up[h, j]
-    out = np.empty(nf)
-    for i in range(nf):
+    out = np.empty(feat_node.shape[0])
+    for i in range(feat_node.shape[0]):
         out[i] = up[feat_node[i], feat_col[i]] if feat_node[i] >= 0 else final_sum
+    return out, counts
+
+
+@njit(cache=True)
+def q_moments_kernel(vals, feat_node, feat_col, fail, goto, start, reach, pos):
+    # pragma: no cover - compiled
+    """(status, log Z, E_q[f] over the features, per-arc counts |C| × (N+1)) of q_θ for
+    θ = ``vals`` on a DFA's own features (module docstring)."""
+    nc, n = goto.shape
+    empty = np.zeros(vals.shape[0])
+    none = np.zeros((nc, n + 1))
+    a, top = _log_weights(vals, feat_node, feat_col, fail, nc, n)
+    if top > MAX_LOG:
+        return DIVERGED, 0.0, empty, none
+    ea = np.exp(a)
+    k = reach.shape[0]
+    m = np.zeros((k, k))
+    for i in range(k):
+        m[i, i] = 1.0
+        for j in range(n):
+            m[i, pos[goto[reach[i], j]]] -= ea[reach[i], j]
+    piv = np.empty(k, dtype=np.int64)
+    if not _lu(m, piv):
+        return DIVERGED, 0.0, empty, none
+    x = _lu_solve(m, piv, np.ones(k), False)
+    for i in range(k):
+        if not (np.isfinite(x[i]) and x[i] >= 1.0 - CERT_SLACK):
+            return DIVERGED, 0.0, empty, none
+    phi = np.empty(k)
+    for i in range(k):
+        phi[i] = ea[reach[i], n]
+    beta_r = _lu_solve(m, piv, phi, False)
+    e_s = np.zeros(k)
+    e_s[pos[start]] = 1.0
+    alpha_r = _lu_solve(m, piv, e_s, True)
+    z = beta_r[pos[start]]
+    if not z > 0.0:
+        return FAILED, 0.0, empty, none
+    beta = np.zeros(nc)
+    alpha = np.zeros(nc)
+    for i in range(k):
+        beta[reach[i]] = beta_r[i]
+        alpha[reach[i]] = max(alpha_r[i], 0.0)
+    out, counts = _expectations(alpha, beta, ea, goto, fail, feat_node, feat_col, z)
     return OK, np.log(z), out, counts

@@ -123,7 +123,7 @@ class HMMSampler:
                         accepted=state.accepted + acc,
                         proposed=state.proposed + (L if s.local else 0),
                         fingerprint=state.fingerprint, trace=state.trace + [row],
-                        samples=state.samples, **fields)
+                        samples=state.samples, settings=state.settings, **fields)
 
     def _given_states(self, state, z, ell, lam, rng) -> tuple[dict, float]:
         """Steps 3–5 of the sweep given z, ℓ, λ and the current π: the new u, q, α, γ,

@@ -2,8 +2,10 @@
 
 An :class:`HMMState` holds every variable of the augmented model — z, π, β, α, γ, κ, λ,
 the locations ℓ, the stopping probabilities, the emission parameters, u and q — plus the
-RNG state, the iteration, the acceptance counters and the trace rows (no wall-clock time,
-so a resumed chain's trace equals an uninterrupted one's). Checkpoints are strict JSON
+RNG state, the iteration, the acceptance counters, the trace rows (no wall-clock time,
+so a resumed chain's trace equals an uninterrupted one's) and ``settings``, the options
+that shape the chain but not the kernel (``{"--seed": S}``; a checkpoint written before
+they were recorded has none), which a resumed run must repeat. Checkpoints are strict JSON
 written atomically (:func:`strgm.grammars.checkpoint.save_json_state`, ``.json`` or
 ``.npz``); floats are written by ``repr``, so a state read back is bit-identical and a
 resumed chain equals an uninterrupted one. :meth:`HMMState.load` checks every field and,
@@ -53,6 +55,7 @@ class HMMState:
     fingerprint: str = ""
     trace: list = field(default_factory=list)
     samples: list = field(default_factory=list)
+    settings: dict = field(default_factory=dict)
 
     def rng(self) -> np.random.Generator:
         return rng_from_state(self.rng_state)
@@ -68,7 +71,7 @@ class HMMState:
              "params": {k: np.asarray(v, dtype=float).tolist() for k, v in self.params.items()},
              "rng_state": self.rng_state, "accepted": int(self.accepted),
              "proposed": int(self.proposed), "fingerprint": self.fingerprint,
-             "trace": list(self.trace),
+             "trace": list(self.trace), "settings": dict(self.settings),
              "samples": [{k: _plain(v) for k, v in smp.items()} for smp in self.samples]}
         d.update({k: float(getattr(self, k)) for k in _FLOATS})
         d.update({k: np.asarray(getattr(self, k), dtype=float).tolist() for k in _ARRAYS})
@@ -92,9 +95,11 @@ class HMMState:
         samples = get_field(d, "samples", list)
         if len(samples) > ints["iteration"] or not all(isinstance(x, dict) for x in samples):
             raise InputError(f"field 'samples': expected at most {ints['iteration']} objects")
+        settings = get_field(d, "settings", dict) if "settings" in d else {}
         return cls(z=z, q=q, params=params, trace=trace, samples=samples,
                    rng_state=check_rng_state(get_field(d, "rng_state", dict)),
-                   fingerprint=get_field(d, "fingerprint", str), **ints, **vals, **arrays)
+                   fingerprint=get_field(d, "fingerprint", str), settings=settings,
+                   **ints, **vals, **arrays)
 
     def save(self, path) -> None:
         """Write a checkpoint atomically (strict JSON; ``.npz`` for a compressed one)."""
