@@ -199,7 +199,7 @@ def check_outputs(outputs, inputs=(), replaces=()) -> None:
         for prev, popt, pdir in done:
             if _same(path, prev) or (pdir and _inside(path, prev)) or \
                     (directory and _inside(prev, path)):
-                raise OptionError(option, path, f"is also the path of {popt} (or in it)")
+                raise OptionError(option, path, f"collides with the output of {popt}")
         done.append((path, option, directory))
 
 
