@@ -58,11 +58,18 @@ def _as_list(files) -> list:
 
 def run_inputs(args) -> list:
     """The files a phonology run reads, named for the output policy
-    (:func:`strgm.safe_io.check_outputs`): the paradigm(s), ``--model``, a ``--prior``
+    (:func:`strgm.safe_io.check_outputs`): the paradigm(s) (a directory stands for the
+    problem files it holds, so an output may sit beside them), ``--model``, a ``--prior``
     file."""
+    import os
+
+    from strgm.distributed.files import expand_inputs
     from strgm.models.ur_prior import parse_prior
 
-    out = [(f, "the paradigm") for f in _as_list(getattr(args, "file", None))]
+    out = []
+    for f in _as_list(getattr(args, "file", None)):  # a directory: the problem files it holds
+        files = expand_inputs([f], "FILE")[0] if f and os.path.isdir(f) else [f]
+        out += [(x, "the paradigm") for x in files]
     out.append((getattr(args, "model", None), "the --model file"))
     if getattr(args, "prior", None):
         out.append((parse_prior(args.prior, "--prior")[1], "the --prior file"))
