@@ -10,9 +10,9 @@ Each is the array form of one numpy/Python routine that stays as its reference:
   W: g = (E_p̂[f] − E_q[f])·[f active], x ← prox_{ηλΩ}(x + ηg) with η halved while
   Z = ∞, q re-solved at the new θ = cavity + x.
 
-Status codes returned by the kernels: ``OK``; ``DIVERGED`` (Z = ∞ or a log weight above
-the overflow bound: the caller's reference step raises the error); ``FAILED`` (Z = 0 or
-a singular system: left to the reference); ``OPEN`` (the next active set leaves W).
+Status codes returned by the kernels: ``OK``; ``DIVERGED`` (Z = ∞, a singular system or a
+log weight above the overflow bound: the caller's reference step decides and raises);
+``FAILED`` (Z = 0: left to the reference); ``OPEN`` (the next active set leaves W).
 """
 
 from __future__ import annotations
