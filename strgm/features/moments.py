@@ -39,8 +39,8 @@ import pynini
 
 from strgm.errors import DivergenceError, InconsistentEvidenceError
 from strgm.features.carry import carry_over
-from strgm.features.p_hat import message_arrays, p_hat_counts
-from strgm.features.product import counting_product, product_topology
+from strgm.features.p_hat import p_hat_counts
+from strgm.features.product import counting_product, message_arrays, product_topology
 from strgm.features.q_kernel import OK as _Q_OK, q_moments_kernel
 from strgm.features.q_solves import _DENSE_MAX, _solve_dense, _solve_krylov, _solve_sparse
 from strgm.features.symbols import eos

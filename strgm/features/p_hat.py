@@ -30,7 +30,8 @@ from typing import Optional
 
 import numpy as np
 
-from strgm.features.product import MAX_PAIRS, _number_states
+from strgm.features.product import (MAX_PAIRS, _number_states, message_arrays,
+                                    reverse_reachable)
 from strgm.features.dense_lu import CERT_SLACK, MAX_LOG, _lu, _lu_solve
 from strgm.wfsa.compiled import njit
 from strgm.wfsa.core import ArcTable
@@ -87,36 +88,21 @@ def _useful_states(indptr, dst, lab, final, n):  # pragma: no cover - compiled
     """States q of the message that reach a final state through arcs with labels in
     0..N. The DFA is complete, so a product state (q, h) is co-accessible iff q is."""
     nq = indptr.shape[0] - 1
-    head = np.full(nq, -1, np.int64)
-    m = dst.shape[0]
-    nxt = np.empty(m, np.int64)
-    srcs = np.empty(m, np.int64)
+    m = 0
+    for e in range(dst.shape[0]):
+        if 0 <= lab[e] <= n:
+            m += 1
+    src = np.empty(m, np.int64)
+    tgt = np.empty(m, np.int64)
+    j = 0
     for q in range(nq):
         for e in range(indptr[q], indptr[q + 1]):
-            srcs[e] = q
             if 0 <= lab[e] <= n:
-                nxt[e] = head[dst[e]]
-                head[dst[e]] = e
-    seen = np.zeros(nq, np.bool_)
-    queue = np.empty(nq, np.int64)
-    cnt = 0
-    for q in range(nq):
-        if final[q] < np.inf:
-            seen[q] = True
-            queue[cnt] = q
-            cnt += 1
-    i = 0
-    while i < cnt:
-        e = head[queue[i]]
-        i += 1
-        while e >= 0:
-            u = srcs[e]
-            if not seen[u]:
-                seen[u] = True
-                queue[cnt] = u
-                cnt += 1
-            e = nxt[e]
-    return seen
+                src[j] = q
+                tgt[j] = dst[e]
+                j += 1
+    seeds = np.flatnonzero(final < np.inf)
+    return reverse_reachable(src, tgt, nq, seeds)
 
 
 @njit(cache=True)
@@ -348,22 +334,6 @@ def p_hat_kernel(indptr, dst, lab, w, final, start, goto, h0, a, max_states):
         if phi[s] > 0.0 and alpha[s] > 0.0:
             counts[ph[s], n] += alpha[s] * phi[s] / z
     return OK, np.log(z), counts
-
-
-def message_arrays(p: ArcTable) -> tuple:
-    """(indptr, dst, label, weight, final, start) of p's arcs sorted by source state, as
-    the kernel reads them."""
-    indptr = np.zeros(p.num_states + 1, dtype=np.int64)
-    np.cumsum(np.bincount(p.src, minlength=p.num_states), out=indptr[1:])
-    if p.num_arcs and np.any(p.src[1:] < p.src[:-1]):
-        order = np.argsort(p.src, kind="stable")
-        dst, lab, w = p.dst[order], p.olabel[order], p.weight[order]
-    else:
-        dst, lab, w = p.dst, p.olabel, p.weight
-    return (indptr, np.ascontiguousarray(dst, dtype=np.int64),
-            np.ascontiguousarray(lab, dtype=np.int64),
-            np.ascontiguousarray(w, dtype=np.float64),
-            np.ascontiguousarray(p.final, dtype=np.float64), int(p.start))
 
 
 def p_hat_counts(p: ArcTable, goto: np.ndarray, dfa_start: int, a: np.ndarray,

@@ -122,6 +122,22 @@ def _fill_arcs(indptr, dst, lab, w, final, goto, n, index, pq, ph):  # pragma: n
     return src, dsts, il, ol, wt
 
 
+def message_arrays(p: ArcTable) -> tuple:
+    """(indptr, dst, label, weight, final, start) of p's arcs sorted by source state
+    (output labels; int64 and float64, contiguous), as the compiled products read them."""
+    indptr = np.zeros(p.num_states + 1, dtype=np.int64)
+    np.cumsum(np.bincount(p.src, minlength=p.num_states), out=indptr[1:])
+    if p.num_arcs and np.any(p.src[1:] < p.src[:-1]):
+        order = np.argsort(p.src, kind="stable")
+        dst, lab, w = p.dst[order], p.olabel[order], p.weight[order]
+    else:
+        dst, lab, w = p.dst, p.olabel, p.weight
+    return (indptr, np.ascontiguousarray(dst, dtype=np.int64),
+            np.ascontiguousarray(lab, dtype=np.int64),
+            np.ascontiguousarray(w, dtype=np.float64),
+            np.ascontiguousarray(p.final, dtype=np.float64), int(p.start))
+
+
 def counting_product(p: ArcTable, goto: np.ndarray, dfa_start: int, num_labels: int,
                      what: str = "automaton", with_pairs: bool = False):
     """C = p·EOS ∘ T as an arc table (module docstring); ``None`` when the pair index
@@ -136,18 +152,8 @@ def counting_product(p: ArcTable, goto: np.ndarray, dfa_start: int, num_labels: 
         raise InconsistentEvidenceError(f"{what} accepts no string")
     if p.num_states * goto.shape[0] > MAX_PAIRS:
         return None
-    indptr = np.zeros(p.num_states + 1, dtype=np.int64)
-    np.cumsum(np.bincount(p.src, minlength=p.num_states), out=indptr[1:])
-    if p.num_arcs and np.any(p.src[1:] < p.src[:-1]):
-        order = np.argsort(p.src, kind="stable")
-        dst, lab, w = p.dst[order], p.olabel[order], p.weight[order]
-    else:
-        dst, lab, w = p.dst, p.olabel, p.weight
+    indptr, dst, lab, w, final, _ = message_arrays(p)
     goto = np.ascontiguousarray(goto, dtype=np.int64)
-    dst = np.ascontiguousarray(dst, dtype=np.int64)
-    lab = np.ascontiguousarray(lab, dtype=np.int64)
-    w = np.ascontiguousarray(w, dtype=np.float64)
-    final = np.ascontiguousarray(p.final, dtype=np.float64)
     index, pq, ph = _number_states(indptr, dst, lab, int(p.start), int(dfa_start), goto,
                                    num_labels)
     src, dsts, il, ol, wt = _fill_arcs(indptr, dst, lab, w, final, goto, num_labels,
@@ -160,19 +166,24 @@ def counting_product(p: ArcTable, goto: np.ndarray, dfa_start: int, num_labels: 
 
 
 @njit(cache=True)
-def _all_coaccessible(src, dst, n, sink):  # pragma: no cover - compiled
-    """True when every state reaches ``sink`` (reverse breadth-first search)."""
+def reverse_reachable(src, dst, n, seeds):  # pragma: no cover - compiled
+    """seen[s]: state s reaches one of ``seeds`` along the arcs src → dst (reverse
+    breadth-first search over linked lists of incoming arcs)."""
     m = src.shape[0]
-    head = np.full(n, -1, np.int64)  # reverse adjacency as linked lists
+    head = np.full(n, -1, np.int64)
     nxt = np.empty(m, np.int64)
     for e in range(m):
         nxt[e] = head[dst[e]]
         head[dst[e]] = e
     seen = np.zeros(n, np.bool_)
     queue = np.empty(n, np.int64)
-    seen[sink] = True
-    queue[0] = sink
-    count, i = 1, 0
+    count = 0
+    for s in seeds:
+        if not seen[s]:
+            seen[s] = True
+            queue[count] = s
+            count += 1
+    i = 0
     while i < count:
         e = head[queue[i]]
         i += 1
@@ -183,7 +194,12 @@ def _all_coaccessible(src, dst, n, sink):  # pragma: no cover - compiled
                 queue[count] = s
                 count += 1
             e = nxt[e]
-    return count == n
+    return seen
+
+
+def _all_coaccessible(src, dst, n, sink) -> bool:
+    """True when every state reaches ``sink``."""
+    return bool(reverse_reachable(src, dst, n, np.array([sink], dtype=np.int64)).all())
 
 
 def product_topology(t: ArcTable) -> Optional[TrimmedTopology]:
