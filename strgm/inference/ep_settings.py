@@ -36,31 +36,10 @@ option                 default   meaning
                                  same steps as with False, the reference)
 =====================  ========  ============================================================
 
-PEP's schedule was chosen by measurement (``benchmarks/results/pep_schedule.md``), not
-taken from the paper's λ = 0.01, η = 0.05, K = 20 on 3 iterations:
-* λ sets the cost. λ = 0.05 keeps ~50 features per belief against 100–230 at 0.01, and
-  every feature costs DFA states in every p̂ and q computation: on 100 synthetic words
-  the grid over K ∈ {3, 5, 10, 20} and η ∈ {0.05, 0.1, 0.2} ran in 37–80% of the time
-  at λ = 0.05, with the gold cross-entropy within 0.17 nats (lower in 9 of 12 cells).
-  But λ = 0.05 (and 0.02–0.03 with K = 10) loses the whole word of a small tree whose
-  features must reach length 5 (``tests/ep/test_ep.py``): the active set grows one
-  trie level per step, and a strong penalty stops the growth. λ = 0.03 with K = 20 on
-  one early iteration finds it.
-* η = 0.1: on 200 English words a run with η = 0.2 (K = 5, λ = 0.05, not in the
-  table) still moved 0.14 nats of symmetric KL after six iterations, and on the
-  synthetic grid η = 0.2 was no more accurate.
-* On 200 English words (held-out −log p, CPU s): this schedule 1.42 nats in 40 s;
-  λ = 0.01 with K = 20, 1.24 in 102 s; pruned-20 BP 1.84 in 13 s.
-* ``block`` (PEP): all K passes on one message, then the next. Side by side against
-  round robin (medians of 3, ``benchmarks/results/pep_speed.md``): 200 synthetic words
-  with the EM-trained phonology 78.6 against 100.3 CPU s, 200 English words 42.8
-  against 69.9; held-out −log p 0.016 and 0.005 nats higher, the synthetic gold
-  cross-entropy 0.014 lower.
-* ``activation_levels`` and ``pass_tol`` stay off: two levels took 4% and 8% less CPU
-  time on 500 synthetic and English words (one iteration fewer, the same accuracy) but
-  16% more on 200 English words, and K = 10 with two levels did not converge in 10
-  iterations; ``pass_tol`` ≥ 0.01 saved updates but added iterations that cost more
-  (docs/architecture.md §3).
+PEP's schedule (λ = 0.03, η = 0.1, K = 20 on two early iterations, block passes;
+``activation_levels`` and ``pass_tol`` off) was chosen by measurement
+(``benchmarks/results/pep_schedule.md``, ``benchmarks/results/pep_speed.md``), not taken
+from the paper; the reasons and figures are in ``docs/decisions/pep_schedule.md``.
 The paper's setting is ``lam=0.01, eta=0.05, K_early=20, early_iters=3``.
 """
 

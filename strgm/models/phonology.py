@@ -198,9 +198,8 @@ def _add_word(model: PhonologyModel, e, phonology: pynini.Fst) -> None:
     (the morpheme itself for one morpheme), and the phonology factor between them.
 
     ``phonology`` is the model's transducer converted once to the alphabet's labels; every
-    word's factor holds that one machine (factors never modify their machines): a copy
-    per word took 8.7 CPU s and 714 MB for 300 words with a 98,755-arc EM-trained
-    transducer."""
+    word's factor holds that one machine (factors never modify their machines; a copy
+    per word cost time and memory linear in the words, docs/architecture.md §5)."""
     g, alphabet = model.graph, model.alphabet
     s = surface_var(e.key)
     try:
