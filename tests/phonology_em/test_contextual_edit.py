@@ -63,3 +63,50 @@ def test_right_window_two_sees_two_segments_ahead():
     assert p((1, 2), (1, 2)) > 0.9  # the 2 right after the 1 is not the trigger
     w1 = build_structure(tiny_info(2), ContextSpec(0, 1, 0, False))
     assert not any(n[0].endswith("2") for n in w1.feature_names)
+
+
+def _per_arc_fst(st, theta, ids=False, drop_last_final=False):
+    """The reference: the WFST of compile_fst added arc by arc through pynini."""
+    import pynini
+
+    from strgm.wfsa.core import new_fst, weight
+
+    w, fin = st.arc_weights(st.log_probs(theta))
+    f = new_fst()
+    f.add_states(st.num_states + (1 if ids else 0))
+    f.set_start(st.start)
+    for a in np.flatnonzero(np.isfinite(w)).tolist():
+        il = a + 1 if ids else int(st.ilabel[a])
+        f.add_arc(int(st.src[a]), pynini.Arc(il, int(st.olabel[a]), weight(w[a]),
+                                             int(st.dst[a])))
+    finals = np.flatnonzero(np.isfinite(fin)).tolist()
+    if drop_last_final:
+        finals = finals[:-1]
+    for s in finals:
+        if ids:
+            f.add_arc(s, pynini.Arc(st.num_arcs + 1 + s, 0, weight(fin[s]), st.num_states))
+        else:
+            f.set_final(s, weight(fin[s]))
+    if ids:
+        f.set_final(st.num_states, weight(0.0))
+    return pynini.arcsort(f, sort_type="olabel" if ids else "ilabel")
+
+
+def _arcs(fst):
+    from strgm.wfsa.core import arc_table
+
+    t = arc_table(fst)
+    return (t.num_states, t.start, t.src.tolist(), t.dst.tolist(), t.ilabel.tolist(),
+            t.olabel.tolist(), np.round(t.weight, 12).tolist(),
+            np.round(np.where(np.isfinite(t.final), t.final, 1e300), 12).tolist())
+
+
+@pytest.mark.parametrize("ids", [False, True])
+def test_array_built_fst_equals_per_arc_reference(ids):
+    """compile_fst builds from arrays; the same arcs, order and finals as adding them one
+    by one; a reference missing one final fails."""
+    st = build_structure(tiny_info(), ContextSpec(1, 1, 1, True))
+    theta = random_theta(st, 3, 1.0)
+    got = _arcs(compile_fst(st, theta, ids=ids))
+    assert got == _arcs(_per_arc_fst(st, theta, ids))
+    assert got != _arcs(_per_arc_fst(st, theta, ids, drop_last_final=True))
