@@ -107,7 +107,7 @@ def run_problem(path: str, seed: int, prior, em_iters: int) -> dict:
     from strgm.datasets.paradigm import read_paradigm
     from strgm.errors import MessageTooLargeError
     from strgm.models.baselines import no_training
-    from strgm.models.em import predict, score
+    from strgm.models.prediction import predict, score
     from strgm.models.phonology import holdout_split
     from strgm.models.ur_prior import using_ur_prior
     from strgm.workflows.training import train_paradigm

@@ -114,7 +114,7 @@ def heldout_keys(para: Paradigm, fraction: float, seed: int) -> set:
 def rule_check(model, para: Paradigm, alphabet: Alphabet, gold: dict) -> tuple:
     """The phonology alone: (fraction of all words, fraction of the words whose surface
     differs from the UR) for which the 1-best of T(gold UR) is the true surface."""
-    from strgm.models.em import predict_word
+    from strgm.models.prediction import predict_word
 
     fst = model.fst()
     hits, alt = [], []
@@ -131,7 +131,8 @@ def rule_check(model, para: Paradigm, alphabet: Alphabet, gold: dict) -> tuple:
 def evaluate(n_words=120, seed=0, inventory="full", em_iters=4, l2=1.0, method="pruned",
              max_iters=3, baselines=False, holdout=0.1) -> dict:
     """Train on the synthetic paradigm and score (module docstring)."""
-    from strgm.models.em import predict, score, train_phonology
+    from strgm.models.em import train_phonology
+    from strgm.models.prediction import predict, score
 
     para, alphabet, gold, _ = make_paradigm(n_words, seed, inventory)
     ho = heldout_keys(para, holdout, seed)

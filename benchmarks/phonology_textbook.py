@@ -20,7 +20,7 @@ import numpy as np
 
 from strgm.datasets.paradigm import read_paradigm
 from strgm.models.baselines import no_training, surface_baseline
-from strgm.models.em import predict, score
+from strgm.models.prediction import predict, score
 from strgm.models.phonology import holdout_split
 from strgm.models.tier_choice import choose_transparent
 from strgm.models.rule_phonology import train_rule_phonology
@@ -61,8 +61,9 @@ def run(path, seeds, em_iters, right_window=1, right_classes="coarse", sub=None,
         start = initial_model(para, right_window, right_classes, sub)
         choice = []
         if transparent == "auto":
-            start, choice = choose_transparent(para, ho, start, seed=seed, l2=l2,
-                                               infer_opts={"max_iters": MAX_ITERS})
+            sc = choose_transparent(para, ho, start, seed=seed, l2=l2,
+                                    infer_opts={"max_iters": MAX_ITERS})
+            start, choice = sc.model, sc.scores
             choice = [[list(c), o] for c, o in choice]
             old = [r for r in (reuse or []) if r["seed"] == seed]
             if not start.classes["transparent"] and old:

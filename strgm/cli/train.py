@@ -160,7 +160,7 @@ def tier_choice_text(choice: list, chosen) -> str:
     def name(c):
         return " ".join(c) if c else "none"
     scores = "; ".join(f"{name(c)}: {o:.3f}" for c, o in choice)
-    return (f"harmony tier skips: {name(tuple(chosen))} (learned; screening objectives "
+    return (f"harmony tier skips: {name(tuple(chosen))} (learned; screening Q "
             f"{scores})")
 
 

@@ -1,4 +1,4 @@
-"""Baselines as settings of the same prediction code (strgm.models.em.predict).
+"""Baselines as settings of the same prediction code (strgm.models.prediction.predict).
 
 * ``no_training``: the untrained copy-biased edit transducer (p_copy = 0.99) as the
   phonology, pruned BP on the training words, prediction from morpheme beliefs.
@@ -18,7 +18,8 @@ import numpy as np
 
 import strgm.transducers as ff
 from strgm.inference import infer
-from strgm.models.em import predict, predict_word, split
+from strgm.models.em import split
+from strgm.models.prediction import predict, predict_word
 from strgm.models.phonology import build_phonology_model
 from strgm.models.ur_prior import active_ur_prior
 from strgm.validate import check_int, check_probability

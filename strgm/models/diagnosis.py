@@ -1,7 +1,7 @@
 """Why a held-out word was missed: a classification of prediction errors by controls.
 
 A trained phonology predicts a held-out word w = m_1 … m_k from its morphemes' beliefs
-(:func:`strgm.models.em.predict`). When the 1-best prediction is wrong, the cause is one
+(:func:`strgm.models.prediction.predict`). When the 1-best prediction is wrong, the cause is one
 of a few kinds, each told apart by re-running one part of the pipeline with more
 information or more search, everything else fixed:
 
@@ -46,7 +46,8 @@ from typing import Optional
 
 from strgm.datasets.paradigm import Paradigm
 from strgm.errors import MessageTooLargeError
-from strgm.models.em import e_step, predict, split, train_phonology
+from strgm.models.em import e_step, split, train_phonology
+from strgm.models.prediction import predict
 from strgm.models.restarts import perturbed
 from strgm.validate import check_int
 

@@ -1,4 +1,5 @@
-"""EM driver for the phonology, prediction of held-out words, checkpoints.
+"""EM driver for the phonology, and its checkpoints (held-out prediction:
+:mod:`strgm.models.prediction`).
 
 ``train_phonology(paradigm, ...)``: E-step = ``infer`` (any method) on the factor graph
 of the observed words with T_θ as every word's phonology; expected edit counts
@@ -18,17 +19,11 @@ iteration boundary). Timings are not part of the trace (they never repeat); they
 ``TrainResult.timing``. Resuming a run that had stopped re-runs only its final E-step (to
 return the inference result); one stopped at its cap continues when ``em_iters`` is
 larger. A checkpoint made with other settings or training words is refused.
-
-Prediction: for a word w = m_1 … m_k, p(s) = Σ_u T_θ(s | u) Π_i b_{m_i}(u_i)
-with u = u_1 … u_k ranging over the product of the morphemes' k-best belief strings
-(each belief renormalised over its k-best) — "phonology applied to the concatenation of
-its morphemes' beliefs".
 """
 
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import math
 import time
@@ -37,23 +32,19 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 import numpy as np
-import pynini
 
 from strgm.alphabet import Alphabet
 from strgm.datasets.paradigm import Paradigm
 from strgm.errors import ConvergenceWarning, InputError, ObjectiveDecreaseWarning
 from strgm.inference import METHODS, infer
-from strgm.inference.belief import Belief
 from strgm.models.edit_model import PhonologyEditModel
 from strgm.models.em_blocks import active_block_setting, split_e_step
 from strgm.models.phonology import build_phonology_model
-from strgm.models.scoring import score_words
 from strgm.progress import tagged
 from strgm.models.training import expected_counts, m_step
 from strgm.safe_io import (atomic_write_json, check_output, json_float, read_text,
                            strict_json)
 from strgm.validate import check_choice, check_float, check_int, check_probability
-from strgm.wfsa import compose, guard, weighted_strings
 
 CHECKPOINT_FORMAT = "strgm-em-checkpoint-v2"
 #: Inference options that bound resources but never change a result (not compared).
@@ -92,15 +83,29 @@ def split(paradigm: Paradigm, heldout: set) -> Paradigm:
 
 
 def e_step(model: PhonologyEditModel, train: Paradigm, method: str, infer_opts: dict,
-           progress=None):
+           progress=None, messages: Optional[tuple] = None):
     """Inference with T_θ, then (counts, Σ_w log Z_w, result, graph model); split over
     blocks of words inside :func:`strgm.models.em_blocks.block_e_step`. The result is
     detached (:meth:`strgm.inference.InferenceResult.detach`): it keeps the morphemes'
     beliefs, which is all prediction needs, and frees the engine's caches before the
-    M-step."""
+    M-step. ``messages``: :func:`e_step_messages`' triple of an inference already run
+    on ``train`` under a model with ``model``'s distribution p_θ(s | u), used instead of
+    inference (only the counts are computed)."""
     setting = active_block_setting()
-    if setting is not None:
+    if messages is None and setting is not None:
         return split_e_step(model, train, method, infer_opts, setting, progress)
+    pairs, res, pm = messages or e_step_messages(model, train, method, infer_opts,
+                                                 progress)
+    counts, ll = expected_counts(model.structure, model.theta, pairs, progress)
+    return counts, ll, res, pm
+
+
+def e_step_messages(model: PhonologyEditModel, train: Paradigm, method: str,
+                    infer_opts: dict, progress=None) -> tuple:
+    """:func:`e_step`'s inference (no blocks): (pairs, detached result, graph model);
+    ``pairs``: per training word (μ_{phonology→U}, surface labels), for
+    :func:`strgm.models.training.expected_counts`. They depend on T_θ only through
+    p_θ(s | u): models with one distribution share them (:mod:`strgm.models.tier_choice`)."""
     fst = model.fst()
     pm = build_phonology_model(train, alphabet=model.alphabet, phonology=fst,
                                boundary=model.alphabet.boundary)
@@ -109,14 +114,9 @@ def e_step(model: PhonologyEditModel, train: Paradigm, method: str, infer_opts: 
     with warnings.catch_warnings():  # EM reports unconverged E-steps once (train_phonology)
         warnings.simplefilter("ignore", ConvergenceWarning)
         res = infer(pm.graph, method, progress=progress, **infer_opts)
-    pairs = []
-    for e in train.observed:
-        f = f"phonology:{e.key}"
-        mu = res.message(pm.ur_vars[e.key], f)
-        pairs.append((mu, model.alphabet.encode(e.segments)))
-    res = res.detach(list(pm.morpheme_vars.values()))
-    counts, ll = expected_counts(model.structure, model.theta, pairs, progress)
-    return counts, ll, res, pm
+    pairs = [(res.message(pm.ur_vars[e.key], f"phonology:{e.key}"),
+              model.alphabet.encode(e.segments)) for e in train.observed]
+    return pairs, res.detach(list(pm.morpheme_vars.values())), pm
 
 
 def run_settings(train: Paradigm, method: str, l2: float, tol: float,
@@ -140,14 +140,16 @@ def train_phonology(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
                     checkpoint: Optional[str] = None, resume: Optional[str] = None,
                     heldout: set = frozenset(),
                     progress: Optional[Callable[[str], None]] = None,
-                    report: Optional[Callable[[dict], None]] = None) -> TrainResult:
+                    report: Optional[Callable[[dict], None]] = None,
+                    first_e_step: Optional[tuple] = None) -> TrainResult:
     """EM (module docstring). Returns the trained model, the trace and the last E-step.
 
     ``l1`` ≥ 0 adds μ‖θ‖₁ to the penalty (sparse weights; :func:`m_step`).
     ``em_iters`` ≥ 0 M-steps (0 evaluates the initial or resumed model), ``l2`` and
     ``tol`` finite and ≥ 0; bad values raise OptionError naming the keyword.
     ``report(entry)`` gets each trace entry as soon as its objective is known (restored
-    ones first); a fall of the objective is flagged (:func:`_trace_entry_of`)."""
+    ones first); a fall of the objective is flagged (:func:`_trace_entry_of`).
+    ``first_e_step``: the first E-step's ``messages`` (:func:`e_step`; not resuming)."""
     method, em_iters, l2, tol, p_copy = _checked(method, em_iters, l2, tol, p_copy,
                                                  checkpoint)
     infer_opts = dict(infer_opts or {})
@@ -156,20 +158,16 @@ def train_phonology(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
         raise InputError("no observed training words", path=paradigm.source)
     l1 = check_float("l1", l1, min=0)
     settings = run_settings(train, method, l2, tol, infer_opts, l1)
-    trace, start, prev, stop = [], 0, None, None
-    if resume:
-        model, trace, start, stop, prev = _resumed(resume, settings, em_iters)
-        for e in trace if report else ():
-            report(e)
-    elif model is None:
-        model = PhonologyEditModel(alphabet or paradigm.alphabet()).initial(p_copy)
+    model, trace, start, stop, prev = _start_state(resume, settings, em_iters, report, model,
+                                                   alphabet or paradigm.alphabet(), p_copy)
     res, pm, timing, unsettled = None, None, [], []
     if stop is not None:  # finished: only the final E-step, for its result
         return _rerun_final(Checkpoint(model, trace, start, stop, settings), train, method,
                             infer_opts, checkpoint)
     for it in range(start, em_iters + 1):
         t0, tell = time.perf_counter(), _tagged(progress, f"EM iteration {it}/{em_iters}")
-        counts, ll, res, pm = e_step(model, train, method, infer_opts, tell)
+        counts, ll, res, pm = e_step(model, train, method, infer_opts, tell,
+                                     first_e_step if it == start and not resume else None)
         unsettled += [] if res.converged or pm.graph.is_acyclic() else [res.deltas[-1]]
         obj = ll - 0.5 * l2 * float(model.theta @ model.theta) \
             - l1 * float(np.abs(model.theta).sum())
@@ -193,6 +191,19 @@ def train_phonology(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
             _write_checkpoint(checkpoint, Checkpoint(model, trace, it + 1, None, settings))
     _warn_unsettled(unsettled, len(timing), method, infer_opts)
     return TrainResult(model, trace, res, pm, timing, stop)
+
+
+def _start_state(resume, settings, em_iters, report, model, alphabet, p_copy) -> tuple:
+    """(model, trace, first iteration, stop reason, previous objective) of a run that
+    resumes the checkpoint ``resume`` (its trace entries reported again) or starts from
+    ``model`` (default: the copy-biased start over ``alphabet``)."""
+    if resume:
+        model, trace, start, stop, prev = _resumed(resume, settings, em_iters)
+        for e in trace if report else ():
+            report(e)
+        return model, trace, start, stop, prev
+    start = model if model is not None else PhonologyEditModel(alphabet).initial(p_copy)
+    return start, [], 0, None, None
 
 
 def _warn_unsettled(unsettled: list, n: int, method: str, infer_opts: dict) -> None:
@@ -345,49 +356,3 @@ def _trace_entry(e, i: int) -> dict:
     if "objective" not in out:
         raise InputError(f"trace entry {i} has no objective")
     return out
-
-
-# ---------------------------------------------------------------- prediction
-def morpheme_kbest(result, pm, morpheme: str, k: int, prior_fst=None) -> list:
-    """[(labels, log prob)] of a morpheme's k-best belief strings, renormalised."""
-    if morpheme in pm.morpheme_vars:
-        items = result.belief(pm.morpheme_vars[morpheme]).kbest_labels(k)
-    else:
-        raise InputError(f"morpheme {morpheme!r} occurs in no training word; cannot predict")
-    lp = np.log([p for _, p in items])
-    lp -= np.logaddexp.reduce(lp)
-    return [(s, float(v)) for (s, _), v in zip(items, lp)]
-
-
-def predict_word(phonology: pynini.Fst, alphabet: Alphabet, morph_lists: list,
-                 name: str = "word", boundary_label: Optional[int] = None) -> Belief:
-    """Belief over surfaces: Σ_u T(s|u) Π b_i(u_i) over the product of k-best lists."""
-    urs: dict = {}
-    for combo in itertools.product(*morph_lists):
-        labels: tuple = ()
-        for i, (s, _) in enumerate(combo):
-            labels += ((boundary_label,) if i and boundary_label else ()) + tuple(s)
-        lw = sum(v for _, v in combo)
-        urs[labels] = np.logaddexp(urs.get(labels, -np.inf), lw)
-    acc = weighted_strings([(u, -v) for u, v in urs.items()])
-    out = pynini.project(compose(acc, phonology), "output")
-    out = guard.rmepsilon(out, "ε-removal of a held-out word's prediction",
-                          delta=1e-6).connect()
-    return Belief(name, out, alphabet)
-
-
-def predict(phonology: pynini.Fst, alphabet: Alphabet, result, pm, words: list,
-            k: int = 8) -> dict:
-    """{word key: Belief} for the given ParadigmEntry objects."""
-    out = {}
-    for e in words:
-        lists = [morpheme_kbest(result, pm, m, k) for m in e.morphemes]
-        out[e.key] = predict_word(phonology, alphabet, lists, e.key, alphabet.boundary_label)
-    return out
-
-
-def score(beliefs: dict, gold: dict, alphabet: Alphabet) -> dict:
-    """Exact match of the 1-best and mean −log p(gold) (inf if a symbol is unknown), as a
-    dict: :func:`strgm.models.scoring.score_words` (the one held-out scorer) with
-    ``beliefs`` keyed by word."""
-    return score_words(beliefs, gold, alphabet).to_dict()

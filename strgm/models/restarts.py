@@ -55,8 +55,10 @@ def train_with_restarts(paradigm: Paradigm, *, restarts: int = 1,
     if restarts > 1 and (em_opts.get("checkpoint") or em_opts.get("resume")):
         raise OptionError("restarts", restarts, "a checkpoint holds one run, so restarts "
                           "> 1 cannot be combined with checkpoint or resume")
+    first = em_opts.pop("first_e_step", None)  # restart 0's start only
     if restarts == 1:
-        r = train_phonology(paradigm, model=model, p_copy=p_copy, report=report, **em_opts)
+        r = train_phonology(paradigm, model=model, p_copy=p_copy, report=report,
+                            first_e_step=first, **em_opts)
         return replace(r, restart_objectives=[r.trace[-1]["objective"]], restart=0)
     if model is None:
         model = PhonologyEditModel(em_opts.get("alphabet") or paradigm.alphabet()
@@ -65,7 +67,8 @@ def train_with_restarts(paradigm: Paradigm, *, restarts: int = 1,
     for i in range(restarts):
         start = model if i == 0 else perturbed(model, restart_scale, [restart_seed, i])
         tag = (lambda e, i=i: report(dict(e, restart=i))) if report else None
-        runs.append(train_phonology(paradigm, model=start, report=tag, **em_opts))
+        runs.append(train_phonology(paradigm, model=start, report=tag,
+                                    first_e_step=first if i == 0 else None, **em_opts))
     finals = [r.trace[-1]["objective"] for r in runs]
     best = best_index(finals)
     return replace(runs[best], restart_objectives=finals, restart=best)

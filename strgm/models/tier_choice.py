@@ -9,20 +9,29 @@ Which vowels are transparent is a fact about the language, so it is learned:
 1. candidates (:func:`transparent_candidates`): no vowel, the front unrounded vowels
    ([−back −round]), and the high front unrounded vowels — the transparent sets of the
    harmony systems in textbooks — where present and not all the vowels;
-2. every candidate's model is trained by ``screen_iters`` EM iterations (from the same
-   copy-biased start) on at most ``screen_words`` training words (a seeded subset of
-   30 by default; the held-out words are never used);
-3. the candidate with the highest penalised training objective
-   ℓ(θ) = Σ_w log p_θ(s_w) − ½λ‖θ‖² wins; ties go to the earlier (smaller) set.
+2. every candidate starts from the same copy-biased θ₀ on at most ``screen_words``
+   training words (a seeded subset of 30 by default; the held-out words are never
+   used). θ₀ sets only the global biases, so every candidate's T_θ₀ defines the same
+   distribution p_θ₀(s | u): one E-step serves them all
+   (:func:`strgm.models.em.e_step_messages`), and each candidate's expected counts
+   are read off the same messages in its own feature templates;
+3. each candidate takes one M-step, θ_c = argmax_θ Q_c(θ) − ½λ‖θ‖², and the candidate
+   with the highest maximised auxiliary Q_c(θ_c) − ½λ‖θ_c‖² wins; ties go to the
+   earlier (smaller) set. Q_c(θ₀) is the same for every candidate (the posterior
+   expected log-probability of the edit paths under one distribution), so this ranks
+   the candidates by EM's guaranteed gain, ℓ(θ_c) − ℓ(θ₀) ≥ Q_c(θ_c) − Q_c(θ₀)
+   (Dempster, Laird & Rubin 1977), without an E-step per candidate.
 
 The candidates share every feature template and differ only in the tier's update, so
-their objectives compare like for like. Cost: |candidates| × ``screen_iters`` EM
-iterations on the subset.
+their auxiliaries compare like for like. Cost: one E-step on the subset, and per
+candidate one pass of expected counts and one M-step. (Under split E-steps,
+:mod:`strgm.models.em_blocks`, each candidate runs its own E-step.)
 """
 
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 import numpy as np
@@ -30,12 +39,15 @@ import numpy as np
 from strgm.datasets.paradigm import Paradigm
 from strgm.errors import ConvergenceWarning
 from strgm.models.edit_model import PhonologyEditModel
-from strgm.models.em import split, train_phonology
+from strgm.models.em import e_step, e_step_messages, split
+from strgm.models.em_blocks import active_block_setting
+from strgm.models.training import expected_counts, m_step
 from strgm.models.ipa_features import feature_table, vowels
 from strgm.progress import tagged
 from strgm.validate import check_int
 
-__all__ = ["transparent_candidates", "choose_transparent", "with_transparent"]
+__all__ = ["TierScreening", "transparent_candidates", "choose_transparent",
+           "screen_candidates", "screening_words", "with_transparent"]
 
 
 def transparent_candidates(symbols) -> list:
@@ -59,36 +71,80 @@ def with_transparent(model: PhonologyEditModel, transparent: tuple,
     return PhonologyEditModel(model.alphabet, model.spec, classes).initial(p_copy)
 
 
-def choose_transparent(paradigm: Paradigm, heldout: set, model: PhonologyEditModel, *,
-                       screen_words: int = 30, screen_iters: int = 1, seed: int = 0,
-                       method: str = "pruned", l2: float = 1.0,
-                       infer_opts: Optional[dict] = None, p_copy: float = 0.99,
-                       progress: Optional[Callable[[str], None]] = None) -> tuple:
-    """(the start model with the chosen transparent set, [(candidate, objective)]).
+@dataclass
+class TierScreening:
+    """What :func:`choose_transparent` found: the start ``model`` with the chosen
+    transparent set, ``scores`` [(candidate, maximised Q)], the screening ``words`` and
+    the E-step they shared (``e_step``: :func:`strgm.models.em.e_step_messages`' triple,
+    None when there was no screening or under split E-steps). The chosen start defines
+    the distribution that E-step ran under, so EM on the same words may begin with it."""
 
-    Without a tier, or with one candidate only, ``model`` comes back unchanged with an
-    empty list."""
+    model: PhonologyEditModel
+    scores: list = field(default_factory=list)
+    words: Optional[Paradigm] = None
+    e_step: Optional[tuple] = None
+
+
+def choose_transparent(paradigm: Paradigm, heldout: set, model: PhonologyEditModel, *,
+                       screen_words: int = 30, seed: int = 0, method: str = "pruned",
+                       l2: float = 1.0, infer_opts: Optional[dict] = None,
+                       p_copy: float = 0.99,
+                       progress: Optional[Callable[[str], None]] = None) -> TierScreening:
+    """The screening of the module docstring. Without a tier, or with one candidate
+    only, ``model`` comes back unchanged with no scores."""
     screen_words = check_int("screen_words", screen_words, min=1)
-    screen_iters = check_int("screen_iters", screen_iters, min=1)
     cands = transparent_candidates(model.alphabet.segment_symbols)
     if not model.spec.tier or len(cands) < 2:
-        return model, []
-    train = split(paradigm, set(heldout))
-    words = list(train.observed)
+        return TierScreening(model)
+    subset = screening_words(paradigm, heldout, screen_words, seed)
+    shared, screened = screen_candidates(
+        subset, [with_transparent(model, c, p_copy) for c in cands], method=method, l2=l2,
+        infer_opts=infer_opts, progress=progress)
+    scores = [(c, q) for c, q, _ in screened]
+    best = max(range(len(cands)), key=lambda i: (scores[i][1], -i))
+    return TierScreening(with_transparent(model, cands[best], p_copy), scores, subset,
+                         shared)
+
+
+def screening_words(paradigm: Paradigm, heldout: set, screen_words: int,
+                    seed: int) -> Paradigm:
+    """The training words of ``paradigm`` (``heldout`` keys removed), or a seeded subset
+    of ``screen_words`` of them in paradigm order."""
+    words = list(split(paradigm, set(heldout)).observed)
     if len(words) > screen_words:
         pick = np.sort(np.random.default_rng(seed).choice(len(words), screen_words,
                                                           replace=False))
         words = [words[i] for i in pick]
-    subset = Paradigm(tuple(words), paradigm.source)
-    scores = []
-    for i, c in enumerate(cands):
-        tell = (lambda msg, i=i: progress(tagged(
-            msg, f"harmony tier, candidate {i + 1}/{len(cands)}"))) if progress else None
-        with warnings.catch_warnings():  # a screening: its E-steps' convergence is moot
+    return Paradigm(tuple(words), paradigm.source)
+
+
+def screen_candidates(train: Paradigm, starts: list, *, method: str = "pruned",
+                      l2: float = 1.0, infer_opts: Optional[dict] = None,
+                      progress: Optional[Callable[[str], None]] = None) -> tuple:
+    """(the shared E-step or None, [(transparent set, Q_c(θ_c) − ½λ‖θ_c‖², θ_c)]) for
+    the copy-biased ``starts`` (one distribution: module docstring) on the words of
+    ``train``: one shared E-step, then each candidate's counts and M-step."""
+    opts = dict(infer_opts or {})
+    shared = None
+    if active_block_setting() is None:
+        with warnings.catch_warnings():  # a screening: its E-step's convergence is moot
             warnings.simplefilter("ignore", ConvergenceWarning)
-            r = train_phonology(subset, model=with_transparent(model, c, p_copy),
-                                method=method, em_iters=screen_iters, l2=l2,
-                                infer_opts=dict(infer_opts or {}), progress=tell)
-        scores.append((c, float(r.trace[-1]["objective"])))
-    best = max(range(len(cands)), key=lambda i: (scores[i][1], -i))
-    return with_transparent(model, cands[best], p_copy), scores
+            shared = e_step_messages(starts[0], train, method, opts,
+                                     _tell(progress, "harmony tier"))
+    out = []
+    for i, m in enumerate(starts):
+        tell = _tell(progress, f"harmony tier, candidate {i + 1}/{len(starts)}")
+        if shared is None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                counts = e_step(m, train, method, opts, tell)[0]
+        else:
+            counts = expected_counts(m.structure, m.theta, shared[0], tell)[0]
+        theta, q = m_step(m.structure, counts, m.theta, l2, progress=tell)
+        out.append((tuple(m.classes["transparent"]), float(q), theta))
+    return shared, out
+
+
+def _tell(progress, tag: str):
+    """``progress`` with its messages tagged ``tag`` (None stays None)."""
+    return (lambda msg: progress(tagged(msg, tag))) if progress else None

@@ -4,7 +4,7 @@ predicted by the trained phonology and scored.
     run = train_paradigm(read_paradigm("words.tsv"), "pruned", holdout=0.1, em_iters=3)
     run.train.trace, run.scores.exact_match
 
-Prediction (:func:`strgm.models.em.predict`): a held-out word's surface belief is the
+Prediction (:func:`strgm.models.prediction.predict`): a held-out word's surface belief is the
 trained phonology applied to the concatenation of its morphemes' k-best beliefs. A word
 with a morpheme that occurs in no training word cannot be predicted: like a word with an
 unseen segment it gets p = 0 (never an exact match, −log p = inf) and its entry names the
@@ -20,10 +20,11 @@ from typing import Callable, Optional
 from strgm.datasets.paradigm import Paradigm
 from strgm.errors import OptionError
 from strgm.models.edit_model import PhonologyEditModel
-from strgm.models.em import TrainResult, predict
+from strgm.models.em import TrainResult, split
+from strgm.models.prediction import predict
 from strgm.models.restarts import train_with_restarts
 from strgm.models.scoring import HoldoutScores, score_words
-from strgm.models.tier_choice import choose_transparent, with_transparent
+from strgm.models.tier_choice import TierScreening, choose_transparent, with_transparent
 from strgm.models.ur_prior import active_ur_prior, using_ur_prior
 from strgm.workflows.paradigm import held_out_entries
 
@@ -79,18 +80,22 @@ def train_paradigm(paradigm: Paradigm, method: str = "pruned",
     chosen = held_out_entries(paradigm, holdout, seed)
     held = {e.key: e for e in paradigm.entries if e.key in chosen}  # paradigm order
     with using_ur_prior(ur_prior):
-        model, choice = _tier_start(paradigm, set(held), model, transparent, method, seed,
-                                    progress, em_opts)
-        r = train_with_restarts(paradigm, method=method, heldout=set(held), model=model,
+        sc = _tier_start(paradigm, set(held), model, transparent, method, seed, progress,
+                         em_opts)
+        if sc.e_step is not None and sc.words.entries == split(paradigm, set(held)).entries:
+            em_opts = dict(em_opts, first_e_step=sc.e_step)  # the same words, one start
+        r = train_with_restarts(paradigm, method=method, heldout=set(held), model=sc.model,
                                 progress=progress, **em_opts)
     scores = score_trained(r, list(held.values())) if held and r.result is not None else None
-    return TrainRun(paradigm, r, held, scores, choice, ur_prior)
+    return TrainRun(paradigm, r, held, scores, sc.scores, ur_prior)
 
 
-def _tier_start(paradigm, held, model, transparent, method, seed, progress, em_opts):
-    """(start model, tier choice scores) for ``transparent`` (:func:`train_paradigm`)."""
+def _tier_start(paradigm, held, model, transparent, method, seed, progress,
+                em_opts) -> TierScreening:
+    """The start model for ``transparent`` (:func:`train_paradigm`), with the screening
+    when ``transparent`` is "auto"."""
     if transparent is None:
-        return model, []
+        return TierScreening(model)
     if isinstance(transparent, str) and transparent != "auto":
         raise OptionError("transparent", transparent, "must be None, 'auto' or a sequence "
                           "of vowels")
@@ -100,7 +105,8 @@ def _tier_start(paradigm, held, model, transparent, method, seed, progress, em_o
     if model is None:
         model = PhonologyEditModel(paradigm.alphabet()).initial(em_opts.get("p_copy", 0.99))
     if transparent != "auto":
-        return with_transparent(model, tuple(transparent), em_opts.get("p_copy", 0.99)), []
+        return TierScreening(with_transparent(model, tuple(transparent),
+                                              em_opts.get("p_copy", 0.99)))
     return choose_transparent(paradigm, held, model, seed=seed, method=method,
                               l2=em_opts.get("l2", 1.0), infer_opts=em_opts.get("infer_opts"),
                               p_copy=em_opts.get("p_copy", 0.99), progress=progress)

@@ -19,7 +19,7 @@ def _fake_e_step(lls):
     it = iter(lls)
     real = em.e_step
 
-    def fake(model, train, method, infer_opts, progress=None):
+    def fake(model, train, method, infer_opts, progress=None, messages=None):
         counts, _, res, pm = real(model, train, method, infer_opts)
         return counts, next(it), res, pm
     return fake

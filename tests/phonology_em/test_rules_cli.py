@@ -70,7 +70,7 @@ def test_the_cascade_is_a_phonology_factor_with_the_same_predictions(tmp_path):
 
     from strgm.datasets.paradigm import read_paradigm
     from strgm.inference import infer
-    from strgm.models.em import predict
+    from strgm.models.prediction import predict
     from strgm.models.phonology import build_phonology_model
     from strgm.models.rule_phonology import phonology_fst, train_rule_phonology
 

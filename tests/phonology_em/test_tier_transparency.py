@@ -87,9 +87,9 @@ def test_training_words_choose_the_neutral_vowels():
     para = neutral_harmony_paradigm(14, seed=1)
     held = set(_held_out(para))
     assert held
-    model, scores = choose_transparent(para, held, PhonologyEditModel(para.alphabet()
-                                                                      ).initial(),
-                                       screen_words=24)
+    sc = choose_transparent(para, held, PhonologyEditModel(para.alphabet()).initial(),
+                            screen_words=24)
+    model, scores = sc.model, sc.scores
     assert model.classes["transparent"] == ("i", "e") or \
         set(model.classes["transparent"]) == {"i", "e"}
     best = dict((c, o) for c, o in scores)
@@ -107,3 +107,52 @@ def test_a_neutral_vowel_harmony_paradigm_is_learned():
     assert set(runs["auto"].train.model.classes["transparent"]) == {"i", "e"}
     assert runs["auto"].scores.exact_match == 1.0
     assert runs[()].scores.exact_match < 1.0
+
+
+def test_the_screening_candidates_share_one_e_step():
+    """Every candidate's copy-biased start defines one distribution, so the counts read
+    off the shared messages in a candidate's templates equal those of its own E-step
+    (the screening's premise); a start with another copy probability does not share."""
+    from strgm.models.em import e_step, e_step_messages
+    from strgm.models.tier_choice import screening_words
+    from strgm.models.training import expected_counts
+
+    para = neutral_harmony_paradigm(4, seed=0)
+    train = screening_words(para, set(), 8, 0)
+    base = PhonologyEditModel(para.alphabet()).initial()
+    starts = [with_transparent(base, c) for c in transparent_candidates(
+        base.alphabet.segment_symbols)]
+    assert len(starts) >= 2
+    opts = {"max_iters": 2}
+    shared = e_step_messages(starts[0], train, "pruned", opts)[0]
+    for m in starts[1:]:
+        mine, ll = e_step(m, train, "pruned", opts)[:2]
+        got, ll_shared = expected_counts(m.structure, m.theta, shared)
+        assert abs(ll - ll_shared) < 1e-8
+        assert np.allclose(got, mine, atol=1e-8)
+    other = with_transparent(base, starts[1].classes["transparent"], p_copy=0.9)
+    mine, ll = e_step(other, train, "pruned", opts)[:2]
+    got, ll_shared = expected_counts(other.structure, other.theta, shared)
+    assert abs(ll - ll_shared) > 1e-3
+
+
+def test_em_begins_with_the_screening_e_step():
+    """When the screening ran on every training word, EM's first E-step is the
+    screening's (same distribution): the same trace and θ as running it again; the
+    messages of another distribution (p_copy 0.9) give another trace."""
+    from strgm.models.em import e_step_messages, split, train_phonology
+
+    para = neutral_harmony_paradigm(4, seed=0)
+    base = PhonologyEditModel(para.alphabet()).initial()
+    opts = {"max_iters": 2}
+    sc = choose_transparent(para, set(), base, infer_opts=opts)
+    assert sc.words.entries == split(para, set()).entries and sc.e_step is not None
+    run = lambda first: train_phonology(para, model=sc.model, em_iters=1,  # noqa: E731
+                                        infer_opts=opts, first_e_step=first)
+    reused, again = run(sc.e_step), run(None)
+    assert [round(e["objective"], 8) for e in reused.trace] == \
+        [round(e["objective"], 8) for e in again.trace]
+    assert np.allclose(reused.model.theta, again.model.theta, atol=1e-6)
+    other = e_step_messages(with_transparent(base, (), p_copy=0.9), sc.words, "pruned", opts)
+    wrong = run(other)
+    assert abs(wrong.trace[0]["objective"] - again.trace[0]["objective"]) > 1e-3
