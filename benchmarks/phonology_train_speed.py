@@ -2,7 +2,7 @@
 shows progress while its output goes to a file.
 
     python benchmarks/phonology_train_speed.py [--words 300] [--repeats 3] [--files F...]
-                                               [--compare-one-core]
+                                               [--compare-one-core] [--old REV]
 
 Inputs: a synthetic paradigm of ``--words`` words (``strgm.datasets.synthetic``, seed 0:
 each root bare and with 4 suffixes; vowel harmony, voicing assimilation, final devoicing) written
@@ -15,7 +15,10 @@ lines appearing in the output files while the run went (polled every 0.5 s): the
 user watching the log sees nothing. Target: ≤ 300 s for 300 words. With
 ``--compare-one-core`` each repeat also runs ``strgm train ... --one-core`` (the rule
 family after EM, in the same process) right after the default run, so that the two
-are measured side by side.
+are measured side by side. With ``--old REV`` each repeat also runs the library of
+revision REV (a temporary git worktree on PYTHONPATH) right before this checkout's, and
+the CPU ratio new/old of the medians is reported with each side's held-out results
+(``--words 0``: no synthetic input; ``--example``: the shipped english-verbs too).
 Writes benchmarks/results/phonology_train_speed.{json,md,png}.
 """
 import argparse
@@ -43,7 +46,7 @@ def synthetic_file(words: int, folder: str) -> str:
     return path
 
 
-def one_run(path: str, folder: str, extra: tuple = ()) -> dict:
+def one_run(path: str, folder: str, extra: tuple = (), env: dict = None) -> dict:
     """Run ``strgm train`` once (with the options ``extra``); wall/CPU seconds and peak
     resident memory (the child's, and its own children's), exact match, longest silent
     gap."""
@@ -52,7 +55,7 @@ def one_run(path: str, folder: str, extra: tuple = ()) -> dict:
     with open(out_p, "w") as out, open(err_p, "w") as err:
         proc = subprocess.Popen([sys.executable, "-m", "strgm.cli", "train", path,
                                  "--holdout", "0.1", "--seed", "0", *extra],
-                                stdout=out, stderr=err)
+                                stdout=out, stderr=err, env=env, cwd=folder)
         size, last, gap = 0, t0, 0.0
         while True:
             # wait4: this child's own resource usage, its waited-for children included
@@ -72,11 +75,13 @@ def one_run(path: str, folder: str, extra: tuple = ()) -> dict:
         raise SystemExit(f"strgm train {path} failed ({proc.returncode}): "
                          + open(err_p, encoding="utf-8").read()[-500:])
     m = re.search(r"exact match: ([0-9.]+)%", text)
-    fam = re.search(r"families chosen per held-out word: exact match ([0-9.]+)%", text)
+    fam = re.search(r"families chosen per held-out word: exact match ([0-9.]+)%\s+mean "
+                    r"-log p\(true form\): ([0-9.]+|inf)", text)
     return {"wall_seconds": wall, "cpu_seconds": usage.ru_utime + usage.ru_stime,
             "peak_mb": usage.ru_maxrss / 1024,
             "exact_match": float(m.group(1)) / 100 if m else None,
             "family_exact_match": float(fam.group(1)) / 100 if fam else None,
+            "family_neg_logp": float(fam.group(2)) if fam else None,
             "longest_silence_seconds": gap,
             "em_lines": len(re.findall(r"^EM \d+: objective", text, re.M))}
 
@@ -147,30 +152,76 @@ def write(rows: list, a) -> str:
     return md
 
 
+def old_env(rev: str, folder: str) -> dict:
+    """The environment of a child that imports ``strgm`` from revision ``rev`` (a git
+    worktree made under ``folder``)."""
+    tree = os.path.join(folder, "old")
+    subprocess.run(["git", "worktree", "add", "--detach", tree, rev], check=True,
+                   capture_output=True, cwd=os.path.dirname(os.path.abspath(__file__)))
+    return dict(os.environ, PYTHONPATH=tree)
+
+
+def compare_lines(rows: list, rev: str) -> list:
+    """Markdown rows: per input, median CPU old → new, the ratio, and both sides'
+    family-choice results (which must agree where only speed changed)."""
+    out = [f"| input | CPU s at {rev} | CPU s here | new/old | family exact, −log p "
+           f"at {rev} | here |", "|---|---|---|---|---|---|"]
+    by = {r["input"]: r for r in rows}
+    for name, r in by.items():
+        if not name.endswith(" old"):
+            continue
+        new = by[name[:-4]]
+        o = statistics.median(x["cpu_seconds"] for x in r["runs"])
+        n = statistics.median(x["cpu_seconds"] for x in new["runs"])
+        res = lambda x: f"{100 * (x['family_exact_match'] or 0):.1f}%, {x['family_neg_logp']}"  # noqa: E731,E501
+        out.append(f"| {name[:-4]} | {o:.1f} | {n:.1f} | {n / o:.2f}× | "
+                   f"{res(r['runs'][0])} | {res(new['runs'][0])} |")
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--words", type=int, default=300)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--files", nargs="*", default=[])
+    ap.add_argument("--example", action="store_true")
     ap.add_argument("--compare-one-core", action="store_true")
+    ap.add_argument("--old", default=None, metavar="REV")
     a = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as folder:
-        inputs = [synthetic_file(a.words, folder)] + a.files
+        env = old_env(a.old, folder) if a.old else None
+        inputs = ([synthetic_file(a.words, folder)] if a.words else []) + \
+            [os.path.abspath(f) for f in a.files]
+        if a.example:
+            from strgm.datasets.examples import example_path
+            inputs.insert(0, str(example_path("english-verbs")))
         for path in inputs:
             with open(path, encoding="utf-8") as fh:
                 n = sum(1 for line in fh if line.strip() and not line.startswith("#"))
-            modes = [()] + ([("--one-core",)] if a.compare_one_core else [])
+            modes = ([("old",)] if a.old else []) + [()] + \
+                ([("--one-core",)] if a.compare_one_core else [])
             runs: dict = {m: [] for m in modes}
             for i in range(a.repeats):
                 for m in modes:  # interleaved: drifts of the machine hit both alike
-                    runs[m].append(one_run(path, folder, m))
+                    old = m == ("old",)
+                    runs[m].append(one_run(path, folder, () if old else m,
+                                           env if old else None))
                     print(f"{os.path.basename(path)} {' '.join(m)} run {i}: {runs[m][-1]}",
                           file=sys.stderr, flush=True)
             for m in modes:
                 rows.append({"input": " ".join((os.path.basename(path),) + m), "words": n,
                              "runs": runs[m]})
-    print(write(rows, a))
+        if a.old:
+            subprocess.run(["git", "worktree", "remove", "--force",
+                            os.path.join(folder, "old")], capture_output=True,
+                           cwd=os.path.dirname(os.path.abspath(__file__)))
+    md = write(rows, a)
+    if a.old:
+        md += "\n" + "\n".join(compare_lines(rows, a.old)) + "\n"
+        with open(os.path.join(OUT, "phonology_train_speed.md"), "a", encoding="utf-8") as fh:
+            fh.write("\n" + "\n".join(compare_lines(rows, a.old)) + "\n")
+    print(md)
 
 
 if __name__ == "__main__":
