@@ -5,7 +5,7 @@
     strgm graph FILE --dot OUT      the paradigm's factor graph in Graphviz dot
     strgm beliefs DIR [options]     query beliefs saved by ``infer --save-beliefs DIR``
     strgm train FILE... [options]   learn the phonology by EM (see ``strgm train --help``)
-    strgm rules FILE [options]      learn ordered rewrite rules and URs (fast)
+    strgm rules FILE [options]      learn ordered rewrite rules and URs
     strgm pcfg train|parse ...      Bayesian PCFGs (see ``strgm pcfg --help``)
     strgm treebank grammar|yield|score ...  treebank PCFGs and bracket scores
     strgm tsg train|parse|show ...          Bayesian tree substitution grammars
@@ -23,6 +23,7 @@ from typing import Optional
 
 from strgm.cli import beliefs, draw, hmm, paradigm, pcfg, rules, train, treebank, tsg
 from strgm.cli.errors import OneLineParser, bug_line, error_line
+from strgm.cli.help_text import OVERVIEW, finish
 from strgm.cli.version import package_version
 from strgm.errors import StrgmError
 
@@ -33,7 +34,7 @@ EXIT_INPUT, EXIT_BUG, EXIT_INTERRUPTED, EXIT_PIPE = 2, 3, 130, 141
 def build_parser() -> argparse.ArgumentParser:
     """Every subcommand, each from its own module, imported explicitly (a module that
     fails to import is an error of ``strgm`` itself, never a silently missing command)."""
-    p = OneLineParser(prog="strgm", description=__doc__,
+    p = OneLineParser(prog="strgm", description=OVERVIEW,
                       formatter_class=argparse.RawDescriptionHelpFormatter,
                       epilog="--debug (any command): show the traceback of an error")
     p.add_argument("--version", action="version", version=f"strgm {package_version()}",
@@ -48,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     tsg.add_subparser(sub)
     hmm.add_subparser(sub)
     draw.add_subparser(sub)
-    return p
+    return finish(p)
 
 
 def _quiet_pipe() -> int:

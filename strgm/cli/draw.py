@@ -36,7 +36,11 @@ Y_NAMES = {"nats": "held-out -log p(true form), nats", "exact": "held-out exact 
 def add_subparser(sub) -> None:
     p = sub.add_parser("plot", help="draw results saved by other commands (their --json "
                        "files, PTB trees) as a figure")
-    p.add_argument("kind", choices=KINDS, help="the picture (module docstring)")
+    p.add_argument("kind", choices=KINDS,
+                   help="tradeoff: inference time against held-out -log p of `infer "
+                        "--json` runs; predictions: held-out words of an infer or train "
+                        "run; convergence: a run's trace; urs: a morpheme's k-best URs; "
+                        "tree: a Penn Treebank tree")
     p.add_argument("inputs", nargs="+", metavar="INPUT",
                    help="--json files of strgm commands, or a PTB tree file for 'tree'")
     p.add_argument("--out", required=True, metavar="FILE.png",

@@ -59,10 +59,13 @@ def add_subparser(subparsers) -> None:
     t = sub.add_parser("train", help="sample an infinite HMM's posterior")
     t.add_argument("seqs", help="one sequence per line")
     t.add_argument("--save", required=True, metavar="MODEL", help="write the model here")
-    t.add_argument("--model", choices=("lt", "hdp", "sticky"), default="lt")
+    t.add_argument("--model", choices=("lt", "hdp", "sticky"), default="lt",
+                   help="lt: HDP-HMM with local transitions; hdp: HDP-HMM; sticky: sticky "
+                        "HDP-HMM (default: %(default)s)")
     t.add_argument("--iters", type=int_arg(min=1), default=200,
                    help="sweeps in all, resumed or not (default %(default)s)")
-    t.add_argument("--seed", type=int_arg(min=0), default=0)
+    t.add_argument("--seed", type=int_arg(min=0), default=0,
+                   help="random seed (default: %(default)s)")
     t.add_argument("--states", "-L", type=int_arg(min=2), default=50, metavar="L",
                    help="weak-limit truncation L (default %(default)s)")
     t.add_argument("--burn-in", type=int_arg(min=0), default=None,
@@ -87,27 +90,32 @@ def add_subparser(subparsers) -> None:
                         "the model is chain 0's (default: 1)")
     add_scheduler_option(t)
     t.add_argument("--checkpoint", default=None, help="checkpoint file, replaced atomically")
-    t.add_argument("--checkpoint-every", type=int_arg(min=1), default=10)
+    t.add_argument("--checkpoint-every", type=int_arg(min=1), default=10,
+                   help="sweeps between checkpoints (default: %(default)s)")
     t.add_argument("--resume", default=None,
                    help="continue the run in this checkpoint (repeat the interrupted "
                         "command's options; a checkpoint of another --seed is refused)")
     t.add_argument("--json", default=None, metavar="PATH", help="write the trace here")
     t.add_argument("--plot", default=None, metavar="FILE.png",
                    help="draw the data log-likelihood per sweep (needs strgm[plot])")
-    t.add_argument("--quiet", action="store_true")
+    t.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     t.set_defaults(func=_train)
+    _add_model_readers(sub)
 
+
+def _add_model_readers(sub) -> None:
+    """The commands that read a trained model: score and decode."""
     s = sub.add_parser("score", help="log-likelihood of sequences under a trained model")
-    s.add_argument("model")
-    s.add_argument("seqs")
+    s.add_argument("model", help="a model written by `strgm hmm train --save`")
+    s.add_argument("seqs", help="one sequence per line")
     s.add_argument("--posterior-mean", action="store_true",
                    help="score with the posterior-mean model, not the sample average")
     s.add_argument("--json", default=None, metavar="PATH", help="write the scores here")
     s.set_defaults(func=_score)
 
     d = sub.add_parser("decode", help="Viterbi states of sequences under a trained model")
-    d.add_argument("model")
-    d.add_argument("seqs")
+    d.add_argument("model", help="a model written by `strgm hmm train --save`")
+    d.add_argument("seqs", help="one sequence per line")
     d.set_defaults(func=_decode)
 
 

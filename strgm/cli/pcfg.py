@@ -58,12 +58,16 @@ def add_subparser(subparsers) -> None:
     t = sub.add_parser("train", help="estimate rule probabilities from a corpus of strings")
     t.add_argument("grammar", help="grammar file in Mark Johnson's format")
     t.add_argument("corpus", help="yield file: one sentence per line")
-    t.add_argument("--method", choices=METHODS, default="em")
+    t.add_argument("--method", choices=METHODS, default="em",
+                   help="estimator: em, map (MAP-EM), vb (variational Bayes), cvb (collapsed "
+                        "VB), gibbs or mh (collapsed Metropolis–Hastings; default: "
+                        "%(default)s)")
     t.add_argument("--alpha", type=float_arg(min=0, min_open=True), default=None,
                    help="Dirichlet pseudocount for rules without their own (default 1)")
     t.add_argument("--iters", type=int_arg(min=1), default=20,
                    help="iterations in all, resumed or not (samplers: sweeps of the chain)")
-    t.add_argument("--seed", type=int_arg(min=0), default=0)
+    t.add_argument("--seed", type=int_arg(min=0), default=0,
+                   help="random seed of the samplers (default: %(default)s)")
     t.add_argument("--out", default=None,
                    help="write the final grammar here; '-' for stdout (default: stdout "
                         "when it is a file or pipe, a summary on a terminal)")
@@ -78,7 +82,8 @@ def add_subparser(subparsers) -> None:
     t.add_argument("--resume", default=None,
                    help="continue the run saved in this checkpoint up to --iters iterations "
                         "in all (repeat the interrupted command's options)")
-    t.add_argument("--resample-alpha", action="store_true")
+    t.add_argument("--resample-alpha", action="store_true",
+                   help="samplers: resample the Dirichlet pseudocount α each sweep")
     t.add_argument("--min-weight", type=float_arg(min=0, max=1, max_open=True), default=0.0,
                    help="omit rules whose final probability is below this from the output")
     t.add_argument("--trace-json", default=None, help="also write the trace as JSON here")
@@ -91,11 +96,17 @@ def add_subparser(subparsers) -> None:
     t.add_argument("--chains", type=int_arg(min=1), default=1, metavar="K", help="samplers:"
                    " K independent chains (seeds --seed, --seed+1, ...) pooled; R-hat, ESS")
     t.set_defaults(func=_train)
+    _add_parsing(sub)
 
+
+def _add_parsing(sub) -> None:
+    """The commands that read a trained model or grammar."""
     q = sub.add_parser("parse", help="parse a corpus with a PCFG")
-    q.add_argument("grammar")
-    q.add_argument("corpus")
-    q.add_argument("--decode", choices=("viterbi", "maxrule"), default="viterbi")
+    q.add_argument("grammar", help="grammar file in Mark Johnson's format")
+    q.add_argument("corpus", help="yield file: one sentence per line")
+    q.add_argument("--decode", choices=("viterbi", "maxrule"), default="viterbi",
+                   help="the most probable tree, or the tree of largest expected rule "
+                        "count (default: %(default)s)")
     q.add_argument("--chars", action="store_true", help="split lines into characters")
     q.add_argument("--max-length", type=int_arg(min=1), default=None, metavar="N",
                    help="refuse (before parsing) a corpus with a sentence of more than N "

@@ -21,8 +21,8 @@ WIDE_BEAM_WORDS = 25
 
 
 def add_subparser(sub) -> None:
-    p = sub.add_parser("rules", help="learn ordered rewrite rules and URs (fast; "
-                                     "phonological notation)")
+    p = sub.add_parser("rules", help="learn ordered rewrite rules and URs "
+                                     "(phonological notation)")
     p.add_argument("file", nargs="+", metavar="FILE",
                    help="paradigm (TSV or wide CSV); several files, a directory or a glob "
                         "run one task per file, one table (--json: one strgm-batch "
@@ -51,7 +51,7 @@ def add_subparser(sub) -> None:
                                                       "--save instead of learning one")
     p.add_argument("--json", metavar="OUT", help="write rules, URs and held-out scores")
     p.add_argument("--save", metavar="GRAMMAR", help="write the learned grammar (JSON)")
-    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     add_scheduler_option(p)
     p.set_defaults(func=cmd_rules)
 

@@ -37,7 +37,8 @@ def add_subparser(sub) -> None:
                    help="split each E-step over N blocks of words that exchange messages "
                         "every round (methods bp and pruned; with --scheduler and one FILE "
                         "the blocks run on the workers, with the same numbers as here)")
-    p.add_argument("--method", default="pruned", choices=INFERENCE_METHODS)
+    p.add_argument("--method", default="pruned", choices=INFERENCE_METHODS,
+                   help="inference of each E-step (default: %(default)s)")
     p.add_argument("--em-iters", type=int_arg(0), default=3,
                    help="EM iterations (M-steps) in all, counting those of a --resume "
                         "checkpoint; 0 evaluates the initial model (one E-step) without "
@@ -79,7 +80,7 @@ def add_subparser(sub) -> None:
                    help="with --family auto, learn the rules after EM in this process "
                         "(default: beside EM on a second core when there is one; the "
                         "results are the same)")
-    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     add_prior_option(p, model_option=False)
     p.add_argument("--show-processes", type=int_arg(0), default=10, metavar="N",
                    help="print the N strongest learned processes, e.g. 'd → t / _ #' "
@@ -276,6 +277,9 @@ def cmd_train(args) -> int:
     para = read_paradigm(args.file)
     note_unseen(prior, para.alphabet())
     prog = Progress(not args.quiet)  # lines every 10 s when stderr is not a terminal
+    if not args.quiet:
+        print(plan_text(args, para, parallel_rules=spec is None and not args.one_core),
+              file=sys.stderr, flush=True)
     with e_steps_in_blocks(args, spec, prog):
         run, out = _trained(args, para, prog, prior,
                             parallel_rules=spec is None and not args.one_core)
@@ -292,6 +296,26 @@ def cmd_train(args) -> int:
         save_figure(plot_training_run(run), args.plot)
         print(f"wrote {args.plot}")
     return 0
+
+
+def plan_text(args, para, parallel_rules: bool) -> str:
+    """One line announcing the work of ``strgm train``: the harmony-tier screening, the
+    EM iterations and where the rule family runs."""
+    from strgm.models.tier_choice import transparent_candidates
+    from strgm.workflows.paradigm import held_out_entries
+
+    n = len(para.observed) - len(held_out_entries(para, args.holdout, args.seed))
+    steps = []
+    k = len(transparent_candidates(para.alphabet().segment_symbols))
+    if not (args.resume or args.no_tier) and args.transparent == "auto" and k > 1:
+        steps.append(f"harmony-tier screening ({k} candidate vowel sets, one shared "
+                     f"E-step on {min(30, n)} words)")
+    runs = f"{args.restarts} × " if args.restarts > 1 else ""
+    steps.append(f"{runs}{args.em_iters} EM iteration(s) ({args.em_iters + 1} {args.method} "
+                 f"E-steps) on {n} training words")
+    rules = "" if args.family != "auto" else "; the rule family " + (
+        "beside EM on a second core" if parallel_rules else "after EM")
+    return "strgm train: " + ", then ".join(steps) + rules
 
 
 def _trained(args, para, prog, prior, stream=None, parallel_rules=False):

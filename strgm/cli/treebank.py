@@ -18,12 +18,7 @@ failed run ``--out`` does not exist) built by :func:`strgm.grammars.unknown_word
 treebank_pcfg`: words seen at most ``--unk-threshold`` times become word-shape signatures
 with a back-off chain, trees are binarised with horizontal Markovisation of order
 ``--markov`` (``none``: no Markovisation).  A summary line goes to stderr.  The default
-``--markov 1`` was chosen by measurement (benchmarks/treebank_pcfg.py: trained on WSJ
-0001-0159 of the NLTK sample, parsing the 260 sentences of at most 40 words of
-0160-0179): F1 70.0 (viterbi) / 71.4 (maxrule), as good as no Markovisation (70.3 /
-71.4) and 2 (69.1 / 71.3), better than 0 (64.2 / 65.8), and the fastest of the three
-good ones: 0.08 s per sentence and 0.24 s for a 40-word one (viterbi; none: 0.34 and
-0.81 s), with 361 nonterminals instead of 3059.
+``--markov 1`` was chosen by measurement (``benchmarks/results/treebank_pcfg.md``).
 
 ``--parent`` annotates every phrasal node with its parent's label (``NP^S``; vertical
 Markovisation of order 2, Klein & Manning 2003; stripped again when ``strgm pcfg parse``
@@ -60,13 +55,32 @@ __all__ = ["add_subparser"]
 
 DEFAULT_MARKOV = 1
 
+GRAMMAR_HELP = """\
+A relative-frequency PCFG of the trees, in Mark Johnson's grammar format.
+
+TREES are .mrg files or folders of them (a folder: its *.mrg files, sorted). Every tree is
+cleaned: -NONE- elements removed, function tags and indices stripped (NP-SBJ-1 -> NP),
+empty constituents removed. Words seen at most --unk-threshold times become word-shape
+signatures; trees are binarised with horizontal Markovisation of order --markov.
+--parent annotates phrasal nodes with their parent's label (NP^S). --smoothing backs off
+phrasal rules X^P|<Y> -> X|<Y> -> X|<> (collins: lambda = c/(c + b*u); hdp: Gibbs-sampled
+hierarchical Dirichlet process). The grammar is written atomically."""
+
+SCORE_HELP = """\
+Labelled bracket precision, recall and F1 of PARSED against the GOLD trees, with
+evalb's COLLINS.prm conventions; also exact match and tagging accuracy.
+
+PARSED holds one tree per line, "(no parse)" for a failure (as `strgm pcfg parse`
+writes). With --max-length N, gold trees of more than N words are skipped, and PARSED
+holds one line per gold tree or one per kept tree."""
+
 
 def add_subparser(subparsers) -> None:
     """Register ``strgm treebank`` and its three commands."""
     p = subparsers.add_parser("treebank", help="Penn Treebank PCFGs and bracket scoring")
     sub = p.add_subparsers(dest="treebank_command", required=True)
     g = sub.add_parser("grammar", help="relative-frequency PCFG of treebank trees",
-                       description=__doc__, formatter_class=RawDescriptionHelpFormatter)
+                       description=GRAMMAR_HELP, formatter_class=RawDescriptionHelpFormatter)
     g.add_argument("trees", nargs="+", help=".mrg files or folders of them")
     g.add_argument("--out", required=True, help="grammar file to write (Johnson's format)")
     g.add_argument("--unk-threshold", type=int_arg(min=0), default=1, metavar="K",
@@ -81,11 +95,12 @@ def add_subparser(subparsers) -> None:
     _smoothing_options(g)
     g.set_defaults(func=_grammar)
     y = sub.add_parser("yield", help="the trees' sentences, one per line")
-    y.add_argument("trees", nargs="+")
-    y.add_argument("--max-length", type=int_arg(min=1), default=None, metavar="N")
+    y.add_argument("trees", nargs="+", help=".mrg files or folders of them")
+    y.add_argument("--max-length", type=int_arg(min=1), default=None, metavar="N",
+                   help="only sentences of at most N words")
     y.set_defaults(func=_yield)
     s = sub.add_parser("score", help="labelled bracket scores (evalb, COLLINS.prm)",
-                       description=__doc__, formatter_class=RawDescriptionHelpFormatter)
+                       description=SCORE_HELP, formatter_class=RawDescriptionHelpFormatter)
     s.add_argument("gold", nargs="+", help="gold .mrg files or folders, in order")
     s.add_argument("parsed", help="one tree per line, '(no parse)' for a failure")
     s.add_argument("--max-length", type=int_arg(min=1), default=None, metavar="N",

@@ -58,12 +58,15 @@ def add_subparser(subparsers) -> None:
     t = sub.add_parser("train", help="sample TSG derivations of a treebank")
     t.add_argument("trees", nargs="+", help=".mrg files or folders of them")
     t.add_argument("--save", required=True, metavar="MODEL", help="write the model here")
-    t.add_argument("--sampler", choices=("blocked", "local"), default="blocked")
+    t.add_argument("--sampler", choices=("blocked", "local"), default="blocked",
+                   help="blocked: whole trees by the Table 1 transform with an MH "
+                        "correction; local: one node at a time (default: %(default)s)")
     t.add_argument("--init", choices=("minimal", "maximal"), default="minimal",
                    help="minimal: ETs are CFG rules; maximal: whole trees")
     t.add_argument("--iters", type=int_arg(min=1), default=100,
                    help="sweeps in all, resumed or not (default: %(default)s)")
-    t.add_argument("--seed", type=int_arg(min=0), default=0)
+    t.add_argument("--seed", type=int_arg(min=0), default=0,
+                   help="random seed (default: %(default)s)")
     t.add_argument("--alpha", type=float_arg(min=0, min_open=True), default=1.0,
                    help="initial DP concentration α_c of every label (default 1)")
     t.add_argument("--s", type=float_arg(min=0, max=1, min_open=True, max_open=True),
@@ -80,33 +83,43 @@ def add_subparser(subparsers) -> None:
                         "(default: 1)")
     add_scheduler_option(t)
     t.add_argument("--checkpoint", default=None, help="checkpoint file, replaced atomically")
-    t.add_argument("--checkpoint-every", type=int_arg(min=1), default=10)
+    t.add_argument("--checkpoint-every", type=int_arg(min=1), default=10,
+                   help="sweeps between checkpoints (default: %(default)s)")
     t.add_argument("--resume", default=None, help="continue the run in this checkpoint")
     t.add_argument("--trace-json", default=None, help="write the per-sweep trace here")
     t.add_argument("--plot", default=None, metavar="FILE.png",
                    help="draw the training log-likelihood per sweep (needs strgm[plot])")
-    t.add_argument("--quiet", action="store_true")
+    t.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     t.set_defaults(func=_train)
+    _add_parsing(sub)
 
+
+def _add_parsing(sub) -> None:
+    """The commands that read a trained model: parse and show."""
     q = sub.add_parser("parse", help="parse sentences with a trained TSG")
-    q.add_argument("model")
+    q.add_argument("model", help="a model written by `strgm tsg train --save`")
     q.add_argument("sentences", help="one tokenised sentence per line")
-    q.add_argument("--decode", choices=("mer", "mpd"), default="mer")
+    q.add_argument("--decode", choices=("mer", "mpd"), default="mer",
+                   help="mer: the tree of largest expected rule marginals; mpd: the most "
+                        "probable derivation (default: %(default)s)")
     q.add_argument("--mer-objective", choices=("sum", "product"), default="product",
                    help="MER maximises the product of the rules' marginals (default, "
                         "chosen on a development split) or their sum (the paper's "
                         "expected number of correct rules)")
     q.add_argument("--samples", type=int_arg(min=1), default=100,
                    help="MH draws per sentence for MER (default %(default)s)")
-    q.add_argument("--seed", type=int_arg(min=0), default=0)
-    q.add_argument("--max-length", type=int_arg(min=1), default=None, metavar="N")
-    q.add_argument("--quiet", action="store_true")
+    q.add_argument("--seed", type=int_arg(min=0), default=0,
+                   help="random seed of the derivation samples (default: %(default)s)")
+    q.add_argument("--max-length", type=int_arg(min=1), default=None, metavar="N",
+                   help="refuse (before parsing) a sentence of more than N words")
+    q.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     add_scheduler_option(q)
     q.set_defaults(func=_parse)
 
     s = sub.add_parser("show", help="the most frequent elementary trees of a model")
-    s.add_argument("model")
-    s.add_argument("--top", type=int_arg(min=1), default=30)
+    s.add_argument("model", help="a model written by `strgm tsg train --save`")
+    s.add_argument("--top", type=int_arg(min=1), default=30, metavar="N",
+                   help="how many elementary trees (default: %(default)s)")
     s.set_defaults(func=_show)
 
 

@@ -110,7 +110,9 @@ def test_em_iters_0_evaluates_the_initial_model_without_training(tmp_path, capsy
     model, out = tmp_path / "m.json", tmp_path / "t.json"
     assert main(["train", str(f), "--em-iters", "0", "--save", str(model), "--json", str(out),
                  "--quiet"]) == 0
-    assert "EM 0: objective" in capsys.readouterr().out
+    said = capsys.readouterr()
+    assert "EM 0: objective" in said.out
+    assert "strgm train:" not in said.err  # --quiet: no plan line (see the test below)
     trace = json.loads(out.read_text(encoding="utf-8"))["trace"]
     assert [e["iteration"] for e in trace] == [0] and "q" not in trace[0]
     args = type("A", (), {"left_window": 1, "right_window": 1, "output_window": 1,
@@ -203,3 +205,26 @@ def test_train_reports_every_restart_and_keeps_the_best(tmp_path, capsys):
     finals = data["restart_objectives"]
     assert len(finals) == 2 and data["restart"] == finals.index(max(finals))
     assert data["trace"][-1]["objective"] == max(finals)
+
+
+def test_train_announces_its_plan(tmp_path, capsys):
+    """The line strgm train prints first (unless --quiet: the test above) names every
+    phase."""
+    from strgm.cli.app import build_parser
+    from strgm.cli.train import plan_text
+    from strgm.datasets.examples import example_path
+    from strgm.datasets.paradigm import read_paradigm
+
+    para = read_paradigm(str(example_path("english-verbs")))
+    parse = lambda *a: build_parser().parse_args(["train", "example:english-verbs", *a])  # noqa: E731,E501
+    line = plan_text(parse("--holdout", "0.1"), para, True)
+    assert line.startswith("strgm train: harmony-tier screening (3 candidate vowel sets")
+    assert "then 3 EM iteration(s) (4 pruned E-steps) on 43 training words" in line
+    assert line.endswith("; the rule family beside EM on a second core")
+    line = plan_text(parse("--no-tier", "--family", "edit", "--em-iters", "2"), para, False)
+    assert line == "strgm train: 2 EM iteration(s) (3 pruned E-steps) on 48 training words"
+    assert "after EM" in plan_text(parse(), para, False)
+    f = tmp_path / "tiny.tsv"
+    f.write_text(TINY, encoding="utf-8")
+    assert main(["train", str(f), "--em-iters", "0", "--family", "edit", "--no-tier"]) == 0
+    assert "strgm train: 0 EM iteration(s) (1 pruned E-steps)" in capsys.readouterr().err

@@ -1,0 +1,53 @@
+"""Every command's --help is written for users: each option documented, no Sphinx roles
+or module docstrings, one example at the end that the real parser accepts."""
+
+import argparse
+import re
+import shlex
+
+import pytest
+
+from strgm.cli.app import build_parser
+from strgm.cli.errors import OneLineParser
+from strgm.cli.help_text import EXAMPLES, commands
+
+DEVELOPER_TEXT = re.compile(r":(?:func|mod|class|meth|data):|docstring|benchmarks/")
+
+
+def undocumented(parser: argparse.ArgumentParser) -> list:
+    """The options and positionals of ``parser`` without help text."""
+    return [a.option_strings[0] if a.option_strings else a.dest for a in parser._actions
+            if not isinstance(a, (argparse._HelpAction, argparse._VersionAction,
+                                  argparse._SubParsersAction)) and not a.help]
+
+
+ALL = list(commands(build_parser()))
+
+
+@pytest.mark.parametrize("path,parser", ALL, ids=[" ".join(p) or "strgm" for p, _ in ALL])
+def test_help_is_for_users(path, parser):
+    assert undocumented(parser) == []
+    text = parser.format_help()
+    assert not DEVELOPER_TEXT.search(text), DEVELOPER_TEXT.search(text).group(0)
+    assert text.rstrip().endswith(EXAMPLES[path])
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES), ids=lambda p: " ".join(p) or "strgm")
+def test_every_example_is_accepted_by_the_parser(path):
+    words = shlex.split(EXAMPLES[path])
+    assert words[0] == "strgm"
+    args = build_parser().parse_args(words[1:])
+    named = [args.command] + [getattr(args, d) for d in ("pcfg_command", "treebank_command",
+                                                           "tsg_command", "hmm_command")
+                              if getattr(args, d, None)]
+    assert tuple(named[:len(path)]) == path or path == ()
+
+
+def test_the_checks_can_fail(capsys):
+    p = OneLineParser(prog="x")
+    p.add_argument("--bare")
+    p.add_argument("--told", help="told")
+    assert undocumented(p) == ["--bare"]
+    assert DEVELOPER_TEXT.search("see :func:`main`")
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(shlex.split("train x.tsv --no-such-option")[0:])
