@@ -86,6 +86,7 @@ class SegmentFeatures:
         self._by_bundle = {tuple(sorted(b.items(), key=str)): i + 1
                            for i, b in enumerate(self.bundles)}
         self.classes = self._enumerate()
+        self._memo: dict = {}  # (method, arguments) -> result of the pure look-ups below
 
     def _enumerate(self) -> list:
         preds = sorted({(f, b[f]) for b in self.bundles for f in _FEATURES
@@ -109,7 +110,11 @@ class SegmentFeatures:
 
     def classes_of(self, label: int) -> list:
         """The single segment and every natural class containing ``label``."""
-        return [self.segment_class(label)] + [c for c in self.classes if label in c.members]
+        key = ("classes_of", label)
+        if key not in self._memo:
+            self._memo[key] = [self.segment_class(label)] + \
+                [c for c in self.classes if label in c.members]
+        return list(self._memo[key])
 
     def change(self, x: int, y: int) -> tuple:
         """The feature values that turn x into y: ((feature, value of y), ...)."""
@@ -119,14 +124,23 @@ class SegmentFeatures:
     def apply_change(self, label: int, change: tuple) -> Optional[int]:
         """The segment whose bundle is ``label``'s with ``change`` applied (None if the
         alphabet has none, or if it is ``label`` itself)."""
-        b = dict(self.bundles[label - 1])
-        b.update(change)
-        out = self._lookup(b)
-        return None if out == label else out
+        key = ("apply_change", label, change)
+        if key not in self._memo:
+            b = dict(self.bundles[label - 1])
+            b.update(change)
+            out = self._lookup(b)
+            self._memo[key] = None if out == label else out
+        return self._memo[key]
 
     def assimilate(self, x: int, c: int, name: str) -> Optional[int]:
         """The segment x becomes by taking the features ``SPREAD_FEATURES[name]`` of c
         (module docstring); None if the alphabet has none, or if it is x itself."""
+        key = ("assimilate", x, c, name)
+        if key not in self._memo:
+            self._memo[key] = self._assimilate(x, c, name)
+        return self._memo[key]
+
+    def _assimilate(self, x: int, c: int, name: str) -> Optional[int]:
         b, bc = dict(self.bundles[x - 1]), self.bundles[c - 1]
         b.update((f, bc[f]) for f in SPREAD_FEATURES[name])
         out = self._lookup(b)

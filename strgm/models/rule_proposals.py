@@ -191,7 +191,8 @@ def _wide_contexts(s, pairs: Counter, far_top: int = 2, near_top: int = 12) -> l
     return out
 
 
-def screen(s, rules: list, wrong_words: np.ndarray, base: int, progress=None) -> list:
+def screen(s, rules: list, wrong_words: np.ndarray, base: int, progress=None,
+           limit=None) -> list:
     """Candidate rules (gain, cost, rule) with their estimated DL decrease (the
     search's ``estimate``), placed first or last in the cascade ``rules``, best first:
     each (target, change) with every left context alone, every right context alone,
@@ -201,7 +202,7 @@ def screen(s, rules: list, wrong_words: np.ndarray, base: int, progress=None) ->
     assimilations of :func:`_spread_candidates`. Of rules with the same effect on
     every row, only the first (cheapest, then narrowest: :func:`extent`) is kept, so
     the exact checks go to different analyses. ``progress``: told which change is
-    being screened."""
+    being screened; ``limit``: only the first ``limit`` of the list."""
     rows_out = apply_rules(rules, s.rows, s.n)
     scored: dict = {}
     score_rule = _scorer(s, rules, rows_out, scored, base)
@@ -240,29 +241,54 @@ def screen(s, rules: list, wrong_words: np.ndarray, base: int, progress=None) ->
                     score(_ANY, near, rc2=far)
     for (name, side), seen in spreads.items():
         _spread_candidates(s, name, side, seen, score_rule)
-    ranked = sorted(((g, c, r, sig) for r, (g, c, sig) in scored.items()),
-                    key=lambda t: (-t[0], t[1], extent(t[2], s.n), repr(t[2])))
     out, effects = [], set()
-    for g, c, r, sig in ranked:  # one rule per effect on the rows: rivals that right
-        if sig not in effects:  # and wrong the same rows would waste exact checks
+    for g, c, r, sig in _ranked(s, scored):  # one rule per effect on the rows: rivals
+        if limit is not None and len(out) >= limit:  # that right and wrong the same
+            break  # rows would waste exact checks
+        if sig not in effects:
             effects.add(sig)
             out.append((g, c, r))
     return out
 
 
+def _ranked(s, scored: dict):
+    """(gain, cost, rule, signature) of every scored rule, in the order of (−gain,
+    cost, :func:`extent`, repr of the rule), as a generator: the repr, slow to build,
+    is only made within a run of equal leading keys, when the run is reached."""
+    items = [(g, c, r, sig) for r, (g, c, sig) in scored.items()]
+    keys = [(-g, c, extent(r, s.n)) for g, c, r, _ in items]
+    order = sorted(range(len(items)), key=keys.__getitem__)
+    i = 0
+    while i < len(order):
+        j = i + 1
+        while j < len(order) and keys[order[j]] == keys[order[i]]:
+            j += 1
+        run = [items[k] for k in order[i:j]]
+        yield from run if len(run) == 1 else sorted(run, key=lambda t: repr(t[2]))
+        i = j
+
+
 def _scorer(s, rules: list, rows_out: np.ndarray, scored: dict, base: int):
     """score_rule(rule, cost) -> the estimated DL decrease of adding ``rule`` (first or
-    last in ``rules``; ``base`` training words right without it), memoised in ``scored`` (rule -> (gain, cost, signature of
-    the rows it gets right in either place))."""
+    last in ``rules``; ``base`` training words right without it), memoised in ``scored``
+    (rule -> (gain, cost, signature of the rows it gets right in either place)). The
+    rows are checked by the compiled :class:`strgm.models.rule_screening.
+    CandidateScorer`, or by ``s.rows_ok_after`` and ``s.estimate`` (its reference) for
+    a rule it does not cover."""
     ok_out = s.correct(rows_out, gold=s.row_gold)
     has_out, has_in = presence(rows_out, s.n), presence(s.rows, s.n)
+    compiled = s.candidate_scorer(rules, rows_out, ok_out)
 
     def score_rule(rule: SegmentRule, rcost: float) -> float:
         if rule not in scored:
-            ok_last = s.rows_ok_after(rule, rows_out, has_out, ok_out)
-            ok_first = s.rows_ok_after(rule, s.rows, has_in, ok_out, rules) \
-                if rules else ok_last
-            est = max(s.estimate(ok_first), s.estimate(ok_last))
+            got = compiled(rule)
+            if got is not None:
+                ok_last, ok_first, est = got
+            else:  # the reference (rules the kernels do not cover)
+                ok_last = s.rows_ok_after(rule, rows_out, has_out, ok_out)
+                ok_first = s.rows_ok_after(rule, s.rows, has_in, ok_out, rules) \
+                    if rules else ok_last
+                est = max(s.estimate(ok_first), s.estimate(ok_last))
             scored[rule] = (s.word_cost * (est - base) - rcost, rcost,
                             np.packbits(ok_last).tobytes() + b"|" +
                             np.packbits(ok_first).tobytes())

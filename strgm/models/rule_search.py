@@ -39,9 +39,11 @@ the URs that fit the most words with no rule), keeping the lowest DL seen:
   nasal prefixes: post-nasal voicing first, then place assimilation, rather than a
   cheaper rule that fits two words by moving their URs).
 
-Every candidate is scored by :func:`strgm.models.rule_apply.apply_rule` on the rows
-of the training words it can change, all at once (numpy). Cost per rule step and beam
-entry: O(candidates × words × length).
+Every candidate is scored on the rows of the training words it can change by the
+compiled check of :mod:`strgm.models.rule_screening` (the cascade's outputs are kept;
+placed first, only the rows the rule rewrites go through the rest of the cascade),
+whose reference is :func:`strgm.models.rule_apply.apply_rule`. Cost per rule step and
+beam entry: O(candidates × words × length).
 """
 
 from __future__ import annotations
@@ -54,7 +56,9 @@ import numpy as np
 from strgm.models.rule_apply import (EDGE, SegmentRule, apply_rule, apply_rules, pack,
                                      unpack)
 from strgm.models.rule_classes import SegmentFeatures
+from strgm.models.rule_kernels import CascadeCache
 from strgm.models.rule_narrowing import narrow_contexts
+from strgm.models.rule_screening import CandidateScorer
 from strgm.progress import tagged
 from strgm.models.rule_proposals import extent, screen
 
@@ -107,6 +111,7 @@ class _Search:
                  for m in sorted(set(ms))]
         self.pair_word = np.array([p[0] for p in pairs], dtype=np.int64)
         self.pair_morph = np.array([p[1] for p in pairs], dtype=np.int64)
+        self.cascades = CascadeCache(self.n)
 
     def set_urs(self, urs: dict) -> None:
         """The rows scored for a rule: every word under ``urs``, then every word with one
@@ -144,9 +149,12 @@ class _Search:
         return self.ur_cost * sum(len(u) for u in urs.values())
 
     def outputs(self, urs, rules, rows=None):
+        """The training words ``rows`` (all) under ``urs`` rewritten by ``rules``: the
+        rows of :func:`strgm.models.rule_apply.apply_rules`, up to trailing padding (by
+        the compiled kernels, :class:`strgm.models.rule_kernels.CascadeCache`)."""
         rows = range(len(self.words)) if rows is None else rows
         mat = pack([[a for m in self.words[i][0] for a in urs[m]] for i in rows], self.n)
-        return apply_rules(rules, mat, self.n)
+        return self.cascades.apply(rules, mat)
 
     def correct(self, mat, rows=None, gold=None):
         """Which rows of ``mat`` equal their gold rows: the same length and the same
@@ -190,10 +198,16 @@ class _Search:
             out[idx] = self.correct(sub, gold=self.row_gold[idx])
         return out
 
+    def candidate_scorer(self, rules: list, rows_out: np.ndarray,
+                         ok_out: np.ndarray) -> CandidateScorer:
+        """The compiled form of :meth:`rows_ok_after` and :meth:`estimate` for rules
+        placed first or last in ``rules`` (outputs ``rows_out``, right as ``ok_out``)."""
+        return CandidateScorer(self, rules, rows_out, ok_out, _MAX_CANDIDATES)
+
     def screen(self, rules: list, wrong_words: np.ndarray, base: int,
-               progress=None) -> list:
+               progress=None, limit=None) -> list:
         """Candidate rules, best first (:func:`strgm.models.rule_proposals.screen`)."""
-        return screen(self, rules, wrong_words, base, progress)
+        return screen(self, rules, wrong_words, base, progress, limit)
 
 
 def learn_rules(symbols: Sequence[str], words: Sequence, candidates: dict, *,
@@ -318,7 +332,8 @@ def _successors(s: "_Search", st: _State, rounds: int, exact_checks: int, keep: 
     out: dict = {}  # words right -> the best grammar getting exactly those right
     tell = None if progress is None else \
         (lambda msg: progress(f"{len(rules)} rule(s); {msg}"))
-    screened = s.screen(rules, np.flatnonzero(~ok), base, tell)[:exact_checks]
+    limit = exact_checks if exact_checks is None or exact_checks >= 0 else None
+    screened = s.screen(rules, np.flatnonzero(~ok), base, tell, limit)[:exact_checks]
     for i, (_, cost, rule) in enumerate(screened):
         if progress is not None:
             progress(f"{len(rules)} rule(s); scoring candidate {i + 1}/{len(screened)}")
