@@ -190,20 +190,24 @@ def _rules_run(args) -> dict:
 
 
 def _print_heldout(run) -> dict:
-    """Print the held-out predictions (with the forms the training words leave open);
-    their JSON."""
-    ranked = run.ranked_forms()
+    """Print the held-out predictions (with the forms the training words leave open and
+    their calibrated q, :mod:`strgm.models.rule_calibration`); their JSON."""
+    from strgm.models.rule_calibration import calibrated_forms
+
+    calibration = calibrated_forms(run)
+    ranked = calibration.ranked
     pred = run.predictions()
     forms = {k: [f for f, _ in v] for k, v in ranked.items()}
     rows = [(e.key, pred[e.key], "".join(e.segments)) for e in run.held_out]
     acc = run.exact_match()
     print(f"held-out words: {sum(p is not None for _, p, _ in rows)}   "
-          f"exact match: {acc:.1%}")
+          f"exact match: {acc:.1%}   undecided forms weighted with concentration "
+          f"{calibration.alpha:.3g} (learned on {len(calibration.cases)} training words)")
     for key, p, t in rows:
         print(f"  {key}  {p if p is not None else '(morpheme without UR)'}  "
               f"true {t}  {'✓' if p == t else '✗'}"
               + undecided_note(forms.get(key, []), [q for _, q in ranked.get(key, [])]))
-    return {"exact_match": acc, "words": [
+    return {"exact_match": acc, "concentration": calibration.alpha, "words": [
         {"key": k, "predicted": p, "truth": t,
          **({"forms": forms[k], "weights": [q for _, q in ranked[k]]} if k in forms
             else {})} for k, p, t in rows]}

@@ -26,9 +26,12 @@ looks like its source there, and never by the cell's affix alone: English [roɪ�
 
 Weights. s(f) = [f is the cascade's own prediction] + Σ_v #{supporting pairs of f}:
 the rules' choice counts as one supporter, so that with no analogy it stays (and ties
-go to it, then to the earlier form). q(f) = s(f) / Σ_F s is the distribution the
-family choice (:mod:`strgm.workflows.family_choice`) spreads the rules' mass with; the
-prediction is argmax q. A decided word (|F(w)| = 1) keeps q = 1 on its form.
+go to it, then to the earlier form). :func:`analogy_choice` ranks F(w) by s with the
+weights s(f) / Σ_F s; the prediction is the first. Those weights give 1 to the cascade's
+form whenever no pair speaks: the probabilities the family choice
+(:mod:`strgm.workflows.family_choice`) spreads the rules' mass with, and the commands
+print, are the Dirichlet–multinomial posterior of :mod:`strgm.models.rule_calibration`
+(same order). A decided word (|F(w)| = 1) keeps q = 1 on its form.
 
 Cost: O(Σ_v N) dictionary lookups per held-out word (N training words), segment tuples
 throughout.
@@ -74,12 +77,18 @@ def analogy_support(train: Sequence, morphemes: Sequence[str], forms: Sequence) 
     """s(f) of the module docstring for every f in ``forms`` (F(w), the cascade's
     prediction first): ``train`` is [(morphemes, surface segments)], ``morphemes`` the
     held-out word's, forms are segment tuples."""
+    score = pair_support(train, morphemes, forms)
+    if score:
+        score[tuple(forms[0])] += 1
+    return score
+
+
+def pair_support(train: Sequence, morphemes: Sequence[str], forms: Sequence) -> dict:
+    """The number of supporting pairs of every f in ``forms`` (s(f) without the
+    cascade's vote; all 0 when ``forms`` has fewer than two forms)."""
     forms = [tuple(f) for f in forms]
     score = {f: 0 for f in forms}
-    if not forms:
-        return score
-    score[forms[0]] = 1
-    if len(forms) == 1:
+    if len(forms) < 2:
         return score
     mw = frozenset(morphemes)
     for ms, x in train:
@@ -100,9 +109,9 @@ def analogy_support(train: Sequence, morphemes: Sequence[str], forms: Sequence) 
 
 
 def analogy_choice(train: Sequence, heldout: Mapping, forms: Mapping) -> dict:
-    """Held-out key → [(form, q(form))], best first (ties: the cascade's prediction,
-    then the order of F(w)); ``heldout``: key → morphemes, ``forms``: key → F(w) as
-    segment tuples, the prediction first (:func:`strgm.models.rule_ambiguity.
+    """Held-out key → [(form, s(form) / Σ s)], best first (ties: the cascade's
+    prediction, then the order of F(w)); ``heldout``: key → morphemes, ``forms``: key →
+    F(w) as segment tuples, the prediction first (:func:`strgm.models.rule_ambiguity.
     heldout_forms`)."""
     out = {}
     for key, fs in forms.items():

@@ -11,9 +11,12 @@ where c is the number of training words that share a morpheme with the word and 
 number of those the cascade does not reproduce: ε is Laplace's rule of succession for
 "the rules fail on the next word about these morphemes", estimated on training words
 only. q is 1 on the cascade's form when the training words decide the word; when they
-leave several forms F(w) open (:mod:`strgm.models.rule_ambiguity`), q spreads over F(w)
-by the proportions of the training words (:mod:`strgm.models.rule_analogy`: the
-cascade's own choice counts as one supporter). The prediction is the rules' best form
+leave several forms F(w) open (:mod:`strgm.models.rule_ambiguity`), q over F(w) is the
+posterior predictive of a Dirichlet–multinomial whose observations are the supports of
+the training words' proportions (:mod:`strgm.models.rule_analogy`: the cascade's own
+choice counts as one supporter) and whose concentration is learned by leave-one-out on
+the training words (:mod:`strgm.models.rule_calibration`: no undecided form gets more
+than 0.99). The prediction is the rules' best form
 argmax q whenever ε < ½, i.e. when the rules reproduce more than half of the related
 training words (2e < c); else the edit phonology's 1-best. (With q a point mass this
 is the mixture's best form; with q spread over F(w) it is the rule of thumb "trust the
@@ -37,6 +40,7 @@ from typing import Optional
 import numpy as np
 
 from strgm.errors import StrgmError
+from strgm.models.rule_calibration import calibrated_forms
 from strgm.models.rule_phonology import RuleRun, train_rule_phonology
 from strgm.workflows.background import Job, start
 
@@ -47,10 +51,12 @@ class FamilyChoice:
     ``rules`` (argmax q), ``cascade`` (the cascade's own URs rewritten) and ``edit``
     predictions, ``rules_forms`` with ``rules_weights`` (every form the training words
     allow under the rules and its q, best first: several when they cannot decide),
-    ``neg_logp``; the learned rules in ``rules``."""
+    ``neg_logp``; the learned rules in ``rules``, the concentration of q in
+    ``concentration`` (:mod:`strgm.models.rule_calibration`)."""
 
     rules: RuleRun
     per_word: dict
+    concentration: float = float("nan")
 
     @property
     def exact_match(self) -> float:
@@ -64,7 +70,7 @@ class FamilyChoice:
 
     def to_dict(self) -> dict:
         return {"exact_match": self.exact_match, "mean_neg_logp": self.mean_neg_logp,
-                "per_word": self.per_word}
+                "concentration": self.concentration, "per_word": self.per_word}
 
 
 def combine(rules: RuleRun, edit_words: dict) -> FamilyChoice:
@@ -74,7 +80,8 @@ def combine(rules: RuleRun, edit_words: dict) -> FamilyChoice:
     the rules have no UR for is the edit phonology's alone (ε = 1)."""
     cascade = rules.cascade_predictions()
     evidence = rules.evidence()
-    ranked = rules.ranked_forms()
+    calibration = calibrated_forms(rules)
+    ranked = calibration.ranked
     out = {}
     for key, w in edit_words.items():
         c, e = evidence.get(key, (0, 0))
@@ -90,7 +97,7 @@ def combine(rules: RuleRun, edit_words: dict) -> FamilyChoice:
                     "rules_forms": [f for f, _ in ranked.get(key, [])],
                     "rules_weights": [x for _, x in ranked.get(key, [])],
                     "neg_logp": float(-np.log(p)) if p > 0 else float("inf")}
-    return FamilyChoice(rules, out)
+    return FamilyChoice(rules, out, calibration.alpha)
 
 
 def start_rule_family(paradigm, heldout, *, progress=None, parallel: bool = True,
