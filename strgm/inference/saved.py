@@ -241,7 +241,7 @@ def _load_one(d: Path, name: str, v: dict, alphabets: list[Alphabet]) -> Belief:
                          path=str(d / INDEX))
     alphabet = alphabets[a]
     try:
-        fst = read_fst(fpath, f"file of the {where}")
+        fst = read_fst(fpath, f"file of the {where}", arc_types=("log64",))
     except InputError as e:
         raise InputError(f"cannot read the {where}: {e.detail}", path=str(fpath)) from None
     if fst.num_states() == 0 or fst.start() < 0:
