@@ -28,15 +28,17 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from pathlib import Path
 from typing import Optional
 
-from strgm.errors import OptionError
+from strgm.errors import InputError, OptionError
 from strgm.grammars.cfg import Grammar, Rule
 from strgm.grammars.factor_message import GrammarParameters
 from strgm.models.ipa_features import vowels
 from strgm.validate import check_choice, check_float
 
-__all__ = ["PCFGPrior", "syllable_grammar", "load_pcfg_prior", "DEFAULT_EMPTY"]
+__all__ = ["PCFGPrior", "syllable_grammar", "load_pcfg_prior", "pcfg_prior_from_bytes",
+           "DEFAULT_EMPTY"]
 
 #: p(ε) of the grammar prior (as for the HMM prior).
 DEFAULT_EMPTY = 0.05
@@ -133,7 +135,8 @@ class PCFGPrior:
     def record(self) -> dict:
         """What a saved phonology keeps of this prior (the learned θ included)."""
         learned = {" ".join(k): p.theta.tolist() for k, p in self._params.items()}
-        return {"kind": "pcfg", "path": self.path, "sha256": self.sha256,
+        return {"kind": "pcfg", "path": self.path,
+                "file": Path(self.path).name if self.path else None, "sha256": self.sha256,
                 "estimator": self.estimator, "alpha": self.alpha, "empty": self.empty,
                 "theta": learned}
 
@@ -143,11 +146,26 @@ def load_pcfg_prior(path: Optional[str], **options) -> PCFGPrior:
     grammar file in Johnson's format read and checked now (errors name the file/line)."""
     if path is None:
         return PCFGPrior(**options)
-    from strgm.grammars.johnson_format import parse_grammar
     from strgm.safe_io import read_bytes
 
-    data = read_bytes(path, "grammar (--prior pcfg:GRAMMAR)")
-    grammar = parse_grammar(data.decode("utf-8"), str(path))
+    return pcfg_prior_from_bytes(read_bytes(path, "grammar (--prior pcfg:GRAMMAR)"),
+                                 str(path), **options)
+
+
+def pcfg_prior_from_bytes(data: bytes, path: str, **options) -> PCFGPrior:
+    """The grammar prior of the grammar file ``path`` whose bytes are ``data`` (read once,
+    so that the recorded SHA-256 is that of what was parsed). Text that is not UTF-8 is
+    an :class:`InputError` naming the line and byte offset; a malformed grammar names the
+    file and line."""
+    from strgm.grammars.johnson_format import parse_grammar
+
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise InputError(f"grammar (--prior pcfg:GRAMMAR) is not UTF-8 text (byte "
+                         f"0x{data[e.start]:02x} at offset {e.start}); save it as UTF-8",
+                         path=path, line=data.count(b"\n", 0, e.start) + 1) from None
+    grammar = parse_grammar(text, path)
     if not grammar.terminals:
         raise OptionError("--prior", f"pcfg:{path}", "the grammar derives no segment")
-    return PCFGPrior(grammar, str(path), sha256=hashlib.sha256(data).hexdigest(), **options)
+    return PCFGPrior(grammar, path, sha256=hashlib.sha256(data).hexdigest(), **options)

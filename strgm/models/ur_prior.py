@@ -17,21 +17,33 @@ alphabet (EM rebuilds the graph every iteration). :func:`using_ur_prior` sets th
 that :func:`strgm.models.phonology.build_phonology_model` uses when it is given none, so
 that EM, the transparent-vowel screening and the rule family's UR candidates, which
 build their graphs themselves, all see the same prior.
+
+A saved model is data, never a path to follow (:func:`recorded_prior_file`): its record
+names the prior file by ``file``, a plain name looked up only in the model's own
+directory, read once, and parsed only if its SHA-256 is the recorded one; its ``path``
+(where the file was at training time) is never opened. A model saved before ``file``
+was recorded is read by the last part of its ``path``, under the same rules; a record
+without a checksum is refused (pass ``--prior``). Errors about a recorded prior name the
+model and the file, never what the file contains.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
+import tempfile
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
 from strgm.errors import InputError, OptionError
+from strgm.safe_io import read_bytes
 
 __all__ = ["HMMPrior", "load_hmm_prior", "parse_prior", "using_ur_prior", "active_ur_prior",
-           "prior_from_record", "recorded_prior", "DEFAULT_EMPTY", "DEFAULT_MIN_OCCUPANCY"]
+           "prior_from_record", "recorded_prior", "recorded_prior_file", "DEFAULT_EMPTY",
+           "DEFAULT_MIN_OCCUPANCY"]
 
 #: p(ε) of the HMM prior: an affix's UR may be empty, an HMM string never is.
 DEFAULT_EMPTY = 0.05
@@ -75,7 +87,7 @@ class HMMPrior:
     def record(self) -> dict:
         """What a saved phonology keeps of this prior (:func:`prior_from_record`)."""
         return {"kind": "hmm", "path": str(Path(self.path).resolve()),
-                "sha256": self.sha256, "empty": self.empty,
+                "file": Path(self.path).name, "sha256": self.sha256, "empty": self.empty,
                 "min_occupancy": self.min_occupancy}
 
 
@@ -148,25 +160,79 @@ def active_ur_prior():
 
 def prior_from_record(record, where: str) -> Optional[HMMPrior]:
     """The prior a saved phonology recorded (:meth:`HMMPrior.record`; None for the unigram
-    prior); its model file must still exist with the same SHA-256."""
+    prior). A model file is data, never a path to follow: its prior file is read only
+    beside the model (:func:`recorded_prior_file`) and only with the recorded SHA-256."""
     if record is None or (isinstance(record, dict) and record.get("kind") == "unigram"):
         return None
     if isinstance(record, dict) and record.get("kind") == "pcfg":
         return _pcfg_from_record(record, where)
-    if not isinstance(record, dict) or record.get("kind") != "hmm" \
-            or not isinstance(record.get("path"), str):
+    if not isinstance(record, dict) or record.get("kind") != "hmm":
         raise InputError("phonology model is damaged: its ur_prior setting is not a prior "
                          "record", path=where)
-    path = record["path"]
-    if not Path(path).is_file():
-        raise InputError(f"the model was trained with the HMM prior {path}, which is "
-                         "missing; pass --prior hmm:COPY to a copy of it", path=where)
-    prior = load_hmm_prior(path, record.get("empty", DEFAULT_EMPTY),
-                           record.get("min_occupancy", DEFAULT_MIN_OCCUPANCY))
-    if prior.sha256 != record.get("sha256"):
-        raise InputError(f"the HMM prior {path} has changed since the model was trained "
+    f, data = recorded_prior_file(record, where, "hmm", "HMM")
+    with _copy_of(data, f.suffix) as copy:
+        try:
+            prior = load_hmm_prior(copy, record.get("empty", DEFAULT_EMPTY),
+                                   record.get("min_occupancy", DEFAULT_MIN_OCCUPANCY))
+        except InputError:
+            raise _unreadable(f, where, "HMM", "a usable HMM model file") from None
+        except (TypeError, ValueError) as e:
+            raise InputError(f"phonology model is damaged: its HMM prior record: {e}",
+                             path=where) from None
+    return HMMPrior(prior.posterior, str(f), prior.sha256, prior.empty, prior.min_occupancy)
+
+
+def recorded_prior_file(record: dict, where: str, kind: str, label: str) -> tuple:
+    """(path, bytes) of the prior file a model's ``record`` names, found in the model's
+    directory (the record's ``file``; a record saved before ``file`` existed gives the
+    last part of its ``path``) and equal to the recorded SHA-256. A name that is absolute,
+    has a directory part or ``..``, leads outside the directory by a link, is missing,
+    or has no checksum recorded is an :class:`InputError` naming the model ``where``;
+    the error never quotes the file's content."""
+    name, digest = record.get("file"), record.get("sha256")
+    if name is None and isinstance(record.get("path"), str):
+        name = os.path.basename(record["path"])
+    if not isinstance(name, str) or not name or not isinstance(digest, str):
+        raise InputError(f"the model records no file and checksum for its {label} prior; "
+                         f"pass --prior {kind}:FILE", path=where)
+    if (os.path.isabs(name) or name in (".", "..") or "/" in name or "\\" in name
+            or "\0" in name):
+        raise InputError(f"the model names its {label} prior {name!r}: only a file beside "
+                         f"the model is read; pass --prior {kind}:FILE", path=where)
+    d = Path(where).parent
+    f = d / name
+    if not f.is_file():
+        raise InputError(f"the model was trained with the {label} prior {name}, which is "
+                         f"missing beside the model (in {d}); copy it there or pass "
+                         f"--prior {kind}:COPY", path=where)
+    try:
+        inside = f.resolve().parent == d.resolve()
+    except (OSError, RuntimeError):  # a symlink loop
+        inside = False
+    if not inside:
+        raise InputError(f"the {label} prior {name} beside the model is a link leading "
+                         f"outside its directory; refused", path=where)
+    data = read_bytes(f, f"{label} prior of the model")
+    if hashlib.sha256(data).hexdigest() != digest:
+        raise InputError(f"the {label} prior {f} has changed since the model was trained "
                          "(SHA-256 differs); pass --prior to choose one", path=where)
-    return prior
+    return f, data
+
+
+@contextlib.contextmanager
+def _copy_of(data: bytes, suffix: str):
+    """A private copy of verified bytes, for a loader that reads a path: the file beside
+    the model may change after the check, the copy cannot."""
+    with tempfile.TemporaryDirectory(prefix="strgm-prior-") as t:
+        copy = Path(t) / f"prior{suffix}"
+        copy.write_bytes(data)
+        yield copy
+
+
+def _unreadable(f, where: str, label: str, what: str) -> InputError:
+    """The error for a recorded prior that does not parse: where, never what it says."""
+    return InputError(f"the {label} prior {f} the model was trained with is not {what}; "
+                      "pass --prior to choose one", path=where)
 
 
 def recorded_prior(model_path) -> Optional[dict]:
@@ -186,22 +252,26 @@ def recorded_prior(model_path) -> Optional[dict]:
 
 
 def _pcfg_from_record(record: dict, where: str):
-    """The grammar prior a saved phonology recorded, with its learned rule weights."""
-    from strgm.models.grammar_prior import load_pcfg_prior
+    """The grammar prior a saved phonology recorded, with its learned rule weights; a
+    grammar file is read as :func:`recorded_prior_file` says."""
+    from strgm.models.grammar_prior import load_pcfg_prior, pcfg_prior_from_bytes
 
-    path = record.get("path")
-    if path is not None and not Path(path).is_file():
-        raise InputError(f"the model was trained with the grammar prior {path}, which is "
-                         "missing; pass --prior pcfg:COPY to a copy of it", path=where)
+    options = {"estimator": record.get("estimator", "vb"), "alpha": record.get("alpha", 1.0),
+               "empty": record.get("empty", DEFAULT_EMPTY)}
+    f = None
     try:
-        prior = load_pcfg_prior(path, estimator=record.get("estimator", "vb"),
-                                alpha=record.get("alpha", 1.0),
-                                empty=record.get("empty", DEFAULT_EMPTY))
+        if record.get("path") is None and record.get("file") is None:
+            prior = load_pcfg_prior(None, **options)
+        else:
+            f, data = recorded_prior_file(record, where, "pcfg", "grammar")
+            try:
+                prior = pcfg_prior_from_bytes(data, str(f), **options)
+            except InputError:
+                raise _unreadable(f, where, "grammar", "a grammar strgm can use") from None
         prior.restore(record.get("theta") or {})
     except (TypeError, ValueError, OptionError) as e:
+        if isinstance(e, InputError) and e.path == where:
+            raise
         raise InputError(f"phonology model is damaged: its grammar prior record: {e}",
                          path=where) from None
-    if path is not None and prior.sha256 != record.get("sha256"):
-        raise InputError(f"the grammar prior {path} has changed since the model was "
-                         "trained (SHA-256 differs); pass --prior to choose one", path=where)
     return prior
