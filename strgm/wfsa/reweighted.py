@@ -69,10 +69,8 @@ WARM = True
 #: 48 sweeps on average against 27 from b.
 WARM_RTOL = 1e-15
 #: Partial sums tried as certificates before the full x solve: after this many
-#: Gauss–Seidel sweeps in all, then continued to the next count. On 100 synthetic words
-#: with the EM-trained phonology under PEP, 4 sweeps alone left 55 of 978 weightings to
-#: the full solve (3.5 of 4.3 CPU s of certification); continuing to 16 left none
-#: (1.0 s in all).
+#: Gauss–Seidel sweeps in all, then continued to the next count (the measurement that
+#: chose these counts: docs/decisions/reweighted_quick.md).
 QUICK = (4, 16)
 
 
