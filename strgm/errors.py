@@ -110,3 +110,51 @@ class ConvergenceWarning(UserWarning):
 class ObjectiveDecreaseWarning(ConvergenceWarning):
     """An EM iteration lowered the training objective: with an exact E-step EM never
     does, so the approximate E-step (pruning, EP) is hiding what EM needs."""
+
+
+#: What each strgm file format is, and the option that writes it, for errors that name a
+#: file of another kind.
+FILE_KINDS = {
+    "strgm-hmm-model": ("an HMM model", "hmm train --save"),
+    "strgm-hmm-state": ("an HMM checkpoint", "hmm train --checkpoint"),
+    "strgm-tsg-model": ("a TSG model", "tsg train --save"),
+    "strgm-tsg-state": ("a TSG checkpoint", "tsg train --checkpoint"),
+    "strgm-pcfg-estimator-state": ("a PCFG estimator checkpoint", "pcfg train --checkpoint"),
+    "strgm-pcfg-sampler-state": ("a PCFG sampler checkpoint", "pcfg train --checkpoint"),
+    "strgm-phonology-v1": ("a phonology model", "train --save"),
+    "strgm-em-checkpoint-v2": ("a phonology EM checkpoint", "train --checkpoint"),
+    "strgm-rules-v1": ("a rule grammar", "rules --save"),
+    "strgm-beliefs-v2": ("a saved-beliefs index", "infer --save-beliefs"),
+}
+
+
+def file_kind(d) -> str | None:
+    """What the decoded JSON ``d`` of a strgm file is, in words ("a PCFG sampler
+    checkpoint (gibbs; written by pcfg train --checkpoint)"), or None when it does not say
+    (no ``format`` field naming a strgm format)."""
+    fmt = d.get("format") if isinstance(d, dict) else None
+    if not isinstance(fmt, str) or not fmt.startswith("strgm-") or len(fmt) > 60 \
+            or not fmt.isprintable():
+        return None
+    noun, how = FILE_KINDS.get(fmt, (f"a strgm {fmt[len('strgm-'):]} file", ""))
+    sub = d.get("kind")
+    notes = [sub] if isinstance(sub, str) and len(sub) <= 40 and sub.isprintable() else []
+    notes += [f"written by strgm {how}"] if how else []
+    return noun + (f" ({'; '.join(notes)})" if notes else "")
+
+
+class WrongKindError(InputError):
+    """A strgm file of another kind than the one expected (a model given as a checkpoint,
+    an HMM checkpoint given to ``tsg``): names what the file is and what was expected."""
+
+    def __init__(self, path, found: str, expected: str):
+        super().__init__(f"{path} is {found}, not {expected}")
+        self.path, self.found, self.expected = str(path), found, expected
+
+
+def check_kind(path, d, formats, expected: str) -> None:
+    """Raise :class:`WrongKindError` when the decoded JSON ``d`` of ``path`` says it is a
+    strgm file whose format is not among ``formats``."""
+    found = file_kind(d)
+    if found is not None and d.get("format") not in formats:
+        raise WrongKindError(path, found, expected)

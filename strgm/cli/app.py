@@ -22,7 +22,14 @@ import sys
 from typing import Optional
 
 from strgm.cli import beliefs, draw, hmm, paradigm, pcfg, rules, train, treebank, tsg
-from strgm.cli.errors import OneLineParser, bug_line, error_line
+from strgm.cli.errors import (
+    OneLineParser,
+    bug_line,
+    error_line,
+    is_write_failure,
+    memory_line,
+    output_line,
+)
 from strgm.cli.help_text import OVERVIEW, finish
 from strgm.cli.version import package_version
 from strgm.errors import StrgmError
@@ -69,15 +76,31 @@ def main(argv: Optional[list] = None) -> int:
         argv.remove("--debug")
     args = build_parser().parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        return _flush_failed() or code  # output that cannot be written is no exit 0
     except BrokenPipeError:
         return _quiet_pipe()
     except (KeyboardInterrupt, Exception) as e:  # SystemExit passes through
         if debug:
             raise
-        line, code = _report(e)
+        line, code = _report(e, _command(args), getattr(args, "scheduler", None))
         print(line, file=sys.stderr)
         return code
+
+
+def _flush_failed() -> int | None:
+    """Write out what was printed: None when that worked, else the exit status after the
+    one error line (a closed pipe stays quiet)."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return _quiet_pipe()
+    except OSError as e:
+        if not is_write_failure(e):
+            raise
+        print(output_line(e), file=sys.stderr)
+        return EXIT_INPUT
+    return None
 
 
 def _interrupted_in_compiled_code(e: BaseException) -> bool:
@@ -92,13 +115,21 @@ def _interrupted_in_compiled_code(e: BaseException) -> bool:
     return False
 
 
-def _report(e: BaseException) -> tuple[str, int]:
-    """(the one error line, the exit status) of an exception that ended a command."""
+def _command(args) -> str:
+    """The subcommand that ran, as typed: "infer", "hmm train"."""
+    sub = getattr(args, f"{args.command}_command", None)
+    return f"{args.command} {sub}" if isinstance(sub, str) else args.command
+
+
+def _report(e: BaseException, command: str = "",
+            scheduler: str | None = None) -> tuple[str, int]:
+    """(the one error line, the exit status) of an exception that ended ``command``."""
     if isinstance(e, StrgmError):
         return error_line(e), EXIT_INPUT
     if isinstance(e, KeyboardInterrupt) or _interrupted_in_compiled_code(e):
         return error_line("interrupted"), EXIT_INTERRUPTED
+    if is_write_failure(e):
+        return output_line(e), EXIT_INPUT
     if isinstance(e, MemoryError):
-        return error_line("out of memory; lower --max-states or --max-memory, or use "
-                          "--method pruned or ep"), EXIT_INPUT
+        return memory_line(e, command, scheduler), EXIT_INPUT
     return bug_line(e), EXIT_BUG

@@ -161,12 +161,16 @@ def tree_files(paths) -> list:
 
 def read_clean_trees(paths) -> list:
     """Cleaned trees of the files or folders, in order (trees cleaned to nothing are
-    dropped)."""
+    dropped; a file of nothing else, e.g. only ``-NONE-`` traces, is an InputError)."""
     from strgm.grammars.ptb import clean_tree, read_mrg
 
     out = []
     for f in tree_files(paths):
-        out.extend(t for t in map(clean_tree, read_mrg(f)) if t is not None)
+        trees = [t for t in map(clean_tree, read_mrg(f)) if t is not None]
+        if not trees:
+            raise InputError("no tree left once -NONE- traces and the constituents they "
+                             "leave empty are removed", str(f))
+        out.extend(trees)
     return out
 
 

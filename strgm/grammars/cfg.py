@@ -56,6 +56,13 @@ def normalise_per_lhs(values: np.ndarray, lhs: np.ndarray, n_lhs: int) -> np.nda
     """θ_r = v_r / Σ_{r': lhs(r') = lhs(r)} v_r' (0 where a left-hand side has total 0)."""
     values = np.asarray(values, dtype=float)
     tot = np.bincount(lhs, weights=values, minlength=n_lhs)
+    if not np.all(np.isfinite(tot)) and np.all(np.isfinite(values)):
+        # finite weights whose sum overflows: divide each by its parent's largest first
+        top = np.zeros(n_lhs)
+        np.maximum.at(top, lhs, values)
+        values = np.divide(values, top[lhs], out=np.zeros_like(values),
+                           where=top[lhs] > 0)
+        tot = np.bincount(lhs, weights=values, minlength=n_lhs)
     den = tot[lhs]
     out = np.zeros_like(values)
     ok = den > 0

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from strgm.errors import InputError
+from strgm.errors import InputError, WrongKindError, check_kind
 from strgm.safe_io import atomic_write_bytes, atomic_write_text, json_float, read_bytes, \
     strict_json
 
@@ -45,10 +45,13 @@ def save_json_state(path, d: dict) -> None:
 RESUME_ADVICE = "delete it and start again, or resume from an intact copy"
 
 
-def load_json_state(path, what: str, build, advice: str = RESUME_ADVICE):
+def load_json_state(path, what: str, build, advice: str = RESUME_ADVICE,
+                    expect: tuple = ()):
     """``build(d)`` of the JSON object in ``path`` (written by :func:`save_json_state`).
     Any ValueError of the decoding or of ``build`` becomes an InputError naming the file:
-    "damaged <what> (...); <advice>"."""
+    "damaged <what> (...); <advice>". With ``expect`` = (format, what it is in words), a
+    strgm file of another format (a model, another command's checkpoint) is named as what
+    it is (:class:`~strgm.errors.WrongKindError`) instead of called damaged."""
     p = Path(path)
     data = read_bytes(p, what)
     try:
@@ -56,7 +59,11 @@ def load_json_state(path, what: str, build, advice: str = RESUME_ADVICE):
             with np.load(io.BytesIO(data), allow_pickle=False) as z:
                 data = z["state"].tobytes()
         d = json.loads(data.decode("utf-8"), parse_constant=_refuse_constant)
+        if expect:
+            check_kind(p, d, (expect[0],), expect[1])
         return build(d)
+    except WrongKindError:
+        raise
     except (ValueError, KeyError, OSError, EOFError, zipfile.BadZipFile) as e:
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise InputError(f"damaged {what} ({msg}); {advice}", str(p)) from None

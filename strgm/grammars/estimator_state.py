@@ -104,7 +104,8 @@ class EstimatorState:
     def load(cls, path, kernel=None) -> "EstimatorState":
         """Read a checkpoint written by :meth:`save`; with ``kernel``, also check that it
         belongs to the kernel's estimator, grammar and corpus."""
-        state = load_json_state(path, "estimator checkpoint", cls.from_dict)
+        state = load_json_state(path, "estimator checkpoint", cls.from_dict, expect=(
+            "strgm-pcfg-estimator-state", "a PCFG estimator checkpoint (em, map, vb, cvb)"))
         if kernel is not None:
             try:
                 kernel.check(state, deep=True)

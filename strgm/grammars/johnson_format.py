@@ -5,7 +5,8 @@ Grammar lines (as read by Johnson's ``io`` / ``gibbs-pcfg`` programs)::
     [weight [pseudocount]] Parent --> Child1 ... Childn
 
 The first rule's parent is the start symbol; a missing weight is 1; blank lines and lines
-starting with ``#`` or ``%`` are ignored.  A symbol is a nonterminal iff it has rules.
+starting with ``#`` or ``%`` are ignored.  A symbol is a nonterminal iff it has rules.  Weights and pseudocounts
+are finite and at most :data:`MAX_WEIGHT`.
 Files are read as UTF-8 (a byte-order mark is accepted); every error names the file and,
 where there is one, the line.  Yield files hold one sentence per line, tokens separated by white space; ``chars=True``
 splits each line into characters (white space removed), for morphology.
@@ -21,6 +22,11 @@ from strgm.safe_io import atomic_write_text, read_text
 
 __all__ = ["read_grammar", "parse_grammar", "write_grammar", "format_grammar", "read_yld",
            "parse_yld"]
+
+
+#: The largest weight or pseudocount a grammar file may give: the sum of a parent's
+#: weights, and a sampler's sums of counts and pseudocounts, then stay far from overflow.
+MAX_WEIGHT = 1e100
 
 
 def _num(tok: str):
@@ -61,6 +67,13 @@ def parse_grammar(text: str, path: str = "<string>", default_pseudocount: float 
             raise InputError(f"weight must be finite and >= 0, got {weight!r}", path, ln)
         if pc is not None and not (math.isfinite(pc) and pc > 0):
             raise InputError(f"pseudocount must be finite and > 0, got {pc!r}", path, ln)
+        if weight > MAX_WEIGHT:
+            raise InputError(f"weight {weight:g} is too large (at most {MAX_WEIGHT:g}; only "
+                             "the ratios of one parent's weights matter, so scale them down)",
+                             path, ln)
+        if pc is not None and pc > MAX_WEIGHT:
+            raise InputError(f"pseudocount {pc:g} is too large (at most {MAX_WEIGHT:g})",
+                             path, ln)
         if not rhs:
             raise InputError("empty right-hand side (epsilon rules are not supported)", path, ln)
         if "-->" in rhs:

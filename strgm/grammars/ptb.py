@@ -5,8 +5,10 @@ outer unlabeled bracket is removed.  :func:`clean_tree` strips function tags and
 (``NP-SBJ-1`` → ``NP``, ``-NONE-`` and ``-LRB-`` kept as labels), deletes ``-NONE-``
 traces and constituents left empty.  :func:`treebank_grammar` counts rules (relative
 frequency estimate, Charniak 1996): the result is a :class:`~strgm.grammars.cfg.Grammar`
-whose trees are exactly the (cleaned) treebank trees' rules.  Unbalanced brackets raise
-:class:`~strgm.errors.InputError` naming file and line.
+whose trees are exactly the (cleaned) treebank trees' rules.  Unbalanced brackets, and
+brackets nested deeper than :data:`MAX_DEPTH` (the tree functions here and downstream are
+recursive, one call per level), raise :class:`~strgm.errors.InputError` naming file and
+line.
 """
 
 from __future__ import annotations
@@ -25,9 +27,13 @@ __all__ = ["parse_trees", "read_mrg", "read_treebank", "clean_tree", "treebank_g
 
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")
 
+#: The deepest bracket nesting a tree may have (Penn Treebank trees stay far below it).
+MAX_DEPTH = 300
+
 
 def parse_trees(text: str, path: str = "<string>") -> list:
-    """All top-level bracketed trees in ``text`` as nested tuples (label, children...)."""
+    """All top-level bracketed trees in ``text`` as nested tuples (label, children...);
+    at most :data:`MAX_DEPTH` brackets deep."""
     trees, stack = [], []
     line = 1
     pos = 0
@@ -37,6 +43,8 @@ def parse_trees(text: str, path: str = "<string>") -> list:
         pos = m.start()
         tok = m.group()
         if tok == "(":
+            if len(stack) >= MAX_DEPTH:
+                raise InputError(f"tree nested deeper than {MAX_DEPTH} brackets", path, line)
             stack.append([])
             open_line.append(line)
         elif tok == ")":

@@ -122,7 +122,8 @@ class SamplerState:
     def load(cls, path, kernel=None) -> "SamplerState":
         """Read a checkpoint written by :meth:`save`; with ``kernel``, also check that it
         belongs to the kernel's grammar, corpus and sampler (:func:`check_state`)."""
-        state = load_json_state(path, "sampler checkpoint", cls.from_dict)
+        state = load_json_state(path, "sampler checkpoint", cls.from_dict, expect=(
+            "strgm-pcfg-sampler-state", "a PCFG sampler checkpoint (gibbs, mh)"))
         if kernel is not None:
             try:
                 check_state(kernel, state)

@@ -41,7 +41,7 @@ from collections import Counter
 from strgm.grammars.binarize import binarize, debinarize
 from strgm.grammars.cfg import Grammar, Rule
 from strgm.grammars.ptb import relabel_collisions, treebank_grammar
-from strgm.errors import OptionError
+from strgm.errors import InputError, OptionError
 from strgm.validate import check_float, check_int
 
 __all__ = ["PREFIX", "is_signature", "signature_features", "signature", "signature_chain",
@@ -203,6 +203,8 @@ def prepare_trees(trees, threshold: int = 1, start: str = "TOP") -> tuple:
     renamed (:func:`~strgm.grammars.ptb.relabel_collisions`).  Refuses a ``start``
     that is a label of the trees."""
     trees = list(trees)
+    if not trees:
+        raise InputError("no trees to build a grammar from")
     if any(start in _labels(t) for t in trees):
         raise OptionError("start", start, "is a label of the trees; choose a start symbol "
                           "the trees do not use")

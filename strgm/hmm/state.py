@@ -109,7 +109,8 @@ class HMMState:
     def load(cls, path, kernel=None) -> "HMMState":
         """Read a checkpoint written by :meth:`save`; with ``kernel``, also check that it
         belongs to the kernel's data and settings (:meth:`HMMSampler.check_state`)."""
-        state = load_json_state(path, "HMM checkpoint", cls.from_dict)
+        state = load_json_state(path, "HMM checkpoint", cls.from_dict,
+                                expect=(FORMAT, "an HMM checkpoint"))
         if kernel is not None:
             try:
                 kernel.check_state(state)

@@ -35,7 +35,7 @@ import numpy as np
 
 from strgm.alphabet import Alphabet
 from strgm.datasets.paradigm import Paradigm
-from strgm.errors import ConvergenceWarning, InputError, ObjectiveDecreaseWarning
+from strgm.errors import ConvergenceWarning, InputError, ObjectiveDecreaseWarning, check_kind
 from strgm.inference import METHODS, infer
 from strgm.models.edit_model import PhonologyEditModel
 from strgm.models.em_blocks import active_block_setting, split_e_step
@@ -319,6 +319,7 @@ def load_checkpoint(path: str) -> Checkpoint:
                          line=e.lineno) from None
     except ValueError as e:
         raise InputError(f"{what} is damaged ({e})", path=path) from None
+    check_kind(path, d, (CHECKPOINT_FORMAT,), "a phonology EM checkpoint")
     if not isinstance(d, dict) or d.get("format", CHECKPOINT_FORMAT) != CHECKPOINT_FORMAT \
             or not {"model", "trace", "iteration"} <= set(d):
         raise InputError(f"not a strgm EM checkpoint (format {CHECKPOINT_FORMAT} with "

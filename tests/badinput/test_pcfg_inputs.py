@@ -75,6 +75,8 @@ BAD_GRAMMARS = {
     "nan weight": (b"nan S --> a\n", ":1:"),
     "inf weight": (b"S --> a\ninf S --> b\n", ":2:"),
     "huge weight": (b"1e400 S --> a\n", ":1:"),
+    "overflowing weights": (b"1e308 S --> a\n1e308 S --> b\n", ":1: weight 1e+308"),
+    "overflowing pseudocount": (b"1 1e300 S --> a\n", ":1: pseudocount 1e+300"),
     "zero pseudocount": (b"S --> a\n1 0 S --> b\n", ":2:"),
     "nan pseudocount": (b"1 nan S --> a\n", ":1:"),
     "word weight": (b"S --> a\nfoo S --> b\n", ":2:"),
@@ -274,3 +276,21 @@ def test_resume_with_other_options_names_the_option(d, change, named):
     change = [str(d / x) if x.endswith(".yld") else x for x in change]
     o = run_cli(_train(d, "--resume", ck, *change), watch=d)
     assert_clean_error(o, str(ck), named)
+
+
+def test_large_weights_in_range_parse_as_their_ratios(d):
+    """Control of the weight bound: weights up to it are normalised per parent without
+    overflow, so a grammar scaled by 1e100 parses exactly as the unscaled one."""
+    scaled = "".join(f"1e100 {line}\n" for line in GRAMMAR.splitlines())
+    (d / "big.lt").write_text(scaled)
+    plain = run_cli(["pcfg", "parse", d / "g.lt", d / "c.yld"])
+    big = run_cli(["pcfg", "parse", d / "big.lt", d / "c.yld"])
+    assert plain.code == big.code == 0, big.stderr
+    assert big.stdout == plain.stdout and "(no parse)" not in big.stdout
+
+
+def test_normalising_finite_weights_whose_sum_overflows():
+    from strgm.grammars.cfg import normalise_per_lhs
+
+    p = normalise_per_lhs(np.array([1e308, 1e308, 3e307, 1.0]), np.array([0, 0, 0, 1]), 2)
+    assert np.allclose(p, [1 / 2.3, 1 / 2.3, 0.3 / 2.3, 1.0])

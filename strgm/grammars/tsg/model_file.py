@@ -117,4 +117,5 @@ def load_model(path) -> TSGModel:
     InputError naming it."""
     p = Path(path)
     return load_json_state(p, "TSG model", TSGModel.from_dict,
-                           advice="train it again or restore an intact copy")
+                           advice="train it again or restore an intact copy",
+                           expect=(MODEL_FORMAT, "a TSG model"))

@@ -102,7 +102,8 @@ class TSGState:
     def load(cls, path, kernel=None) -> "TSGState":
         """Read a checkpoint written by :meth:`save`; with ``kernel``, also check that it
         belongs to the kernel's corpus and sampler (:func:`check_tsg_state`)."""
-        state = load_json_state(path, "TSG checkpoint", cls.from_dict)
+        state = load_json_state(path, "TSG checkpoint", cls.from_dict,
+                                expect=(FORMAT, "a TSG checkpoint"))
         if kernel is not None:
             try:
                 check_tsg_state(kernel, state)
