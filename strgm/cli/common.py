@@ -103,20 +103,31 @@ def add_limit_options(group, what: str) -> None:
 
 
 def add_scheduler_option(p) -> None:
-    """``--scheduler`` (:mod:`strgm.distributed.cluster`), shared by the long commands."""
+    """``--scheduler`` and its ``--tls-*`` certificates
+    (:mod:`strgm.distributed.cluster`), shared by the long commands."""
     p.add_argument("--scheduler", default=None, metavar="local[:N]|ADDRESS",
                    help="run on Dask (pip install 'strgm[distributed]'): local:N starts N "
                         "worker processes here, ADDRESS joins a running scheduler (e.g. "
-                        "tcp://host:8786, or a dask-jobqueue cluster); same results as "
-                        "without it")
+                        "tcp://host:8786, tls://host:8786 with --tls-*, or a dask-jobqueue "
+                        "cluster); same results as without it. The scheduler and its "
+                        "workers are trusted: Dask returns results pickled, so they can "
+                        "run code in this process; join only a cluster you control")
+    for opt, what in (("--tls-ca-file", "the CA certificate that signed the cluster's"),
+                      ("--tls-cert", "this client's certificate (PEM) for"),
+                      ("--tls-key", "the key of --tls-cert (if not in its file) for")):
+        p.add_argument(opt, default=None, metavar="FILE",
+                       help=f"{what} --scheduler tls://... (as in dask-scheduler; default: "
+                            "Dask's distributed.comm.tls config)")
 
 
 def scheduler_spec(args):
-    """``--scheduler`` parsed and checked (syntax; Dask installed) before any work, or
-    None without it; connecting is :func:`strgm.distributed.cluster.open_pool`'s."""
+    """``--scheduler`` (with its ``--tls-*`` files) parsed and checked (syntax; Dask
+    installed; certificates readable) before any work, or None without it; connecting
+    is :func:`strgm.distributed.cluster.open_pool`'s."""
     from strgm.distributed.cluster import parse_scheduler
 
-    return parse_scheduler(getattr(args, "scheduler", None))
+    return parse_scheduler(getattr(args, "scheduler", None), tls=[
+        getattr(args, a, None) for a in ("tls_ca_file", "tls_cert", "tls_key")])
 
 
 def _batch_where(spec, pool) -> dict:
