@@ -16,46 +16,14 @@ writes); a file is never judged ours by its name alone. Every other entry is for
 
 from __future__ import annotations
 
-import json
-import os
-import re
-import shutil
-import tempfile
 from pathlib import Path
 
 from strgm.errors import OptionError
+from strgm.inference.saved import SAVE_NAMES, foreign_entries
 
 __all__ = ["check_beliefs_dir", "save_beliefs_keeping"]
 
 OPTION = "--save-beliefs"
-
-#: The names a save writes (the index, and ``NNNN_slug.fst`` per variable).
-_SAVE_NAMES = re.compile(r"^(beliefs\.json|\d{4}(_[0-9A-Za-z._-]*)?\.fst)$")
-
-
-def _listed(d: Path) -> set:
-    """The names the manifest of a previous save in ``d`` lists, itself included; empty
-    when ``d`` holds no readable manifest of the current format."""
-    from strgm.inference.saved import FORMAT, INDEX
-
-    try:
-        index = json.loads((d / INDEX).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return set()
-    if not isinstance(index, dict) or index.get("format") != FORMAT:
-        return set()
-    variables = index.get("variables")
-    if not isinstance(variables, dict):
-        return set()
-    files = {v.get("file") for v in variables.values() if isinstance(v, dict)}
-    return {INDEX} | {f for f in files if isinstance(f, str)}
-
-
-def _foreign(d: Path) -> list:
-    """The entries of directory ``d`` that no previous save of beliefs owns."""
-    ours = {n for n in _listed(d) if _SAVE_NAMES.match(n)}
-    return sorted(n for n in os.listdir(d)
-                  if n not in ours or (d / n).is_symlink() or not (d / n).is_file())
 
 
 def check_beliefs_dir(directory, force: bool) -> list:
@@ -67,10 +35,10 @@ def check_beliefs_dir(directory, force: bool) -> list:
     if not d.is_dir():
         return []
     try:
-        foreign = _foreign(d)
+        foreign = foreign_entries(d)
     except OSError as e:
         raise OptionError(OPTION, str(d), f"cannot list the directory ({e.strerror or e})")
-    clash = [n for n in foreign if _SAVE_NAMES.match(n)]
+    clash = [n for n in foreign if SAVE_NAMES.match(n)]
     if clash:
         raise OptionError(OPTION, str(d), f"holds {clash[0]!r}, which no earlier save of "
                           "beliefs there lists but a save may write; move it or choose "
@@ -83,42 +51,15 @@ def check_beliefs_dir(directory, force: bool) -> list:
 
 
 def save_beliefs_keeping(result, directory, force: bool) -> None:
-    """Save ``result`` (an InferenceResult) to ``directory``: the beliefs are written to
-    a staging directory next to it, then swapped in as a whole with every foreign entry
-    of the old directory carried over (:func:`check_beliefs_dir`, checked again now).
-    Only files the previous manifest lists are dropped."""
-    from strgm.safe_io import atomic_directory, write_target
+    """Save ``result`` (an InferenceResult) to ``directory`` after
+    :func:`check_beliefs_dir` (errors naming the option); the save itself checks again,
+    carries every foreign entry into the new directory and swaps it in as a whole
+    (:func:`strgm.inference.saved.save_beliefs`). Only files the previous manifest lists
+    are dropped."""
+    from strgm.safe_io import write_target
 
     d = write_target(directory)
     if d.name in ("", ".", ".."):
         d = d.resolve()
-    keep = check_beliefs_dir(d, force)
-    d.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{d.name}.new-{os.getpid()}-", dir=d.parent))
-    try:
-        result.save(staging)
-        with atomic_directory(d) as tmp:
-            for name in keep:
-                _carry(d / name, tmp / name)
-            for f in staging.iterdir():
-                os.replace(f, tmp / f.name)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-
-
-def _carry(src: Path, dst: Path) -> None:
-    """``src`` into the new directory as ``dst``: a link as a link, a directory as a tree
-    of hard links, a file as a hard link (a copy where links are not possible)."""
-    if src.is_symlink():
-        os.symlink(os.readlink(src), dst)
-    elif src.is_dir():
-        shutil.copytree(src, dst, symlinks=True, copy_function=_link_or_copy)
-    else:
-        _link_or_copy(src, dst)
-
-
-def _link_or_copy(src, dst) -> None:
-    try:
-        os.link(src, dst)
-    except OSError:
-        shutil.copy2(src, dst)
+    check_beliefs_dir(d, force)
+    result.save(d, force=force)

@@ -95,10 +95,13 @@ class InferenceResult:
 
         atomic_write_json(path, self.to_dict(k))
 
-    def save(self, directory, names: Optional[list] = None):
+    def save(self, directory, names: Optional[list] = None, force: bool = False):
         """Write the full beliefs (one OpenFst file each) and the settings to
-        ``directory``; :meth:`load` reads them back (:mod:`strgm.inference.saved`)."""
-        return save_beliefs(self, directory, names)
+        ``directory``; :meth:`load` reads them back (:mod:`strgm.inference.saved`).
+        Only files the previous save's manifest lists are replaced; a directory holding
+        anything else raises :class:`~strgm.errors.InputError` naming one such file,
+        unless ``force``, which keeps those files beside the new save."""
+        return save_beliefs(self, directory, names, force=force)
 
     @classmethod
     def load(cls, directory) -> "InferenceResult":

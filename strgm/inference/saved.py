@@ -22,9 +22,16 @@ directory (no absolute paths, no ``..``, no symbolic link leading outside), chec
 file's size and checksum against the index before OpenFst reads it (a swapped or damaged
 file is refused naming the file and the variable), reads the index as strict JSON, and
 refuses the earlier format ``strgm-beliefs-v1`` (it recorded no checksums; re-save).
-A re-save replaces only a directory that is empty or holds a previous save: any other
-file in it stops the save before anything is written. Cost: one FST write and one
-SHA-256 pass per variable at save and at load.
+A file is never judged ours by its name: a re-save drops only ``beliefs.json`` of a
+previous save (format ``strgm-beliefs-v2``) and the belief files it lists. Any other
+entry is foreign and stops the save before anything is written, unless ``force=True``;
+then each foreign entry is carried into the new directory (a hard link, or a copy) and
+survives the swap. A foreign entry with a name a save writes (``beliefs.json``,
+``NNNN_name.fst``) is refused even with ``force``, since the save would replace it.
+The loader recomputes each belief's log Z from its automaton and refuses an index whose
+log Z differs (a wrong log Z would turn every probability into nonsense). Cost: one FST
+write and one SHA-256 pass per variable at save; at load, one SHA-256 pass and one
+log-semiring shortest distance per variable.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ import json
 import math
 import os
 import re
+import shutil
 from pathlib import Path
 from typing import Optional
 
@@ -41,12 +49,19 @@ from strgm.errors import InputError, StrgmError
 from strgm.inference.belief import Belief
 from strgm.safe_io import (atomic_directory, atomic_write_json, check_input, check_output,
                            json_float, read_text, sha256_file)
+from strgm.wfsa import log_partition
 from strgm.wfsa.fst_file import read_fst
 
 FORMAT = "strgm-beliefs-v2"
 OLD_FORMATS = ("strgm-beliefs-v1",)
 INDEX = "beliefs.json"
-_OURS = re.compile(r"^(beliefs\.json(\.tmp)?|\d{4}(_[0-9A-Za-z._-]*)?\.fst)$")
+#: The names a save writes (the index, and ``NNNN_slug.fst`` per variable).
+SAVE_NAMES = re.compile(r"^(beliefs\.json|\d{4}(_[0-9A-Za-z._-]*)?\.fst)$")
+#: Largest |log Z - recomputed log Z| accepted at load, relative to max(1, |log Z|).
+LOG_Z_TOLERANCE = 1e-6
+#: Keys of ``extra`` that would shadow the result's own fields in ``to_dict``.
+_RESERVED = ("method", "settings", "seconds", "iterations", "converged", "belief_changes",
+             "beliefs")
 
 
 def _file_name(i: int, name: str) -> str:
@@ -54,40 +69,97 @@ def _file_name(i: int, name: str) -> str:
     return f"{i:04d}_{slug}.fst" if slug else f"{i:04d}.fst"
 
 
-def check_save_target(directory: str | os.PathLike, option: str = "--save-beliefs") -> None:
+def check_save_target(directory: str | os.PathLike, option: str = "--save-beliefs",
+                      force: bool = False) -> list:
     """Refuse, before any work, a directory that a save could not (or must not) replace:
-    an unwritable location, a file, or a directory holding anything but a previous save
-    (saving swaps the whole directory, so foreign files would be lost)."""
+    an unwritable location, a file, or a directory holding a foreign entry (one the
+    manifest of a previous save there does not list) unless ``force``. Returns the
+    foreign entries a forced save carries over."""
     check_output(directory, option, directory=True)
-    _check_replaceable(Path(directory), f"option {option}: ")
+    return _check_replaceable(Path(directory), force, f"option {option}: ")
 
 
-def _check_replaceable(d: Path, prefix: str = "") -> None:
-    if not d.is_dir():
-        return
+def owned_entries(d: Path) -> set:
+    """The names in ``d`` that a previous save owns: ``beliefs.json`` when it is a plain
+    file holding a manifest of the current format, and the belief files it lists (names
+    a save writes, plain files, not links); empty when there is no such manifest."""
+    index_path = d / INDEX
+    if index_path.is_symlink() or not index_path.is_file():
+        return set()
     try:
-        names = sorted(os.listdir(d))
+        index = json.loads(read_text(index_path, "saved beliefs index"))
+    except (InputError, ValueError):
+        return set()
+    if not isinstance(index, dict) or index.get("format") != FORMAT:
+        return set()
+    variables = index.get("variables")
+    if not isinstance(variables, dict):
+        return set()
+    files = {v.get("file") for v in variables.values() if isinstance(v, dict)}
+    return {INDEX} | {f for f in files if isinstance(f, str) and SAVE_NAMES.match(f)
+                      and (d / f).is_file() and not (d / f).is_symlink()}
+
+
+def foreign_entries(d: Path) -> list:
+    """The entries of directory ``d`` (sorted) that no previous save owns."""
+    ours = owned_entries(d)
+    return sorted(n for n in os.listdir(d) if n not in ours)
+
+
+def _check_replaceable(d: Path, force: bool, prefix: str = "") -> list:
+    if not d.is_dir():
+        return []
+    try:
+        foreign = foreign_entries(d)
     except OSError as e:
         raise InputError(f"{prefix}cannot list the directory: {e.strerror or e}",
                          path=str(d)) from None
-    foreign = [n for n in names if not _OURS.match(n) or not (d / n).is_file()]
-    if foreign:
+    clash = [n for n in foreign if SAVE_NAMES.match(n)]
+    if clash:
+        raise InputError(f"{prefix}the directory holds {clash[0]!r}, which no earlier save "
+                         "of beliefs there lists but a save may write; move it or choose "
+                         "another directory", path=str(d))
+    if foreign and not force:
         raise InputError(f"{prefix}the directory holds {len(foreign)} file(s) that are not "
-                         f"saved beliefs (e.g. {foreign[0]!r}); saving replaces the whole "
-                         "directory, so choose a new or empty one", path=str(d))
+                         f"saved beliefs (e.g. {foreign[0]!r}); choose a new or empty "
+                         "directory, or force the save (--force, force=True) to keep them beside "
+                         "it", path=str(d))
+    return foreign
+
+
+def _carry(src: Path, dst: Path) -> None:
+    """``src`` into the new directory as ``dst``: a link as a link, a directory as a tree
+    of hard links, a file as a hard link (a copy where links are not possible)."""
+    if src.is_symlink():
+        os.symlink(os.readlink(src), dst)
+    elif src.is_dir():
+        shutil.copytree(src, dst, symlinks=True, copy_function=_link_or_copy)
+    else:
+        _link_or_copy(src, dst)
+
+
+def _link_or_copy(src, dst) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
 
 
 def save_beliefs(result, directory: str | os.PathLike,
-                 names: Optional[list[str]] = None) -> Path:
+                 names: Optional[list[str]] = None, force: bool = False) -> Path:
     """Write the beliefs of ``names`` (default: every latent variable) of an
     :class:`~strgm.inference.result.InferenceResult` to ``directory``, replacing an
-    earlier save there as a whole once the new one is complete. Returns the index path."""
+    earlier save there as a whole once the new one is complete. A directory holding
+    anything its previous manifest does not list is refused, or with ``force`` kept
+    beside the new save (module docstring). Returns the index path."""
     out = Path(directory)
     if out.is_symlink() or out.name in ("", ".."):  # swap the real directory
         out = out.resolve()
-    _check_replaceable(out, "cannot save beliefs: ")
+    _check_replaceable(out, force, "cannot save beliefs: ")
     beliefs = result.beliefs(names)  # computed before anything is written
     with atomic_directory(out) as tmp:
+        for entry in _check_replaceable(out, force, "cannot save beliefs: "):
+            _carry(out / entry, tmp / entry)  # checked again: the directory may have changed
         alphabets: list[Alphabet] = []
         variables = {}
         for i, (name, b) in enumerate(beliefs.items()):
@@ -170,9 +242,13 @@ def read_saved(directory: str | os.PathLike) -> dict:
                   _number(index, "seconds"), _typed(index, "iterations", int),
                   _typed(index, "converged", bool),
                   [json_float(x) for x in _typed(index, "belief_changes", list)])
+        _check_ranges(header)
         extra = index.get("extra", {})
         if not isinstance(extra, dict):
             raise TypeError("'extra' is not an object")
+        shadow = [k for k in _RESERVED if k in extra]
+        if shadow:
+            raise ValueError(f"'extra' holds {shadow[0]!r}, a field of the result itself")
         return dict(zip(("method", "settings", "seconds", "iterations", "converged",
                          "deltas"), header), extra=extra, _beliefs=beliefs,
                     _names=list(variables))
@@ -183,6 +259,18 @@ def read_saved(directory: str | os.PathLike) -> dict:
     except (KeyError, TypeError, IndexError, ValueError, AttributeError) as e:
         raise InputError(f"saved beliefs index is incomplete ({type(e).__name__}: {e})",
                          path=str(path)) from None
+
+
+def _check_ranges(header: tuple) -> None:
+    """ValueError unless the counts and changes of the index make sense: iterations and
+    seconds not negative, belief changes not negative (``inf`` and NaN as saved)."""
+    _, _, seconds, iterations, _, deltas = header
+    if iterations < 0:
+        raise ValueError(f"'iterations' is {iterations}, below 0")
+    if seconds < 0:
+        raise ValueError(f"'seconds' is {seconds}, below 0")
+    if any(x < 0 for x in deltas):
+        raise ValueError("'belief_changes' holds a negative change")
 
 
 def _typed(index: dict, key: str, kind: type):
@@ -255,11 +343,29 @@ def _load_one(d: Path, name: str, v: dict, alphabets: list[Alphabet]) -> Belief:
                              path=str(fpath))
     fst.set_input_symbols(None)
     fst.set_output_symbols(None)
+    return Belief(name, fst, alphabet, log_z=_checked_log_z(d, v, fst, where))
+
+
+def _checked_log_z(d: Path, v: dict, fst, where: str) -> float:
+    """The log Z the index records for a belief, once it agrees with the log Z computed
+    from the automaton itself (up to LOG_Z_TOLERANCE); InputError otherwise."""
     try:
         log_z = json_float(v.get("log_z"))
     except ValueError:
         raise InputError(f"the index has no valid log Z for the {where}",
                          path=str(d / INDEX)) from None
+    fpath = d / v["file"]
     if not math.isfinite(log_z):
         raise InputError(f"the {where} has log Z = {log_z} in the index", path=str(fpath))
-    return Belief(name, fst, alphabet, log_z=log_z)
+    try:
+        actual = log_partition(fst, what=f"the {where}")
+    except StrgmError as e:  # divergent: the automaton has no finite total weight
+        raise InputError(f"the {where} has no finite total weight ({e})",
+                         path=str(fpath)) from None
+    if not math.isfinite(actual):
+        raise InputError(f"the {where} accepts no string", path=str(fpath))
+    if abs(actual - log_z) > LOG_Z_TOLERANCE * max(1.0, abs(actual)):
+        raise InputError(f"the index records log Z = {log_z:.10g} for the {where}, but "
+                         f"its automaton {fpath.name} gives {actual:.10g} (edited index; "
+                         "re-save the beliefs)", path=str(d / INDEX))
+    return log_z

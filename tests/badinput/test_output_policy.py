@@ -255,6 +255,26 @@ def test_save_beliefs_never_overwrites_files_named_like_a_save(work):
     assert (w / "fresh" / "beliefs.json").is_file()
 
 
+def test_save_beliefs_force_keeps_foreign_folders_and_links(work):
+    """With --force a foreign folder (and the files in it) and a symbolic link survive
+    the swap as they were; a link's target is not followed or touched. Control: without
+    --force the same directory is refused and left alone."""
+    w, d = work, work / "sv"
+    _ok(_save(w, d))
+    (d / "mine").mkdir()
+    (d / "mine" / "rule.txt").write_text("devoicing\n")
+    (w / "target.txt").write_text("target\n")
+    os.symlink(w / "target.txt", d / "link.txt")
+    o = run_cli(_save(w, d), watch=w)
+    assert_clean_error(o, "--save-beliefs", "link.txt", "--force")
+    _ok(_save(w, d, "--force"))
+    assert (d / "mine" / "rule.txt").read_text() == "devoicing\n"
+    assert os.readlink(d / "link.txt") == str(w / "target.txt")
+    assert (w / "target.txt").read_text() == "target\n"
+    assert not [p for p in os.listdir(w) if p.startswith(".sv.")]  # no staging left
+    _ok(["beliefs", d])
+
+
 # ----------------------------------------------------------- hmm --resume --seed
 def test_hmm_resume_refuses_another_seed(work):
     w = work

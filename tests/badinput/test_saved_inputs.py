@@ -178,6 +178,43 @@ def _bad_log_z(d):
     return "0001_M2.fst", "log Z"
 
 
+def _edited_log_z(d):
+    """log Z lowered by 34.4: every probability would print about 8.5e14 times too high."""
+    _entry(d, "M2", log_z=_index(d)["variables"]["M2"]["log_z"] - 34.4)
+    return "beliefs.json", "variable 'M2', but its automaton 0001_M2.fst gives"
+
+
+def _divergent_fst(d):
+    """A belief file replaced by an automaton of infinite total weight, with its size and
+    checksum updated to match (the index is as easy to edit as the file)."""
+    import pynini
+
+    f = pynini.Fst(arc_type="log64")
+    s = f.add_state()
+    f.set_start(s)
+    f.set_final(s, 0.0)
+    f.add_arc(s, pynini.Arc(1, 1, pynini.Weight("log64", -1.0), s))  # weight e per loop
+    f.write(str(d / "0001_M2.fst"))
+    _entry(d, "M2", bytes=(d / "0001_M2.fst").stat().st_size,
+           sha256=sha256_file(d / "0001_M2.fst"))
+    return "0001_M2.fst", "no finite total weight"
+
+
+def _negative_iterations(d):
+    index = _index(d)
+    index["iterations"] = -3
+    _write_index(d, index)
+    return "beliefs.json", "'iterations' is -3"
+
+
+def _extra_shadows_beliefs(d):
+    """``extra`` is merged into the JSON summary: it may not replace the beliefs there."""
+    index = _index(d)
+    index["extra"] = {"beliefs": {"M1": [["aaa", 1e15]]}}
+    _write_index(d, index)
+    return "beliefs.json", "'extra' holds 'beliefs'"
+
+
 def _incomplete(d):
     index = _index(d)
     del index["iterations"]
@@ -188,6 +225,7 @@ def _incomplete(d):
 DAMAGE = [_missing_dir, _a_file, _missing_index, _not_json, _wrong_format, _old_format, _not_utf8,
           _nan_literal, _swapped, _truncated, _flipped_byte, _deleted_file, _escape_dotdot,
           _absolute, _symlink_outside, _no_checksum, _bad_alphabet_ref, _bad_log_z,
+          _edited_log_z, _divergent_fst, _negative_iterations, _extra_shadows_beliefs,
           _incomplete]
 
 
@@ -196,6 +234,21 @@ def test_damaged_saved_beliefs_are_refused_naming_the_file(saved, tmp_path, dama
     culprit, detail = damage(saved)
     o = _beliefs(saved, watch=tmp_path)
     assert_clean_error(o, str(culprit), detail)
+
+
+def test_printed_probabilities_stay_in_the_unit_interval(saved, tmp_path):
+    """Control for the log Z check: an unedited save, and one whose log Z moved by far
+    less than the tolerance (a JSON round trip of another writer), load and print
+    probabilities in [0, 1]; the same edit by 34.4 nats is refused (above)."""
+    for shift in (0.0, 1e-12):
+        _entry(saved, "M2", log_z=_index(saved)["variables"]["M2"]["log_z"] + shift)
+        o = _beliefs(saved, "--top", "4", "--prob", "ab", "--json", "-", watch=tmp_path)
+        assert o.code == 0, o.stderr
+        rows = json.loads(o.stdout)["beliefs"]
+        probs = [p for row in rows.values() for _, p in row["top"]]
+        probs += [p for row in rows.values() for p in row["prob"].values()]
+        assert probs and all(0.0 <= p <= 1.0 for p in probs), probs
+        assert sum(p for _, p in rows["M1"]["top"]) <= 1.0 + 1e-9
 
 
 def _huge_header_fst(path, states=10 ** 15):

@@ -259,3 +259,68 @@ def test_load_points_at_the_backup_left_between_the_two_renames(results, tmp_pat
         InferenceResult.load(d)
     (tmp_path / ".s.old-x1").rename(d)
     assert InferenceResult.load(d).method == "bp"
+
+
+def test_resave_needs_no_force_and_foreign_files_need_it(results, tmp_path):
+    """Only files the earlier save's manifest lists are ours to replace: a re-save over
+    an earlier save works without ``force`` (control); a foreign file stops the save and
+    is untouched; with ``force=True`` it is kept beside the new save, also on the next
+    forced re-save, while the files of the earlier save are replaced."""
+    d = tmp_path / "s"
+    results["bp"].save(d)
+    results["pep"].save(d)  # control: an earlier save alone is replaced
+    assert InferenceResult.load(d).method == "pep"
+    (d / "notes.txt").write_text("keep me")
+    with pytest.raises(InputError, match=r"/s: .*notes\.txt.*force"):
+        results["bp"].save(d)
+    assert (d / "notes.txt").read_text() == "keep me"
+    assert InferenceResult.load(d).method == "pep"  # the earlier save is untouched too
+    results["bp"].save(d, names=["W"], force=True)
+    assert _files(d) == ["0000_W.fst", "beliefs.json", "notes.txt"]
+    assert (d / "notes.txt").read_text() == "keep me"
+    results["pep"].save(d, force=True)
+    assert _files(d) == ["0000_M1.fst", "0001_M2.fst", "0002_W.fst", "beliefs.json",
+                         "notes.txt"]
+    assert InferenceResult.load(d).method == "pep"
+    assert _files(tmp_path) == ["s"]  # no staging or backup directory left
+
+
+def test_files_named_like_a_save_are_never_deleted(results, tmp_path):
+    """A user's ``beliefs.json`` (not a strgm manifest) and ``0001_devoicing.fst`` are
+    not ours by their names: the save is refused with and without ``force`` and both
+    stay as they were. A manifest of another format is no manifest either."""
+    d = tmp_path / "mine"
+    d.mkdir()
+    (d / "beliefs.json").write_text('{"my": "notes"}\n')
+    (d / "0001_devoicing.fst").write_text("my rule\n")
+    for force in (False, True):
+        with pytest.raises(InputError, match=r"mine: .*'0001_devoicing\.fst'"):
+            results["bp"].save(d, force=force)
+    assert (d / "beliefs.json").read_text() == '{"my": "notes"}\n'
+    assert (d / "0001_devoicing.fst").read_text() == "my rule\n"
+    (d / "0001_devoicing.fst").unlink()
+    (d / "beliefs.json").write_text(json.dumps({"format": "strgm-beliefs-v1",
+                                                "variables": {}}))
+    with pytest.raises(InputError, match=r"mine: .*'beliefs\.json'"):
+        results["bp"].save(d, force=True)
+    assert json.loads((d / "beliefs.json").read_text())["format"] == "strgm-beliefs-v1"
+
+
+def test_a_manifest_owns_only_the_files_it_lists(results, tmp_path):
+    """An earlier save's manifest does not own a save-like file it does not list: a
+    ``0009_extra.fst`` dropped into the directory is refused (and kept) even though the
+    rest is a real save; a file the manifest lists is replaced (control)."""
+    d = tmp_path / "s"
+    results["bp"].save(d)
+    (d / "0009_extra.fst").write_bytes((d / "0000_M1.fst").read_bytes())
+    for force in (False, True):
+        with pytest.raises(InputError, match="0009_extra.fst"):
+            results["pep"].save(d, force=force)
+    assert (d / "0009_extra.fst").is_file()
+    (d / "0009_extra.fst").unlink()
+    index = json.loads((d / "beliefs.json").read_text())
+    index["variables"]["W"]["file"] = "0009_extra.fst"
+    (d / "0002_W.fst").rename(d / "0009_extra.fst")
+    (d / "beliefs.json").write_text(json.dumps(index))
+    results["pep"].save(d)
+    assert "0009_extra.fst" not in _files(d)
