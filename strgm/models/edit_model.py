@@ -17,11 +17,18 @@ import pynini
 from strgm.transducers.contextual_edit import (ContextSpec, EditStructure, build_structure,
                                          compile_fst)
 from strgm.alphabet import Alphabet
-from strgm.errors import InputError
+from strgm.errors import InputError, MessageTooLargeError, check_kind
 from strgm.models.ipa_features import symbol_info
 from strgm.safe_io import json_float
 
 _CACHE: dict = {}
+#: Largest |θ_k| a model may hold: e^θ must be a finite double (the largest is e^709.78),
+#: and an L2-penalised model never comes near it.
+MAX_ABS_WEIGHT = 700.0
+#: Most segments a model may have: its edit events and arcs grow with the square of the
+#: alphabet (substitutions in every context), so the bound keeps one model in memory;
+#: phoneme inventories are far smaller.
+MAX_SEGMENTS = 256
 #: The context classes of a new model (a saved model keeps its own; one saved before
 #: ``tier_features`` existed reads back without them).
 DEFAULT_CLASSES = {"context": "natural", "right_context": "coarse",
@@ -35,6 +42,10 @@ class PhonologyEditModel:
     spec: ContextSpec = ContextSpec()
     classes: dict = field(default_factory=lambda: dict(DEFAULT_CLASSES))
     theta: Optional[np.ndarray] = None
+
+    def __post_init__(self):
+        if self.alphabet.num_segments > MAX_SEGMENTS:
+            raise MessageTooLargeError(_too_many_segments(self.alphabet.num_segments))
 
     @property
     def structure(self) -> EditStructure:
@@ -110,12 +121,17 @@ class PhonologyEditModel:
         """The model of a parsed JSON object; a malformed object, an unknown feature or a
         non-finite weight (which would make every observation look impossible later) is
         an :class:`InputError` naming ``path``."""
+        if isinstance(d, dict):
+            check_kind(path, d, (FORMAT,), "a phonology model")
         if not isinstance(d, dict) or d.get("format") != FORMAT:
             raise InputError(f"not a strgm phonology model (format {FORMAT})", path=path)
         try:
             spec = ContextSpec(**_object(d, "spec"))
             classes = _classes(_object(d, "classes"))
-            m = cls(Alphabet.from_dict(_object(d, "alphabet")), spec, classes)
+            alphabet = Alphabet.from_dict(_object(d, "alphabet"))
+            if alphabet.num_segments > MAX_SEGMENTS:
+                raise InputError(_too_many_segments(alphabet.num_segments), path=path)
+            m = cls(alphabet, spec, classes)
             index = {tuple(n): i for i, n in enumerate(m.structure.feature_names)}
             weights = d["theta"]
             if not isinstance(weights, list):
@@ -134,12 +150,13 @@ class PhonologyEditModel:
         except (KeyError, TypeError, ValueError, IndexError) as e:
             raise InputError(f"phonology model is damaged ({type(e).__name__}: {e})",
                              path=path) from None
-        bad = np.flatnonzero(~np.isfinite(th))
+        bad = np.flatnonzero(~np.isfinite(th) | (np.abs(th) > MAX_ABS_WEIGHT))
         if bad.size:
             name = m.structure.feature_names[bad[0]]
-            raise InputError(f"phonology model has {bad.size} non-finite weight(s), e.g. "
-                             f"{th[bad[0]]} for feature {tuple(name)}; retrain or restore "
-                             "the file", path=path)
+            raise InputError(f"phonology model has {bad.size} non-finite weight(s) or "
+                             f"weight(s) beyond ±{MAX_ABS_WEIGHT:g}, e.g. {th[bad[0]]:g} "
+                             f"for feature {tuple(name)}; retrain or restore the file",
+                             path=path)
         return m.with_theta(th)
 
     @classmethod
@@ -159,6 +176,12 @@ class PhonologyEditModel:
 
 FORMAT = "strgm-phonology-v1"
 _CLASS_KEYS = ("context", "right_context", "output_context")
+
+
+def _too_many_segments(n: int) -> str:
+    return (f"a phonology model over {n:,} segments (more than {MAX_SEGMENTS}): its edit "
+            "events grow with the square of the alphabet; check that the words are "
+            "written as intended (a segment is a character with its combining marks)")
 
 
 def _refuse_constant(name: str):

@@ -110,11 +110,11 @@ def indicator_features(attrs: dict, info, bnd, pair_base: Optional[int] = None,
             continue
         if keys:
             vals = np.stack([derived[k][idx] for k in keys])
-            code = np.ravel_multi_index(tuple(vals), tuple(int(v.max()) + 1 for v in vals))
-            uniq, inv = np.unique(code, return_inverse=True)
-            for u in uniq:
-                names.append((name,) + tuple(int(v) for v in np.unravel_index(
-                    u, tuple(int(v.max()) + 1 for v in vals))))
+            shape = tuple(int(v.max()) + 1 for v in vals)
+            uniq, inv = np.unique(np.ravel_multi_index(tuple(vals), shape),
+                                  return_inverse=True)
+            values = np.stack(np.unravel_index(uniq, shape), axis=1).tolist()
+            names.extend((name,) + tuple(v) for v in values)
         else:
             inv = np.zeros(len(idx), dtype=np.int64)
             names.append((name,))

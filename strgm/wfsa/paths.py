@@ -27,12 +27,15 @@ from typing import Optional
 import numpy as np
 import pynini
 
+from strgm.validate import check_int
 from strgm.wfsa import guard
 from strgm.wfsa.core import arc_table, is_acyclic, shortest_distance
 from strgm.wfsa.measure import check_normalisable, score_strings
 
 
 PRUNE_NATS = 30.0
+#: Most samples one :func:`sample` call draws (each is a Python tuple held in memory).
+MAX_SAMPLES = 1_000_000
 
 
 def candidate_strings(fst: pynini.Fst, n: int, prune: float = PRUNE_NATS
@@ -91,11 +94,13 @@ def kbest(fst: pynini.Fst, k: int, n_candidates: Optional[int] = None
 
 def sample(fst: pynini.Fst, n: int, seed: int | np.random.Generator | None = 0,
            max_length: int = 10_000) -> list[tuple[int, ...]]:
-    """``n`` independent exact samples v ~ weight(v)/Z (output tape).
+    """``n`` independent exact samples v ~ weight(v)/Z (output tape); ``n`` is at most
+    :data:`MAX_SAMPLES` per call (draw larger sets in batches with different seeds).
 
     Ancestral sampling with backward weights β: from state q take arc e with probability
     exp(-w_e) β(dst_e) / β(q), or stop with probability exp(-ρ_q) / β(q). O(n · length).
     """
+    n = check_int("n", n, min=0, max=MAX_SAMPLES)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     f = fst.copy().connect()
     if f.num_states() == 0:
