@@ -33,6 +33,7 @@ from strgm.cli.errors import (
 from strgm.cli.help_text import OVERVIEW, finish
 from strgm.cli.version import package_version
 from strgm.errors import StrgmError
+from strgm.wfsa.interrupts import hard_stop
 
 #: Exit statuses of :func:`main`.
 EXIT_INPUT, EXIT_BUG, EXIT_INTERRUPTED, EXIT_PIPE = 2, 3, 130, 141
@@ -70,13 +71,15 @@ def main(argv: Optional[list] = None) -> int:
     """Run the command line; returns the exit status (0 ok, 2 input error, 3 bug,
     130 interrupted, 141 closed pipe). Every error is one line starting ``strgm: error:``
     (:mod:`strgm.cli.errors`); ``--debug`` re-raises with the traceback."""
+    from_process = argv is None  # the program itself, not a caller in Python
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     if debug:
         argv.remove("--debug")
     args = build_parser().parse_args(argv)
     try:
-        code = int(args.func(args) or 0)
+        with hard_stop(from_process):  # Ctrl-C stops even inside an OpenFst call
+            code = int(args.func(args) or 0)
         return _flush_failed() or code  # output that cannot be written is no exit 0
     except BrokenPipeError:
         return _quiet_pipe()

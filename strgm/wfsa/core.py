@@ -20,6 +20,7 @@ import pynini
 
 from strgm.wfsa.known_tables import KNOWN
 from strgm.wfsa.serialised import read_arcs
+from strgm.wfsa.interrupts import native
 
 ARC_TYPE = "log64"
 ZERO = float("inf")  # -log 0
@@ -217,7 +218,8 @@ def shortest_distance(fst: pynini.Fst, reverse: bool = False, delta: float = 1e-
     (see :func:`strgm.wfsa.measure.check_normalisable`)."""
     if is_acyclic(fst):
         return acyclic_distances(arc_table(fst), reverse=reverse)
-    d = weights_to_array(pynini.shortestdistance(fst, delta=delta, reverse=reverse))
+    with native():
+        d = weights_to_array(pynini.shortestdistance(fst, delta=delta, reverse=reverse))
     out = np.full(fst.num_states(), ZERO)
     out[: len(d)] = d
     return out

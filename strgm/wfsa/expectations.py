@@ -16,6 +16,7 @@ import pynini
 
 from strgm.errors import DivergenceError
 from strgm.wfsa import guard
+from strgm.wfsa.interrupts import native
 from strgm.wfsa.core import (ArcTable, ZERO, acyclic_distances, arc_table, from_arc_table,
                               is_acyclic, shortest_distance, topological_levels)
 from strgm.wfsa.measure import (TrimmedTopology, check_normalisable,
@@ -114,7 +115,9 @@ def entropy(fst: pynini.Fst, n_samples: int = 2000, seed: int = 0,
         raise ValueError("entropy of the empty language is undefined")
     exact = None
     if is_acyclic(f):
-        exact = path_entropy(pynini.determinize(f, delta=1e-12))
+        with native():
+            det = pynini.determinize(f, delta=1e-12)
+        exact = path_entropy(det)
     elif f.properties(pynini.I_DETERMINISTIC, True) == pynini.I_DETERMINISTIC:
         exact = path_entropy(f)
     if exact is not None:

@@ -32,11 +32,8 @@ Bounds (sound: never below the true size; checked against real compositions by
   set sum).
 * n shortest paths of F: each state is popped ≤ n times: ≤ ``n·|Q_F| + 1`` states, arcs.
 
-Bytes: ``BYTES_PER_STATE`` = 160 and ``BYTES_PER_ARC`` = 48, from peak-RSS of
-``pynini.compose`` on random log64 acceptors (Python 3.11, pynini 2.1: 582k states +
-1.3M arcs took 118 MB, 40k + 4.0M 103 MB, 10k + 9.0M 216 MB: about 150 bytes per state
-and 24 per arc, doubled for ``std::vector`` growth), times ``COPIES`` = 2: every result
-is copied once more (arc-sorting, trimming) while the input is still alive.
+Bytes: ``BYTES_PER_STATE``, ``BYTES_PER_ARC`` and ``COPIES`` (every result is copied
+once more while its input is alive) are explained in docs/decisions/memory_guard.md.
 
 Not bounded: determinisation (``shortestpath(..., unique=True)`` on the acyclic, pruned
 tropical copy in :func:`strgm.wfsa.paths.candidate_strings`, and exact entropy of an
@@ -54,11 +51,10 @@ built (innermost wins), so that the error names the variable or factor. Cost per
 operation: two counts of states/arcs (a Python loop over states), a ``properties`` call
 and the resident memory; label histograms only when the crude bound fails.
 
-Reading ``/proc/self/statm`` costs about 20 µs, more than many operations it guards, so
-a reading is reused for ``FRESH_SECONDS``: an operation is admitted when the reading
-*plus every prediction admitted since* plus its own fits (predictions bound what those
-operations can have allocated: never an underestimate); what would be refused on a
-reused reading is decided on a fresh one.
+A reading of ``/proc/self/statm`` (costlier than many operations it guards) is reused
+for ``FRESH_SECONDS``: an operation is admitted when the reading *plus every prediction
+admitted since* plus its own fits (predictions bound what those operations can have
+allocated); what would be refused on a reused reading is decided on a fresh one.
 """
 
 from __future__ import annotations
@@ -76,6 +72,7 @@ import pynini
 from strgm.errors import MessageTooLargeError
 from strgm.wfsa.compose_count import reachable_size
 from strgm.wfsa.core import arc_table
+from strgm.wfsa.interrupts import native
 
 BYTES_PER_STATE = 160
 BYTES_PER_ARC = 48
@@ -382,14 +379,16 @@ def compose(a: pynini.Fst, b: pynini.Fst, connect: bool = True,
     require(op, states, arcs)
     a2 = a if _has(a, pynini.O_LABEL_SORTED) else pynini.arcsort(a, sort_type="olabel")
     b2 = b if _has(b, pynini.I_LABEL_SORTED) else pynini.arcsort(b, sort_type="ilabel")
-    return pynini.compose(a2, b2, connect=connect)
+    with native():
+        return pynini.compose(a2, b2, connect=connect)
 
 
 def rmepsilon(fst: pynini.Fst, op: str = "ε-removal", delta: float = 1e-12) -> pynini.Fst:
     """``pynini.rmepsilon(fst)`` (a new machine) after the size check."""
     states, arcs = rmepsilon_bound(fst)
     require(op, states, arcs)
-    return pynini.rmepsilon(fst.copy(), delta=delta)
+    with native():
+        return pynini.rmepsilon(fst.copy(), delta=delta)
 
 
 def shortestpath(fst: pynini.Fst, nshortest: int, unique: bool = False,
@@ -397,4 +396,5 @@ def shortestpath(fst: pynini.Fst, nshortest: int, unique: bool = False,
     """``pynini.shortestpath`` after bounding its result by ``n·|Q| + 1`` states."""
     q = fst.num_states()
     require(op, nshortest * q + 1, nshortest * q + 1)
-    return pynini.shortestpath(fst, nshortest=nshortest, unique=unique)
+    with native():
+        return pynini.shortestpath(fst, nshortest=nshortest, unique=unique)

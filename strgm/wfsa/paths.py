@@ -29,6 +29,7 @@ import pynini
 
 from strgm.validate import check_int
 from strgm.wfsa import guard
+from strgm.wfsa.interrupts import native
 from strgm.wfsa.core import arc_table, is_acyclic, shortest_distance
 from strgm.wfsa.measure import check_normalisable, score_strings
 
@@ -53,7 +54,8 @@ def candidate_strings(fst: pynini.Fst, n: int, prune: float = PRUNE_NATS
     std = pynini.arcmap(fst if acceptor else pynini.project(fst.copy(), "output"),
                         map_type="to_std")
     if prune is not None and np.isfinite(prune):
-        std = pynini.prune(std, weight=prune)
+        with native():
+            std = pynini.prune(std, weight=prune)
     std = std.connect()
     if std.num_states() == 0:
         return []
