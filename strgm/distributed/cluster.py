@@ -349,6 +349,9 @@ def _connect(spec: SchedulerSpec, option: str, timeout: float):
                               "--tls-ca-file, or it refused --tls-cert") from None
         raise OptionError(option, spec.address, f"cannot reach the Dask scheduler within "
                                                 f"{timeout:g} s ({reason[:120]})") from None
+    except (ValueError, TypeError, KeyError, EOFError) as e:  # a reply Dask cannot decode
+        raise OptionError(option, spec.address, "the server did not answer as a Dask "
+                          f"scheduler ({_first_line(e)[:120]})") from None
 
 
 @contextlib.contextmanager

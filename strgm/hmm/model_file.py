@@ -42,7 +42,8 @@ def save_model(path, posterior: HMMPosterior, training: dict) -> None:
 def load_model(path) -> tuple[HMMPosterior, dict]:
     """(posterior, training summary) from a file written by :func:`save_model`."""
     return load_json_state(path, "HMM model file", _build,
-                           advice="train it again or restore an intact copy")
+                           advice="train it again or restore an intact copy",
+                           expect=(FORMAT, "an HMM model"))
 
 
 def _build(d) -> tuple[HMMPosterior, dict]:

@@ -72,8 +72,9 @@ def test_memory_error_talking_to_a_scheduler_says_so(scheduler, named, monkeypat
     assert "--max-states" not in line
 
 
-def _http_server():
-    """A local server that answers every connection as a web server would."""
+def _http_server(reply: bytes = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n"):
+    """A local server that answers every connection with ``reply`` (by default as a web
+    server would)."""
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))
     srv.listen(8)
@@ -83,7 +84,7 @@ def _http_server():
         try:
             while True:
                 c, _ = srv.accept()
-                c.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+                c.sendall(reply)
                 c.close()
         except OSError:
             return
@@ -91,9 +92,10 @@ def _http_server():
     return srv
 
 
-def test_a_scheduler_address_that_is_no_dask_scheduler(tmp_path):
+@pytest.mark.parametrize("reply", [None, b"\xff" * 64], ids=["http", "garbage"])
+def test_a_scheduler_address_that_is_no_dask_scheduler(tmp_path, reply):
     (tmp_path / "s.txt").write_text(SEQS)
-    srv = _http_server()
+    srv = _http_server() if reply is None else _http_server(reply)
     try:
         o = run_cli(["hmm", "train", tmp_path / "s.txt", "--save", tmp_path / "m.json",
                      "--iters", "2", "--quiet", "--scheduler",
@@ -101,7 +103,7 @@ def test_a_scheduler_address_that_is_no_dask_scheduler(tmp_path):
                     subprocess_timeout=60)
     finally:
         srv.close()
-    line = assert_clean_error(o, "--scheduler tcp://127.0.0.1:", "Dask scheduler")
+    line = assert_clean_error(o, "--scheduler", "tcp://127.0.0.1:", "Dask scheduler")
     assert "--max-states" not in line
 
 
@@ -236,3 +238,21 @@ def test_a_non_utf8_pcfg_prior_names_the_file(tmp_path):
     o = run_cli(["infer", "example:english-verbs", "--prior", f"pcfg:{g}", "--quiet"],
                 watch=tmp_path)
     assert_clean_error(o, str(g), "UTF-8")
+
+
+@pytest.mark.parametrize("given, is_a", [("tsg.json", "is a TSG model"),
+                                         ("hmm_ck.json", "is an HMM checkpoint")])
+def test_hmm_score_names_a_file_of_another_kind(files, given, is_a):
+    line = assert_clean_error(run_cli(["hmm", "score", files / given, files / "s.txt"]),
+                              str(files / given), is_a, "not an HMM model")
+    assert "damaged" not in line, line
+    assert run_cli(["hmm", "score", files / "hmm.json", files / "s.txt"]).code == 0  # control
+
+
+def test_infer_model_names_a_file_of_another_kind(tmp_path):
+    from strgm.models.edit_model import PhonologyEditModel
+
+    p = tmp_path / "ck.json"
+    p.write_text('{"format": "strgm-hmm-model"}')
+    with pytest.raises(WrongKindError, match="ck.json is an HMM model .*not a phonology model"):
+        PhonologyEditModel.load(str(p))
