@@ -170,8 +170,23 @@ def read_clean_trees(paths) -> list:
         if not trees:
             raise InputError("no tree left once -NONE- traces and the constituents they "
                              "leave empty are removed", str(f))
+        for i, t in enumerate(trees):
+            _check_labelled(t, f"tree {i + 1}", str(f))
         out.extend(trees)
     return out
+
+
+def _check_labelled(tree, where: str, path: str) -> None:
+    """InputError naming ``path`` when a constituent of the cleaned ``tree`` (nested
+    tuples (label, child, ...) with words as strings) has an empty label."""
+    stack = [tree]
+    while stack:
+        t = stack.pop()
+        if isinstance(t, str):
+            continue
+        if not t or not isinstance(t[0], str) or not t[0]:
+            raise InputError(f"{where}: a constituent has no label", path)
+        stack.extend(t[1:])
 
 
 def _grammar(args) -> int:

@@ -256,3 +256,16 @@ def test_infer_model_names_a_file_of_another_kind(tmp_path):
     p.write_text('{"format": "strgm-hmm-model"}')
     with pytest.raises(WrongKindError, match="ck.json is an HMM model .*not a phonology model"):
         PhonologyEditModel.load(str(p))
+
+
+@pytest.mark.parametrize("command", [["tsg", "train"], ["treebank", "grammar"]])
+def test_an_unlabelled_constituent_names_the_file_and_tree(tmp_path, command):
+    bad = tmp_path / "u.mrg"
+    bad.write_text("(S (NP a) (VP b))\n(S (NP c) ( (Y d)))\n")
+    out = ["--save", tmp_path / "t.json"] if command[0] == "tsg" else ["--out",
+                                                                       tmp_path / "g.lt"]
+    assert_clean_error(run_cli([*command, bad, *out, "--iters", "1"]), str(bad),
+                       "tree 2: a constituent has no label")
+    ok = tmp_path / "ok.mrg"  # control: the standard unlabelled root bracket is fine
+    ok.write_text("( (S (NP a) (VP b)))\n")
+    assert run_cli([*command, ok, *out, "--iters", "1"]).code == 0
