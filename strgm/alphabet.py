@@ -87,13 +87,18 @@ class Alphabet:
 
     def __init__(self, symbols: Iterable[str], boundary: Optional[str] = None):
         syms = tuple(symbols)
+        if not all(isinstance(s, str) for s in syms):
+            raise InputError("alphabet symbols must be strings")
         if len(set(syms)) != len(syms):
-            dup = sorted({s for s in syms if syms.count(s) > 1})
-            raise InputError(f"duplicate symbols in alphabet: {dup}")
+            seen: set = set()
+            dup = sorted({s for s in syms if s in seen or seen.add(s)})
+            raise InputError(f"duplicate symbols in alphabet: {dup[:10]}")
         for s in syms:
             if not s or any(c.isspace() for c in s):
                 raise InputError(f"invalid alphabet symbol {s!r} (empty or contains space)")
         if boundary is not None:
+            if not isinstance(boundary, str):
+                raise InputError(f"boundary symbol {boundary!r} is not a string")
             if boundary in syms:
                 raise InputError(f"boundary symbol {boundary!r} is also a segment symbol")
             syms = syms + (boundary,)

@@ -294,7 +294,10 @@ def json_float(x: Any) -> float:
         raise ValueError(f"not a number: {x!r}")
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         raise ValueError(f"not a number: {x!r}")
-    return float(x)
+    try:
+        return float(x)
+    except OverflowError:
+        raise ValueError("a number too large for a float") from None
 
 
 def atomic_write_json(path: PathLike, obj: Any) -> Path:

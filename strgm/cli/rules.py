@@ -63,9 +63,12 @@ def _load(path: str):
     from strgm.models.rule_phonology import grammar_from_dict
     from strgm.safe_io import read_text
 
+    def refuse(name):
+        raise ValueError(f"{name} is not JSON")
+
     try:
-        d = json.loads(read_text(path, "rule grammar"))
-    except ValueError as e:
+        d = json.loads(read_text(path, "rule grammar"), parse_constant=refuse)
+    except (ValueError, RecursionError) as e:
         raise InputError(f"rule grammar is damaged (not JSON: {e})", path=path) from None
     return grammar_from_dict(d, path)
 

@@ -64,7 +64,8 @@ def load_json_state(path, what: str, build, advice: str = RESUME_ADVICE,
         return build(d)
     except WrongKindError:
         raise
-    except (ValueError, KeyError, OSError, EOFError, zipfile.BadZipFile) as e:
+    except (ValueError, KeyError, OSError, EOFError, zipfile.BadZipFile, RecursionError,
+            OverflowError, TypeError, AttributeError, IndexError) as e:
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise InputError(f"damaged {what} ({msg}); {advice}", str(p)) from None
 
@@ -122,7 +123,7 @@ def check_rng_state(rng_state) -> dict:
     """``rng_state`` unless it is not a PCG64 state (InputError)."""
     try:
         np.random.PCG64().state = rng_state
-    except (TypeError, ValueError, KeyError) as e:
+    except (TypeError, ValueError, KeyError, OverflowError) as e:
         raise InputError(f"field 'rng_state': not a PCG64 state ({e})") from None
     return rng_state
 

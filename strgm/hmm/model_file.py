@@ -52,6 +52,8 @@ def _build(d) -> tuple[HMMPosterior, dict]:
     settings = HMMSettings.from_dict(get_field(d, "settings", dict))
     em = emissions_from_dict(get_field(d, "emissions", dict))
     vocab = tuple(get_field(d, "vocab", list))
+    if not all(isinstance(s, str) for s in vocab):
+        raise InputError("field 'vocab' holds a symbol that is not a string")
     if em.kind == "categorical" and len(vocab) != em.V:
         raise InputError(f"field 'vocab' has {len(vocab)} symbols, the emissions {em.V}")
     raw = get_field(d, "samples", list)

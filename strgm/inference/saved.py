@@ -88,14 +88,14 @@ def owned_entries(d: Path) -> set:
         return set()
     try:
         index = json.loads(read_text(index_path, "saved beliefs index"))
-    except (InputError, ValueError):
+    except (InputError, ValueError, RecursionError):
         return set()
     if not isinstance(index, dict) or index.get("format") != FORMAT:
         return set()
     variables = index.get("variables")
     if not isinstance(variables, dict):
         return set()
-    files = {v.get("file") for v in variables.values() if isinstance(v, dict)}
+    files = [v.get("file") for v in variables.values() if isinstance(v, dict)]
     return {INDEX} | {f for f in files if isinstance(f, str) and SAVE_NAMES.match(f)
                       and (d / f).is_file() and not (d / f).is_symlink()}
 
@@ -208,7 +208,7 @@ def _read_index(d: Path) -> dict:
     text = read_text(path, "saved beliefs index")
     try:
         index = json.loads(text, parse_constant=_refuse_constant)
-    except ValueError as e:
+    except (ValueError, RecursionError) as e:
         raise InputError(f"saved beliefs index is damaged (not JSON: {e})",
                          path=str(path)) from None
     fmt = index.get("format") if isinstance(index, dict) else None

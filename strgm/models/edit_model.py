@@ -147,7 +147,8 @@ class PhonologyEditModel:
             if e.path is not None:
                 raise
             raise InputError(f"phonology model is damaged: {e.detail}", path=path) from None
-        except (KeyError, TypeError, ValueError, IndexError) as e:
+        except (KeyError, TypeError, ValueError, IndexError, OverflowError,
+                AttributeError) as e:
             raise InputError(f"phonology model is damaged ({type(e).__name__}: {e})",
                              path=path) from None
         bad = np.flatnonzero(~np.isfinite(th) | (np.abs(th) > MAX_ABS_WEIGHT))
@@ -169,6 +170,9 @@ class PhonologyEditModel:
         text = read_text(path, "phonology model")
         try:
             d = json.loads(text, parse_constant=_refuse_constant)
+        except RecursionError:
+            raise InputError("phonology model is damaged (nested too deeply)",
+                             path=path) from None
         except ValueError as e:
             raise InputError(f"phonology model is damaged (not JSON: {e})", path=path) from None
         return cls.from_dict(d, path)

@@ -314,6 +314,8 @@ def load_checkpoint(path: str) -> Checkpoint:
     text = read_text(path, what)
     try:
         d = json.loads(text, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise InputError(f"{what} is damaged (nested too deeply)", path=path) from None
     except json.JSONDecodeError as e:
         raise InputError(f"{what} is damaged (not JSON: {e.msg})", path=path,
                          line=e.lineno) from None
@@ -335,7 +337,7 @@ def load_checkpoint(path: str) -> Checkpoint:
         trace = [_trace_entry(e, i) for i, e in enumerate(d["trace"])]
         if len(trace) != it + (stop is not None):
             raise InputError(f"{len(trace)} trace entries for iteration {it}")
-    except (InputError, KeyError, TypeError, ValueError) as e:
+    except (InputError, KeyError, TypeError, ValueError, OverflowError) as e:
         raise InputError(f"{what} is damaged or inconsistent ({e})", path=path) from None
     model = PhonologyEditModel.from_dict(d["model"], path)
     return Checkpoint(model, trace, it, stop, settings)

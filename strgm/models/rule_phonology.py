@@ -273,6 +273,6 @@ def grammar_from_dict(d: dict, path: str = "<dict>") -> RuleGrammar:
         return RuleGrammar(symbols, urs, rules, int(d["train_correct"]),
                            int(d["train_words"]), float(d["description_length"]),
                            list(d.get("history", [])))
-    except (KeyError, TypeError, ValueError) as e:
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as e:
         raise InputError(f"rule grammar is damaged ({type(e).__name__}: {e})",
                          path=path) from None

@@ -245,7 +245,7 @@ def recorded_prior(model_path) -> Optional[dict]:
 
     try:
         d = json.loads(read_text(model_path, "phonology model"))
-    except ValueError:
+    except (ValueError, RecursionError):
         return None  # the model's own loader names the damage
     settings = d.get("settings") if isinstance(d, dict) else None
     return settings.get("ur_prior") if isinstance(settings, dict) else None

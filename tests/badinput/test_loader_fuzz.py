@@ -1,4 +1,4 @@
-"""Every loader of a JSON or model file a user can pass survives mutated files (issue 55).
+"""Every loader of a JSON or model file a user can pass survives mutated files.
 
 Each loader reads a good file written by strgm's own writer on a tiny input (module
 fixture), mutated by :mod:`tests.badinput.json_mutations` (a key deleted, a value of
@@ -12,10 +12,10 @@ Each loader also has a broken variant — the loader with its conversion of malf
 input into :class:`~strgm.errors.InputError` removed (monkeypatched) — for which the same
 fuzz finds a counterexample, so each fuzz test can fail.
 
-Defects the fuzz found are listed in ``KNOWN``: files that trigger one are left out of
-the fuzz (so that it keeps looking for others), and each has a strict-xfail reproducer
-(``test_known_*``) that starts passing — and so fails as XPASS — once the owner fixes it;
-then its ``KNOWN`` entry and xfail mark are to be removed.
+Defects the fuzz found have a reproducer each (``test_known_*``), kept as regression
+tests now that they are fixed. ``KNOWN`` lists defects not yet fixed: files that trigger
+one are left out of the fuzz (so that it keeps looking for others), and the reproducer is
+marked strict-xfail until the fix.
 
 Loaders of the inventory (see the module's ``LOADERS``): phonology model
 (``PhonologyEditModel.load``, ``strgm infer --model``: its recorded UR prior too), EM
@@ -394,24 +394,7 @@ CHECKPOINTS = {"hmm_checkpoint", "tsg_checkpoint", "pcfg_sampler_checkpoint"}
 #: the loaders it reaches). Their files are left out of the fuzz (``assume``), so that it
 #: looks for other defects; each defect has a strict-xfail reproducer below
 #: (``test_known_*``), which passes once the defect is fixed.
-KNOWN = {
-    "deep nesting: RecursionError": (_deep, set(LOADERS)),
-    "overflowing numbers: OverflowError": (_overflowing, set(LOADERS)),
-    "quadratic Alphabet duplicate check": (_many_symbols, {
-        "phonology_model", "infer_model", "em_checkpoint", "beliefs"}),
-    "rng_state: OverflowError": (_changed("rng_state"), CHECKPOINTS),
-    "rng_state of a TSG model: OverflowError": (_changed("state", "rng_state"),
-                                                {"tsg_model"}),
-    "emissions.V: TypeError": (_changed("emissions"), {"hmm_model", "hmm_prior"}),
-    "underlying_forms: AttributeError": (_changed("underlying_forms"), {"rule_grammar"}),
-    "manifest file names: TypeError": (_changed("variables"), {"save_beliefs_target"}),
-    "alphabet boundary not a string: AttributeError": (_boundary, {
-        "phonology_model", "infer_model", "em_checkpoint", "beliefs"}),
-    "rule grammar reads Infinity: OverflowError": (_infinity, {"rule_grammar"}),
-    "HMM hyperparameter beyond int64: TypeError": (_int64_hyper, {"hmm_checkpoint"}),
-    "HMM vocabulary of other types as a prior: TypeError": (_changed("vocab"),
-                                                             {"hmm_prior"}),
-}
+KNOWN: dict = {}  # every defect the fuzz found is fixed; its test_known_* stays
 
 
 def _known(name: str, good_blob: bytes, blob: bytes) -> bool:
@@ -477,9 +460,6 @@ def _set_symbols(tree):
     alphabet["symbols"] = ["a"] * 10 ** 5
 
 
-@pytest.mark.xfail(strict=True, reason="Alphabet's duplicate check (syms.count(s) for "
-                   "every symbol) is quadratic: an alphabet listing one symbol 100,000 "
-                   "times (a 500 kB file) takes 41 s to refuse")
 @pytest.mark.parametrize("name", ["phonology_model", "beliefs"])
 def test_known_an_alphabet_of_many_copies_is_refused_fast(good, tmp_path, name):
     case = _edited(good, tmp_path, name, _set_symbols)
@@ -490,8 +470,6 @@ def test_known_an_alphabet_of_many_copies_is_refused_fast(good, tmp_path, name):
         pytest.fail("refused after more than 5 s")
 
 
-@pytest.mark.xfail(strict=True, reason="json.loads raises RecursionError (not caught) on "
-                   "deeply nested arrays")
 @pytest.mark.parametrize("name", list(LOADERS))
 def test_known_deeply_nested_json_is_one_clean_error(good, tmp_path, name):
     case = Case(good, name, tmp_path)
@@ -503,8 +481,6 @@ def _write(case: Case, blob: bytes) -> Path:
     return case.path
 
 
-@pytest.mark.xfail(strict=True, reason="check_rng_state (strgm/grammars/checkpoint.py) "
-                   "catches TypeError/ValueError/KeyError but not numpy's OverflowError")
 @pytest.mark.parametrize("name", sorted(CHECKPOINTS | {"tsg_model"}))
 @pytest.mark.parametrize("field, value", [("has_uint32", 2 ** 31), ("uinteger", 2 ** 70)])
 def test_known_an_rng_state_out_of_range_is_one_clean_error(good, tmp_path, name, field,
@@ -515,8 +491,6 @@ def test_known_an_rng_state_out_of_range_is_one_clean_error(good, tmp_path, name
     check_load(case.load, case.path)
 
 
-@pytest.mark.xfail(strict=True, reason="emissions_from_dict calls int() on 'V' outside "
-                   "load_json_state's conversion (TypeError for a list or null)")
 @pytest.mark.parametrize("name", ["hmm_model", "hmm_prior"])
 @pytest.mark.parametrize("value", [[4], None])
 def test_known_emissions_size_of_another_type_is_one_clean_error(good, tmp_path, name,
@@ -525,8 +499,6 @@ def test_known_emissions_size_of_another_type_is_one_clean_error(good, tmp_path,
     check_load(case.load, case.path)
 
 
-@pytest.mark.xfail(strict=True, reason="grammar_from_dict calls .items() on "
-                   "'underlying_forms' and catches only KeyError/TypeError/ValueError")
 @pytest.mark.parametrize("value", ["x", [], None])
 def test_known_rule_grammar_forms_not_an_object_is_one_clean_error(good, tmp_path, value):
     case = _edited(good, tmp_path, "rule_grammar",
@@ -534,8 +506,6 @@ def test_known_rule_grammar_forms_not_an_object_is_one_clean_error(good, tmp_pat
     check_load(case.load, case.path)
 
 
-@pytest.mark.xfail(strict=True, reason="owned_entries (strgm/inference/saved.py) puts "
-                   "each variable's 'file' into a set before checking it is a string")
 @pytest.mark.parametrize("value", [[1], {}])
 def test_known_a_manifest_file_name_of_another_type_is_one_clean_error(good, tmp_path,
                                                                       value):
@@ -560,10 +530,6 @@ OVERFLOWS = [("phonology_model", ("theta", 0, 1), HUGE),
              ("rule_grammar", ("description_length",), HUGE)]
 
 
-@pytest.mark.xfail(strict=True, reason="an integer too large for a float (float() raises "
-                   "OverflowError) or 1e400, which json reads as infinity (int() raises "
-                   "OverflowError): the loaders convert ValueError/TypeError/KeyError, not "
-                   "OverflowError (hmm_checkpoint: np.isfinite of an object array, TypeError)")
 @pytest.mark.parametrize("name, path, token", OVERFLOWS,
                          ids=[f"{n}-{'.'.join(map(str, p))}-{t[:5]}" for n, p, t in OVERFLOWS])
 def test_known_an_overflowing_number_is_one_clean_error(good, tmp_path, name, path, token):
@@ -571,25 +537,18 @@ def test_known_an_overflowing_number_is_one_clean_error(good, tmp_path, name, pa
     check_load(case.load, case.path)
 
 
-@pytest.mark.xfail(strict=True, reason="strgm.cli.rules._load parses without refusing "
-                   "NaN/Infinity, and grammar_from_dict's int(inf) raises OverflowError")
 def test_known_rule_grammar_with_infinity_is_one_clean_error(good, tmp_path):
     case = _edited(good, tmp_path, "rule_grammar",
                    lambda t: t.__setitem__("train_words", jm.raw("Infinity")))
     check_load(case.load, case.path)
 
 
-@pytest.mark.xfail(strict=True, reason="HMMState.from_dict: an integer hyperparameter "
-                   "beyond int64 becomes an object array, np.isfinite raises TypeError")
 @pytest.mark.parametrize("value", [-10 ** 30, 10 ** 30])
 def test_known_hmm_checkpoint_hyper_beyond_int64_is_one_clean_error(good, tmp_path, value):
     case = _edited(good, tmp_path, "hmm_checkpoint", lambda t: t.__setitem__("alpha", value))
     check_load(case.load, case.path)
 
 
-@pytest.mark.xfail(strict=True, reason="load_hmm_prior: a vocabulary entry that is not a "
-                   "string passes load_model, then hmm_string_prior raises TypeError "
-                   "(unhashable)")
 def test_known_hmm_prior_vocabulary_entry_of_another_type_is_one_clean_error(good,
                                                                              tmp_path):
     case = _edited(good, tmp_path, "hmm_prior", lambda t: t["vocab"].__setitem__(-1, ["x"]))
@@ -603,9 +562,6 @@ def _set_boundary(value):
     return edit
 
 
-@pytest.mark.xfail(strict=True, reason="a phonology model whose alphabet boundary is a "
-                   "number: .strip() raises AttributeError, which from_dict does not convert "
-                   "(saved beliefs refuse it cleanly)")
 @pytest.mark.parametrize("name", ["phonology_model", "infer_model"])
 @pytest.mark.parametrize("value", [1, 2.5])
 def test_known_an_alphabet_boundary_of_another_type_is_one_clean_error(good, tmp_path, name,
