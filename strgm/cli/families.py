@@ -4,6 +4,7 @@ choice between the two phonology families printed (docs/architecture.md §5)."""
 from __future__ import annotations
 
 import contextlib
+import math
 
 
 @contextlib.contextmanager
@@ -28,7 +29,8 @@ def family_report(run, prog, job) -> dict:
     """Learn the rule family on the same training words, print it and, with held-out
     words, the per-word choice between the families
     (:mod:`strgm.workflows.family_choice`; ``job``: the rules started beside EM, or
-    None); the same for ``--json``."""
+    None); the same for ``--json``, where the choice, the answer printed, is also the
+    ``holdout`` record (:func:`answer_record`)."""
     from strgm.cli.rules import grammar_text, undecided_note
     from strgm.models.rule_phonology import grammar_to_dict
     from strgm.workflows.family_choice import choose_family
@@ -46,4 +48,21 @@ def family_report(run, prog, job) -> dict:
                   + (undecided_note(w["rules_forms"], w["rules_weights"])
                      if w["family"] == "rules" else ""))
         out["family_choice"] = choice.to_dict()
+        out["holdout"] = answer_record(choice, run.scores.per_word)
     return out
+
+
+def answer_record(choice, em_words: dict) -> dict:
+    """The held-out scores of the answer printed, the per-word family choice, in the
+    layout of :meth:`strgm.models.scoring.HoldoutScores.to_dict` (``p_gold`` is the
+    mixture's p(true form)) with each word's ``family``; the markers of a word EM could
+    not predict (``unseen``, ``unseen_morphemes``) are kept from ``em_words``."""
+    words = {}
+    for key, w in choice.per_word.items():
+        marks = {k: v for k, v in em_words.get(key, {}).items()
+                 if k in ("unseen", "unseen_morphemes")}
+        words[key] = {"gold": w["gold"], "predicted": w["predicted"],
+                      "p_gold": math.exp(-w["neg_logp"]), "neg_logp": w["neg_logp"],
+                      "exact": w["predicted"] == w["gold"], "family": w["family"], **marks}
+    return {"system": "family_choice", "n": len(words), "exact_match": choice.exact_match,
+            "mean_neg_logp": choice.mean_neg_logp, "per_word": words}

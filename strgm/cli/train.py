@@ -25,6 +25,9 @@ from strgm.validate import float_arg, int_arg
 #: :mod:`strgm.models.edit_model` (not imported here: it would load pynini for ``--help``;
 #: a test keeps the two equal).
 DEFAULT_TIER_FEATURES = False
+#: ``version`` of ``--json`` (schemas/strgm-train.schema.json): 2 since ``holdout`` is the
+#: answer printed and EM's own scores are ``em_phonology.holdout``.
+TRAIN_JSON_VERSION = 2
 
 
 def add_subparser(sub) -> None:
@@ -288,7 +291,7 @@ def cmd_train(args) -> int:
                                          "l1": args.l1, "ur_prior": out["ur_prior"]})
         print(f"wrote {args.save}")
     if args.json:
-        write_document(args.json, "strgm-train", out)
+        write_document(args.json, "strgm-train", out, version=TRAIN_JSON_VERSION)
         print(f"wrote {args.json}")
     if args.plot:
         from strgm.plot import plot_training_run, save_figure
@@ -371,7 +374,9 @@ def _train_summary(rec) -> list:
 
 
 def _outcome(run, args, prog, job=None) -> dict:
-    """Print the URs' and held-out scores, and the family choice; the same for JSON."""
+    """Print the URs' and held-out scores, and the family choice; the same for JSON,
+    where ``holdout`` is the answer printed (the family choice when there is one) and
+    EM's own scores are ``em_phonology.holdout``."""
     out = {}
     if run.train.result is not None:
         res, pm = run.train.result, run.train.graph_model
@@ -379,7 +384,8 @@ def _outcome(run, args, prog, job=None) -> dict:
                                    for lab, v in pm.morpheme_vars.items()}
     if run.scores is not None:
         _print_scores(run.scores)
-        out["holdout"] = run.scores.to_dict()
+        out["em_phonology"] = {"holdout": run.scores.to_dict()}
+        out["holdout"] = {"system": "em_phonology", **run.scores.to_dict()}
     elif run.held_out:
         print("held-out words not scored: the checkpoint is already past --em-iters, so no "
               "E-step ran")

@@ -175,7 +175,8 @@ def test_train_holdout_with_an_unseen_morpheme_scores_p_zero(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "exact match: 0.0%" in text and "inf nats" in text and "R3 PAST" in text
     h = json.loads(out.read_text(encoding="utf-8"),
-                   parse_constant=lambda c: pytest.fail(f"non-standard JSON {c}"))["holdout"]
+                   parse_constant=lambda c: pytest.fail(f"non-standard JSON {c}")
+                   )["em_phonology"]["holdout"]
     assert h["n"] == 1 and h["exact_match"] == 0 and h["mean_neg_logp"] == "Infinity"
     assert h["per_word"]["R3 PAST"] == {"gold": "bid", "predicted": None, "p_gold": 0.0,
                                         "unseen_morphemes": ["R3"]}
@@ -228,3 +229,60 @@ def test_train_announces_its_plan(tmp_path, capsys):
     f.write_text(TINY, encoding="utf-8")
     assert main(["train", str(f), "--em-iters", "0", "--family", "edit", "--no-tier"]) == 0
     assert "strgm train: 0 EM iteration(s) (1 pruned E-steps)" in capsys.readouterr().err
+
+
+#: plurals whose suffix voicing the rules learn; with seed 1 the per-word family choice
+#: and the EM phonology alone differ on the held-out words (25% against 50% exact)
+PLURALS = ("R1\tbat\nR1 PL\tbatz\nR2\tmap\nR2 PL\tmaps\nR3\tdog\nR3 PL\tdogz\n"
+           "R4\tkit\nR4 PL\tkits\nR5\tbig\nR5 PL\tbigz\nR6\tsap\nR6 PL\tsaps\n")
+
+
+def _printed_choice(text: str) -> dict:
+    """word key → (predicted, right) of the printed family-choice lines."""
+    import re
+
+    rows = re.findall(r"^  (.+?)  (\S+)  \((?:rules|edit)\)  true \S+  ([✓✗])", text,
+                      re.MULTILINE)
+    return {k: (p, mark == "✓") for k, p, mark in rows}
+
+
+def _train_json(tmp_path, *extra) -> tuple:
+    f = tmp_path / "plurals.tsv"
+    f.write_text(PLURALS, encoding="utf-8")
+    out = tmp_path / "t.json"
+    assert main(["train", str(f), "--holdout", "0.3", "--seed", "1", "--em-iters", "1",
+                 "--no-tier", "--show-processes", "0", "--json", str(out), "--quiet",
+                 *extra]) == 0
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def test_train_json_holdout_is_the_answer_printed(tmp_path, capsys):
+    """``holdout`` scores the family choice the command prints as its answer; the EM
+    phonology's own scores are ``em_phonology.holdout`` (format version 2)."""
+    data = _train_json(tmp_path)
+    text = capsys.readouterr().out
+    printed = _printed_choice(text)
+    answer = sum(right for _, right in printed.values()) / len(printed)
+    h, em = data["holdout"], data["em_phonology"]["holdout"]
+    assert data["version"] == 2 and h["system"] == "family_choice"
+    assert h["n"] == len(printed) == em["n"] and set(h["per_word"]) == set(printed)
+    assert h["exact_match"] == answer
+    assert f"families chosen per held-out word: exact match {answer:.1%}" in text
+    assert {k: (str(w["predicted"]), w["exact"]) for k, w in h["per_word"].items()} == printed
+    assert f"exact match: {100 * em['exact_match']:.1f}%" in text
+    assert all("p_gold" in w for w in h["per_word"].values())  # `strgm plot predictions`
+    # control: the two systems differ here, so the version-1 layout (EM's scores as
+    # ``holdout``) fails the check above
+    version_1 = {**data, "holdout": em}
+    assert version_1["holdout"]["exact_match"] != answer
+
+
+def test_train_json_holdout_is_em_when_em_is_the_answer(tmp_path, capsys):
+    """With --family edit the EM phonology's scores are the answer printed: ``holdout``
+    is them, marked as such."""
+    data = _train_json(tmp_path, "--family", "edit")
+    text = capsys.readouterr().out
+    h, em = data["holdout"], data["em_phonology"]["holdout"]
+    assert "families chosen" not in text and "family_choice" not in data
+    assert h == {"system": "em_phonology", **em}
+    assert f"exact match: {100 * h['exact_match']:.1f}%" in text
