@@ -288,16 +288,13 @@ def _jsonable(x: Any) -> Any:
 
 def json_float(x: Any) -> float:
     """A float stored by :func:`strict_json` (numbers, or the non-finite strings)."""
-    if isinstance(x, str):
-        if x in _NONFINITE:
-            return _NONFINITE[x]
+    if isinstance(x, str) and x in _NONFINITE:
+        return _NONFINITE[x]
+    if isinstance(x, (bool, str)) or not isinstance(x, (int, float)):
         raise ValueError(f"not a number: {x!r}")
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
-        raise ValueError(f"not a number: {x!r}")
-    try:
-        return float(x)
-    except OverflowError:
-        raise ValueError("a number too large for a float") from None
+    if isinstance(x, int) and abs(x) > 1e308:
+        raise ValueError("a number too large for a float")
+    return float(x)
 
 
 def atomic_write_json(path: PathLike, obj: Any) -> Path:

@@ -64,6 +64,8 @@ def _document(path: str) -> dict:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
         raise InputError(f"not JSON: {e.msg}", path=path, line=e.lineno) from None
+    except RecursionError:
+        raise InputError("not a results file (JSON nested too deeply)", path=path) from None
     if not isinstance(doc, dict):
         raise InputError("expected the JSON object a strgm command writes", path=path)
     return doc
@@ -80,25 +82,29 @@ def _holdout(doc: dict, path: str) -> dict:
 def _point(doc: dict, path: str, y: str) -> dict:
     """One trade-off point of an ``infer --json`` document."""
     h = _holdout(doc, path)
-    seconds = (doc.get("timing") or {}).get("inference_seconds")
+    timing = doc.get("timing")
+    seconds = timing.get("inference_seconds") if isinstance(timing, dict) else None
     if not isinstance(seconds, (int, float)):
         raise InputError("no timing.inference_seconds (expected the JSON of strgm infer)",
                          path=path)
-    lam = (doc.get("settings") or {}).get("lam")
+    settings = doc.get("settings")
+    lam = settings.get("lam") if isinstance(settings, dict) else None
+    lam = lam if isinstance(lam, (int, float)) and abs(lam) <= 1e308 else None
     label = str(doc.get("method", "?")) + (f" λ={lam:g}" if isinstance(lam, (int, float))
                                            else "")
     value = h.get("mean_neg_logp") if y == "nats" else h.get("exact_match")
-    if not isinstance(value, (int, float)):
-        raise InputError(f"held-out scores without {'mean_neg_logp' if y == 'nats' else 'exact_match'}",
-                         path=path)
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or abs(value) > 1e308 \
+            or abs(seconds) > 1e308:
+        raise InputError(f"held-out scores without a usable "
+                         f"{'mean_neg_logp' if y == 'nats' else 'exact_match'}", path=path)
     return {X_NAME: float(seconds), Y_NAMES[y]: value, "label": label,
             "method": str(doc.get("method", "?"))}
 
 
 def _series(doc: dict, path: str):
     """What :func:`strgm.plot.plot_convergence` reads from a document."""
-    timing = doc.get("timing") or {}
-    if "belief_changes" in timing:
+    timing = doc.get("timing")
+    if isinstance(timing, dict) and "belief_changes" in timing:
         return timing
     if "trace" in doc:
         return doc
@@ -111,6 +117,13 @@ def _urs(doc: dict, path: str, label, top: int):
     if not isinstance(ms, dict) or not ms:
         raise InputError("no morphemes in this file (expected the JSON of strgm infer)",
                          path=path)
+    for m, pairs in ms.items():
+        if not isinstance(pairs, list) or not all(
+                isinstance(x, list) and len(x) == 2 and isinstance(x[0], str)
+                and isinstance(x[1], (int, float)) and not isinstance(x[1], bool)
+                for x in pairs):
+            raise InputError(f"morpheme {m!r}: expected a list of [string, probability] "
+                             "pairs (the JSON of strgm infer)", path=path)
     if label is None:
         label = min(sorted(ms), key=lambda m: ms[m][0][1] if ms[m] else -math.inf)
     elif label not in ms:

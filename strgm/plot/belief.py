@@ -21,7 +21,7 @@ def _top(belief, k: int) -> tuple[str, list]:
         return getattr(belief, "name", ""), [(s, float(p)) for s, p in belief.kbest(k)]
     try:
         pairs = [(str(s), float(p)) for s, p in belief][:k]
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise InputError("plot_belief: expected a Belief or a list of [string, "
                          "probability] pairs") from None
     return "", pairs

@@ -33,12 +33,11 @@ def _source(data):
     if hasattr(data, "deltas"):
         return list(data.deltas), True
     if isinstance(data, Mapping):
-        if "belief_changes" in data:
-            return list(data["belief_changes"]), True
-        if "deltas" in data:
-            return list(data["deltas"]), True
-        if "trace" in data:
-            return list(data["trace"]), False
+        for key, changes in (("belief_changes", True), ("deltas", True), ("trace", False)):
+            if key in data:
+                if not isinstance(data[key], (list, tuple)):
+                    raise InputError(f"plot_convergence: {key!r} is not a list")
+                return list(data[key]), changes
         raise InputError("plot_convergence: a dict needs a 'belief_changes', 'deltas' or "
                          f"'trace' key, found {sorted(map(str, data))[:6]}")
     if hasattr(data, "trace"):
@@ -51,7 +50,10 @@ def _number(v, where: str) -> float:
         return float(v)  # strict JSON's non-finite numbers
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise InputError(f"plot_convergence: {where} is not a number: {v!r}")
-    return float(v)
+    try:
+        return float(v)
+    except OverflowError:
+        raise InputError(f"plot_convergence: {where} is too large a number") from None
 
 
 def _from_rows(rows: list, key) -> tuple[list, list, str]:

@@ -34,6 +34,8 @@ def per_word(scored) -> dict:
             raise InputError("plot_predictions: 'holdout' is not a scores record")
     if "per_word" in scored:
         scored = scored["per_word"]
+        if not isinstance(scored, Mapping):
+            raise InputError("plot_predictions: 'per_word' is not a record per word")
     for key, rec in scored.items():
         if not isinstance(rec, Mapping) or "p_gold" not in rec:
             raise InputError(f"plot_predictions: word {key!r} has no 'p_gold' (expected "
@@ -45,7 +47,7 @@ def _p(rec) -> float:
     p = rec["p_gold"]
     try:
         return float(p)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise InputError(f"plot_predictions: p_gold is not a number: {p!r}") from None
 
 

@@ -55,7 +55,7 @@ def _points(points, x, y, label, by) -> tuple[list, str, str, str]:
         try:
             out = [(p.get(by) if by else None, float(p[xk]), float(p[yk]),
                     p.get(lk) if lk else None) for p in points]
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, OverflowError):
             raise InputError(f"plot_tradeoff: every point needs numbers under {xk!r} and "
                              f"{yk!r}") from None
         return out, xk, yk, lk or ""
