@@ -158,3 +158,14 @@ def check_kind(path, d, formats, expected: str) -> None:
     found = file_kind(d)
     if found is not None and d.get("format") not in formats:
         raise WrongKindError(path, found, expected)
+
+
+def did_you_mean(name: str, choices) -> str:
+    """`` (did you mean 'X'?)`` for the closest of ``choices`` to a misspelt ``name``
+    (:func:`difflib.get_close_matches`, or a choice ending in ``:name``), else ``""``."""
+    import difflib
+
+    choices = [str(c) for c in choices]
+    tail = [c for c in choices if c.rsplit(":", 1)[-1] == name]
+    close = tail or difflib.get_close_matches(str(name), choices, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""

@@ -23,7 +23,6 @@ from typing import Optional
 
 from strgm.cli import beliefs, draw, hmm, paradigm, pcfg, rules, train, treebank, tsg
 from strgm.cli.errors import (
-    OneLineParser,
     bug_line,
     error_line,
     is_write_failure,
@@ -31,6 +30,7 @@ from strgm.cli.errors import (
     output_line,
 )
 from strgm.cli.help_text import OVERVIEW, finish
+from strgm.cli.suggest import SuggestingParser
 from strgm.cli.version import package_version
 from strgm.errors import StrgmError
 from strgm.wfsa.interrupts import hard_stop
@@ -42,12 +42,13 @@ EXIT_INPUT, EXIT_BUG, EXIT_INTERRUPTED, EXIT_PIPE = 2, 3, 130, 141
 def build_parser() -> argparse.ArgumentParser:
     """Every subcommand, each from its own module, imported explicitly (a module that
     fails to import is an error of ``strgm`` itself, never a silently missing command)."""
-    p = OneLineParser(prog="strgm", description=OVERVIEW,
-                      formatter_class=argparse.RawDescriptionHelpFormatter,
-                      epilog="--debug (any command): show the traceback of an error")
+    p = SuggestingParser(prog="strgm", description=OVERVIEW,
+                         formatter_class=argparse.RawDescriptionHelpFormatter,
+                         epilog="--debug (any command): show the traceback of an error")
     p.add_argument("--version", action="version", version=f"strgm {package_version()}",
                    help="print strgm's version and exit")
-    sub = p.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
+    sub = p.add_subparsers(dest="command", required=True,
+                           parser_class=SuggestingParser)
     paradigm.add_subparsers(sub)
     beliefs.add_subparser(sub)
     pcfg.add_subparser(sub)

@@ -9,7 +9,7 @@ the JSON lists it under ``not_in_alphabet``. ``--json -`` prints only the JSON, 
 
 from __future__ import annotations
 
-from strgm.errors import OptionError
+from strgm.errors import OptionError, did_you_mean
 from strgm.validate import int_arg
 
 
@@ -34,7 +34,8 @@ def _check_names(r, names, where: str) -> None:
         if v not in r.variables:
             shown = ", ".join(map(repr, r.variables[:5])) + (", ..." if len(r.variables) > 5
                                                             else "")
-            raise OptionError("--var", v, f"no such variable in {where} (it has "
+            raise OptionError("--var", v, f"no such variable in {where}"
+                                          f"{did_you_mean(v, r.variables)} (it has "
                                           f"{len(r.variables)}: {shown})")
 
 

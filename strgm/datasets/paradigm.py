@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence
 
 from strgm.alphabet import Alphabet, describe_char, segment
-from strgm.errors import InputError
+from strgm.errors import InputError, did_you_mean
 from strgm.safe_io import read_text
 
 UNKNOWN = "?"
@@ -102,7 +102,10 @@ class Paradigm:
         keys = set(keys)
         unknown = keys - {e.key for e in self.entries}
         if unknown:
-            raise InputError(f"cannot hide unknown words {sorted(unknown)}", path=self.source)
+            first = min(unknown)
+            hint = did_you_mean(first, [e.key for e in self.entries])
+            raise InputError(f"cannot hide unknown words {sorted(unknown)}{hint}",
+                             path=self.source)
         return Paradigm(tuple(ParadigmEntry(e.morphemes, None, e.line) if e.key in keys else e
                               for e in self.entries), self.source)
 
@@ -176,8 +179,22 @@ def read_paradigm_tsv(path: str, alphabet: Optional[Alphabet] = None) -> Paradig
         else:
             surf, segs = _check_surface(surf, path, i, alphabet)
             entries.append(ParadigmEntry(morphs, surf, i, segs))
+    if entries and all(e.surface is None for e in entries) and not any("\t" in x
+                                                                       for x in lines):
+        _refuse_spaces(entries, path)
     _require_observed(entries, path)
     return Paradigm(tuple(entries), path)
+
+
+def _refuse_spaces(entries: list, path: str) -> None:
+    """A file without a single tab whose words are all unobserved but have several
+    fields was written with spaces between the columns: say so, and how to fix it."""
+    first = next((e for e in entries if len(e.morphemes) >= 2), None)
+    if first is not None:
+        raise InputError("no tab in the file: the surface form must follow the morphemes "
+                         "after a TAB, not spaces (fix: sed -E 's/ +([^ ]+) *$/\\t\\1/' "
+                         "FILE, or type a tab before each surface form)",
+                         path=path, line=first.line)
 
 
 def _csv_rows(path: str) -> list:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
-from strgm.errors import GraphError
+from strgm.errors import GraphError, did_you_mean
 from strgm.inference.belief import Belief
 from strgm.inference.saved import read_saved, save_beliefs
 
@@ -44,7 +44,8 @@ class InferenceResult:
     def belief(self, var: str) -> Belief:
         if var not in self._beliefs:
             if self.side is None:
-                raise GraphError(f"no belief for variable {var!r}; this result has "
+                raise GraphError(f"no belief for variable {var!r}"
+                                 f"{did_you_mean(var, self.variables)}; this result has "
                                  f"{len(self.variables)} variables, e.g. "
                                  f"{', '.join(map(repr, self.variables[:5]))}")
             self._beliefs[var] = self.side.belief(var)
