@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import math
 
-from strgm.errors import InputError, OptionError
+from strgm.errors import InputError, OptionError, did_you_mean
 from strgm.validate import int_arg
 
 KINDS = ("tradeoff", "predictions", "convergence", "urs", "tree")
@@ -128,7 +128,8 @@ def _urs(doc: dict, path: str, label, top: int):
         label = min(sorted(ms), key=lambda m: ms[m][0][1] if ms[m] else -math.inf)
     elif label not in ms:
         shown = ", ".join(sorted(ms)[:8])
-        raise OptionError("--morpheme", label, f"not a morpheme of {path} ({shown}, …)")
+        raise OptionError("--morpheme", label, f"not a morpheme of {path}"
+                          f"{did_you_mean(label, ms)} ({shown}, …)")
     return label, ms[label][:top]
 
 

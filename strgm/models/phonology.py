@@ -24,7 +24,7 @@ import pynini
 import strgm.transducers as ff
 from strgm.alphabet import Alphabet, segment
 from strgm.datasets.paradigm import Paradigm
-from strgm.errors import InputError, OptionError, UnknownSymbolError
+from strgm.errors import InputError, OptionError, UnknownSymbolError, did_you_mean
 from strgm.factors import BinaryFactor, UnaryFactor
 from strgm.graph import FactorGraph
 from strgm.models.scoring import HoldoutScores, score_words
@@ -251,6 +251,7 @@ def score_holdout(beliefs: dict, model: PhonologyModel, gold: dict) -> HoldoutSc
     exact match); its ``per_word`` entry lists the ``unseen`` segments."""
     for key in gold:
         if key not in model.word_vars or model.word_vars[key] not in beliefs:
-            raise InputError(f"held-out word {key!r} is not a word of the model "
-                             "(or has no belief)", path=model.paradigm.source)
+            raise InputError(f"held-out word {key!r} is not a word of the model (or has "
+                             f"no belief){did_you_mean(key, model.word_vars)}",
+                             path=model.paradigm.source)
     return score_words({k: beliefs[model.word_vars[k]] for k in gold}, gold, model.alphabet)

@@ -137,3 +137,20 @@ def test_with_hidden_did_you_mean():
     with pytest.raises(InputError, match=r"did you mean 'walk PAST'\?"):
         par.with_hidden(["walk PAS"])
     assert par.with_hidden(["walk PAST"]).entries[1].surface is None
+
+
+def test_plot_urs_suggests_a_morpheme(tmp_path):
+    import json
+
+    from strgm.cli import draw
+    from strgm.errors import OptionError
+
+    doc = {"morphemes": {"PAST": [["d", 0.9]], "walk": [["wɔk", 1.0]]}}
+    p = tmp_path / "r.json"
+    p.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(OptionError, match=r"did you mean 'PAST'\?"):
+        draw._urs(doc, str(p), "PASTT", 8)
+    assert draw._urs(doc, str(p), "PAST", 8)[0] == "PAST"  # control
+    with pytest.raises(OptionError) as e:
+        draw._urs(doc, str(p), "zzzz", 8)
+    assert "did you mean" not in str(e.value)
