@@ -45,7 +45,7 @@ def hard_stop(enabled: bool = True) -> Iterator[None]:
 def native() -> Iterator[None]:
     """Run an OpenFst call with SIGINT's default action when :func:`hard_stop` is on,
     this is the main thread and SIGINT has Python's default handler; otherwise change
-    nothing. Two signal-mask system calls per use."""
+    nothing. Two `sigaction` system calls per use."""
     if not _ENABLED[0] or threading.current_thread() is not threading.main_thread() \
             or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
         yield
