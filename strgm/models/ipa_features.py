@@ -4,7 +4,8 @@ Each segment gets a feature bundle. Consonants: ``place`` (lab, cor, pal, vel, u
 glot), ``manner`` (stop, fric, affr, nasal, lat, rhot, glide), ``voice`` and ``sib``
 (sibilant). Vowels: ``high``, ``low``, ``back`` (central vowels count as back, as in
 Turkish ɨ) and ``round``. Modifier letters and combining marks on a base character add
-``long`` (ː), ``pal`` (ʲ), ``asp`` (ʰ), ``nas`` (̃ ) and keep the base's features.
+``long`` (ː), ``pal`` (ʲ), ``asp`` (ʰ), ``nas`` (̃ ), ``rhot`` (˞) and keep the base's
+features. The rhotic mid central vowels ɚ and ɝ are ə and ɜ with ``rhot``.
 
 The table is user-overridable: ``feature_table(symbols, overrides={"x": {...}})``.
 Symbols the table does not know get class ``other`` and a warning naming them (never a
@@ -75,13 +76,17 @@ for ch, h, lo, bk, rd in (("i", 1, 0, 0, 0), ("y", 1, 0, 0, 1), ("ɪ", 1, 0, 0, 
                           ("ɨ", 1, 0, 1, 0), ("ʉ", 1, 0, 1, 1), ("ə", 0, 0, 1, 0),
                           ("ɐ", 0, 1, 1, 0), ("u", 1, 0, 1, 1), ("ʊ", 1, 0, 1, 1),
                           ("ɯ", 1, 0, 1, 0), ("o", 0, 0, 1, 1), ("ɔ", 0, 0, 1, 1),
-                          ("ʌ", 0, 0, 1, 0), ("ɤ", 0, 0, 1, 0)):
+                          ("ʌ", 0, 0, 1, 0), ("ɤ", 0, 0, 1, 0), ("ɘ", 0, 0, 1, 0),
+                          ("ɜ", 0, 0, 1, 0), ("ɞ", 0, 0, 1, 1)):
     _BASE[ch] = _vow(bool(h), bool(lo), bool(bk), bool(rd))
+# rhotic (r-coloured) mid central vowels: ə and ɜ with a hook, as in English "bird"
+for ch, base in (("ɚ", "ə"), ("ɝ", "ɜ")):
+    _BASE[ch] = dict(_BASE[base], rhot=True)
 
 _MODIFIERS = {"ː": "long", "ʲ": "pal", "ʰ": "asp", "\u0303": "nas", "ʷ": "lab",
-              "ˀ": "glot"}
+              "ˀ": "glot", "˞": "rhot"}
 CONSONANT_FEATURES = ("place", "manner", "voice", "sib")
-VOWEL_FEATURES = ("high", "low", "back", "round", "long")
+VOWEL_FEATURES = ("high", "low", "back", "round", "long", "rhot")
 
 
 def features_of(symbol: str, overrides: Optional[Mapping[str, dict]] = None
@@ -160,7 +165,7 @@ def feature_distance(f: dict, g: dict) -> int:
     keys = CONSONANT_FEATURES if f["type"] == _C else VOWEL_FEATURES
     if f["type"] not in (_C, _V):
         return 1
-    return sum(f.get(k) != g.get(k) for k in keys)
+    return sum(f.get(k, False) != g.get(k, False) for k in keys)
 
 
 def vowels(symbols: Sequence[str], table: Optional[Mapping[str, dict]] = None) -> list:
@@ -222,7 +227,7 @@ def symbol_info(symbols: Sequence[str], *, boundary: bool = False,
         for j, g in enumerate(fs):
             if i != j and f["type"] == g["type"] and f["type"] in (_C, _V):
                 keys = CONSONANT_FEATURES if f["type"] == _C else VOWEL_FEATURES
-                diff = tuple(k for k in keys if f.get(k) != g.get(k))
+                diff = tuple(k for k in keys if f.get(k, False) != g.get(k, False))
                 change[i, j] = sig.setdefault((f["type"],) + diff, len(sig))
     vs = vowels(symbols, table)
     bad = [t for t in transparent if t not in vs]
