@@ -25,13 +25,14 @@ samples, which are those of the single-chain run (:mod:`strgm.distributed.hmm_ch
 A checkpoint records ``--seed`` beside the data and settings; ``--resume`` refuses one
 made with another seed (or with other data or settings).
 
-``score`` prints one line per sequence (log p in nats, length, the sequence), then a
-summary; its last line is ``mean log-likelihood per symbol: X nats`` (Σ log p / Σ length;
+``score`` prints a header line (``log p (nats)``, ``length``, ``sequence``, separated by
+tabs), one line per sequence, then a summary; its last line is ``mean log-likelihood per symbol: X nats`` (Σ log p / Σ length;
 each log p includes the sequence's end). By default p is the posterior predictive, the
 average over the saved samples; ``--posterior-mean`` uses the single posterior-mean model.
 A token never seen in training is scored with the model's unknown-symbol mass (the
 Dirichlet pseudo-count η of ``<unk>``) and counted in the summary. ``decode`` prints the
-Viterbi state sequence of each line under the posterior-mean model.
+Viterbi state sequence of each line under the posterior-mean model, each state beside
+the symbol it emits (``k/3 a/1 t/2``; vector sequences: the states alone).
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ __all__ = ["add_subparser"]
 #: How the ``--resume`` checkpoint is named to the output policy; ``--checkpoint`` may
 #: rewrite it.
 RESUMED = "the --resume checkpoint"
+#: The column header of ``hmm score``'s per-sequence lines.
+SCORE_HEADER = "log p (nats)\tlength\tsequence"
 
 
 def add_subparser(subparsers) -> None:
@@ -113,7 +116,8 @@ def _add_model_readers(sub) -> None:
     s.add_argument("--json", default=None, metavar="PATH", help="write the scores here")
     s.set_defaults(func=_score)
 
-    d = sub.add_parser("decode", help="Viterbi states of sequences under a trained model")
+    d = sub.add_parser("decode", help="Viterbi states of sequences under a trained model, "
+                       "each beside its symbol (symbol/state)")
     d.add_argument("model", help="a model written by `strgm hmm train --save`")
     d.add_argument("seqs", help="one sequence per line")
     d.set_defaults(func=_decode)
@@ -293,6 +297,7 @@ def _score(args) -> int:
     post, seqs, unseen, toks = _load(args)
     ll = (post.mean().log_likelihoods(seqs) if args.posterior_mean
           else post.log_likelihoods(seqs))
+    print(SCORE_HEADER)
     for i, v in enumerate(ll):
         text = " ".join(toks[i]) if toks is not None else f"sequence {i + 1}"
         print(f"{v:.4f}\t{seqs.lengths[i]}\t{text}")
@@ -308,9 +313,12 @@ def _score(args) -> int:
 
 
 def _decode(args) -> int:
-    """``hmm decode``: Viterbi states, one line per sequence."""
-    post, seqs, _, _ = _load(args)
+    """``hmm decode``: Viterbi states beside their symbols, one line per sequence."""
+    post, seqs, _, toks = _load(args)
     z, _ = post.mean().viterbi(seqs)
     for s in range(seqs.num_sequences):
-        print(" ".join(str(int(k)) for k in z[seqs.offsets[s]:seqs.offsets[s + 1]]))
+        states = [str(int(k)) for k in z[seqs.offsets[s]:seqs.offsets[s + 1]]]
+        if toks is not None:
+            states = [f"{sym}/{k}" for sym, k in zip(toks[s], states)]
+        print(" ".join(states))
     return 0

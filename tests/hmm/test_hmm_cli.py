@@ -36,12 +36,18 @@ def test_train_score_decode(data):
     s = run_cli(["hmm", "score", model, data / "test.txt"])
     assert s.code == 0, s.stderr
     lines = s.stdout.splitlines()
+    assert lines[0] == "log p (nats)\tlength\tsequence"  # the columns are named
+    assert lines[1].split("\t")[1:] == ["3", "k a t"]
     assert lines[-1].startswith("mean log-likelihood per symbol: ") and lines[-1].endswith(" nats")
     assert "tokens unseen in training: 1" in lines[-2]
-    per_seq = [float(ln.split("\t")[0]) for ln in lines[:2]]
+    per_seq = [float(ln.split("\t")[0]) for ln in lines[1:3]]
     assert float(lines[-1].split()[-2]) == pytest.approx(sum(per_seq) / 7, abs=1e-3)
     d = run_cli(["hmm", "decode", model, data / "test.txt"])
     assert d.code == 0 and [len(x.split()) for x in d.stdout.splitlines()] == [3, 4]
+    # each state beside the symbol it emits; an unseen token keeps its own spelling
+    pairs = [[p.split("/") for p in x.split()] for x in d.stdout.splitlines()]
+    assert [[sym for sym, _ in line] for line in pairs] == [list("kat"), list("taza")]
+    assert all(k.isdigit() for line in pairs for _, k in line)
 
 
 def test_resumed_run_equals_uninterrupted(data):
@@ -70,6 +76,10 @@ def test_vectors_with_gaussian_emissions(data):
     assert o.code == 0, o.stderr
     s = run_cli(["hmm", "score", data / "v.json", data / "vec.txt"])
     assert s.code == 0 and "per symbol" in s.stdout.splitlines()[-1]
+    d = run_cli(["hmm", "decode", data / "v.json", data / "vec.txt"])
+    # vectors have no symbols: the states alone, one line per sequence
+    assert d.code == 0 and [len(x.split()) for x in d.stdout.splitlines()] == [5, 4, 6]
+    assert all(k.isdigit() for x in d.stdout.splitlines() for k in x.split())
 
 
 def test_empty_sequence_names_file_and_line(data):
