@@ -4,13 +4,14 @@
                      [--seed S] [--out GRAMMAR] [--chars] [--heldout YLD] [--burn-in B]
                      [--checkpoint PATH] [--resume PATH] [--resample-alpha]
                      [--chains K] [--scheduler local[:N]|ADDRESS]
-    strgm pcfg parse GRAMMAR CORPUS [--decode viterbi|maxrule] [--chars]
+    strgm pcfg parse GRAMMAR CORPUS [--decode viterbi|maxrule] [--chars] [--no-top]
                      [--max-length N] [--scores FILE] [--scheduler local[:N]|ADDRESS]
 
 ``train`` prints the per-iteration trace (stderr) and the final grammar in Johnson's format
 (``--out FILE``, or stdout when it is a file or a pipe; on a terminal a summary with the
 rule count and the first rules, ``--out -`` for all of them).  ``parse`` prints exactly one Penn Treebank bracketed tree per
-line (stdout): the sentence's own words as leaves, the intermediate nodes of a binarised
+line (stdout), under a ``(TOP ...)`` root unless ``--no-top``, in the format of ``tsg
+parse`` (:func:`strgm.cli.pcfg_parse.tree_line`): the sentence's own words as leaves, the intermediate nodes of a binarised
 treebank grammar (labels with ``|<``) spliced out, tags renamed because they are also
 words (``.^``) restored; sentences without a parse print ``(no parse)`` and are listed on
 stderr.  When the grammar has word-shape signature terminals (``<UNK...>``, from
@@ -41,7 +42,8 @@ from strgm.errors import GrammarError, InputError, OptionError
 from strgm.cli.common import add_scheduler_option, pcfg_chains, scheduler_spec, \
     sharded_tree_draws
 from strgm.cli.json_output import write_document
-from strgm.cli.pcfg_parse import check_chart_lengths, located_grammar_error, parse_command
+from strgm.cli.pcfg_parse import add_top_option, check_chart_lengths, \
+    located_grammar_error, parse_command
 from strgm.safe_io import atomic_write_text, check_outputs, sha256_file
 from strgm.validate import float_arg, int_arg, size_arg
 
@@ -113,6 +115,7 @@ def _add_parsing(sub) -> None:
                         "tokens, naming its line")
     q.add_argument("--scores", default=None, metavar="FILE",
                    help="write per-sentence scores here as TSV with a header line")
+    add_top_option(q)
     _add_max_memory(q)
     add_scheduler_option(q)
     q.set_defaults(func=parse_command)

@@ -1,15 +1,59 @@
 """``strgm pcfg parse GRAMMAR CORPUS``: one Penn Treebank tree per line (the behaviour is
 described in :mod:`strgm.cli.pcfg`), here or on sentence shards with ``--scheduler``
-(:mod:`strgm.distributed.parse_shards`; the same lines)."""
+(:mod:`strgm.distributed.parse_shards`; the same lines).
+
+Every parser prints its trees through :func:`tree_line` (``pcfg parse`` and ``tsg parse``),
+so both share one format: with ``--top`` (the default) each tree stands under a single
+``(TOP ...)`` root, the root of a treebank grammar's parses, which evalb's COLLINS.prm
+and ``strgm treebank score`` delete before scoring; ``--no-top`` leaves out a ``TOP`` root
+over a single tree."""
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 from strgm.errors import GrammarError, InputError, MessageTooLargeError
 from strgm.safe_io import atomic_write_text, check_outputs
 
-__all__ = ["check_chart_lengths", "located_grammar_error", "parse_command"]
+__all__ = ["add_top_option", "check_chart_lengths", "located_grammar_error",
+           "parse_command", "tree_line"]
+
+NO_PARSE = "(no parse)"
+
+
+def add_top_option(parser) -> None:
+    """``--top/--no-top``, the root of every printed tree (module docstring)."""
+    parser.add_argument("--top", action=argparse.BooleanOptionalAction, default=True,
+                        help="print each tree under one (TOP ...) root, which evalb's "
+                             "COLLINS.prm deletes (the default); --no-top leaves out a TOP "
+                             "root over a single tree")
+
+
+def tree_line(tree, top: bool) -> str:
+    """One printed tree: ``tree`` (bracketed text, or None for no parse) under a ``TOP``
+    root (``top``), or without a ``TOP`` root that has a single child (not ``top``)."""
+    if tree is None:
+        return NO_PARSE
+    tree = tree.strip()
+    has_top = tree.startswith("(TOP ") and tree.endswith(")")
+    if top:
+        return tree if has_top else f"(TOP {tree})"
+    if has_top:
+        inner = tree[len("(TOP "):-1].strip()
+        if inner.startswith("(") and _group_end(inner) == len(inner) - 1:
+            return inner
+    return tree
+
+
+def _group_end(text: str) -> int:
+    """The index of the bracket closing the one that opens ``text``."""
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += (ch == "(") - (ch == ")")
+        if depth == 0:
+            return i
+    return -1
 
 
 def check_chart_lengths(g, max_memory, *corpora) -> None:
@@ -103,12 +147,11 @@ def _print_parses(args, lines) -> None:
     """Trees on stdout, the unparsable lines on stderr, the ``--scores`` TSV."""
     bad, rows = [], ["line\tparsed\tscore\tlog_prob"]
     for i, r in enumerate(lines):
+        print(tree_line(None if r is None else r[0], args.top))
         if r is None:
             bad.append(i + 1)
-            print("(no parse)")
             rows.append(f"{i + 1}\t0\t-inf\t-inf")
         else:
-            print(r[0])
             rows.append(f"{i + 1}\t1\t{r[1]:.10g}\t{r[2]:.10g}")
     if bad:
         print(f"{len(bad)} sentence(s) have no parse: lines {bad[:50]}", file=sys.stderr)

@@ -6,7 +6,7 @@
                     [--scheduler local[:N]|ADDRESS] [--checkpoint PATH]
                     [--checkpoint-every K] [--resume PATH] [--trace-json PATH] [--quiet]
     strgm tsg parse MODEL SENTENCES [--decode mer|mpd] [--mer-objective sum|product]
-                    [--samples K] [--seed S] [--max-length N] [--quiet]
+                    [--samples K] [--seed S] [--max-length N] [--quiet] [--no-top]
                     [--scheduler local[:N]|ADDRESS]
     strgm tsg show MODEL [--top N]
 
@@ -24,7 +24,8 @@ second half of the sweeps, writes every chain's trace to ``--trace-json`` (rows 
 (:mod:`strgm.distributed.tsg_chains`).
 
 ``parse`` reads one tokenised sentence per line and writes one Penn Treebank tree per
-line to stdout, ``(no parse)`` when the model derives none: MER over ``--samples``
+line to stdout (under a ``(TOP ...)`` root unless ``--no-top``, the format of ``pcfg
+parse``), ``(no parse)`` when the model derives none: MER over ``--samples``
 MH-corrected draws from the transformed grammar, or MPD (the most probable derivation).
 MER maximises the product of the anchored CFG rules' Monte-Carlo marginals by default;
 ``--mer-objective sum`` maximises their sum, the expected number of correct rules of
@@ -43,6 +44,7 @@ import time
 
 from strgm.cli.common import add_scheduler_option, check_chains_options
 from strgm.cli.json_output import write_document
+from strgm.cli.pcfg_parse import add_top_option, tree_line
 from strgm.errors import InputError, OptionError
 from strgm.validate import float_arg, int_arg
 
@@ -113,6 +115,7 @@ def _add_parsing(sub) -> None:
     q.add_argument("--max-length", type=int_arg(min=1), default=None, metavar="N",
                    help="refuse (before parsing) a sentence of more than N words")
     q.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    add_top_option(q)
     add_scheduler_option(q)
     q.set_defaults(func=_parse)
 
@@ -266,7 +269,7 @@ def _parse(args) -> int:
             trees, accepted, proposed = sharded_tsg_parse(
                 pool, model, sentences, seed=args.seed, decode=args.decode,
                 objective=args.mer_objective, samples=args.samples)
-        print("\n".join("(no parse)" if t is None else t for t in trees), flush=True)
+        print("\n".join(tree_line(t, args.top) for t in trees), flush=True)
     failed = [i for i, t in enumerate(trees, start=1) if t is None]
     if failed:
         print(f"{len(failed)} sentence(s) without a parse: lines {failed[:20]}",
@@ -287,7 +290,7 @@ def _parse_here(args, model, sentences, t0) -> tuple:
         tree = parse_sentences(model, parser, [words], [i], args.seed, args.decode,
                                args.mer_objective)[0]
         trees.append(tree)
-        print("(no parse)" if tree is None else tree, flush=True)
+        print(tree_line(tree, args.top), flush=True)
         if not args.quiet and ((i + 1) % 10 == 0 or i + 1 == len(sentences)):
             print(f"parsed {i + 1}/{len(sentences)} sentences, "
                   f"{time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)

@@ -34,3 +34,17 @@ def test_the_english_example_loads_without_a_feature_table_warning():
     # control: a segment the table does not know still warns
     with pytest.warns(UserWarning, match="no features for"):
         feature_table(symbols + ["ʘ"])
+
+
+@pytest.mark.parametrize("tree,top,out", [
+    ("(S (NP (DT a)) (VP (V b)))", True, "(TOP (S (NP (DT a)) (VP (V b))))"),
+    ("(TOP (S (V b)))", True, "(TOP (S (V b)))"),
+    ("(TOP (S (V b)))", False, "(S (V b))"),
+    ("(S (V b))", False, "(S (V b))"),
+    # a TOP over several trees cannot be left out: one tree per line
+    ("(TOP (NP (N a)) (. .))", False, "(TOP (NP (N a)) (. .))"),
+    (None, True, "(no parse)"), (None, False, "(no parse)")])
+def test_tree_line_puts_every_tree_in_one_format(tree, top, out):
+    from strgm.cli.pcfg_parse import tree_line
+
+    assert tree_line(tree, top) == out

@@ -59,7 +59,7 @@ def test_parse_and_unparsable(files):
     assert o.code == 0
     lines = o.stdout.splitlines()
     assert len(lines) == 4
-    assert lines[0].startswith("(S (") and lines[3] == "(no parse)"
+    assert lines[0].startswith("(TOP (S (") and lines[3] == "(no parse)"
     assert "\t" not in o.stdout  # trees only: scores go to --scores
     assert "lines [4]" in o.stderr
     assert run_cli(["pcfg", "parse", g, c, "--decode", "maxrule"]).code == 0

@@ -43,7 +43,7 @@ def test_train_show_parse(tb):
         assert p.code == 0, p.stderr
         lines = p.stdout.splitlines()
         assert len(lines) == 3
-        assert lines[0].startswith("(S (NP (DT The) (NN dog))")
+        assert lines[0].startswith("(TOP (S (NP (DT The) (NN dog))")
         assert "Zorro" in lines[2] and "|<" not in p.stdout
 
 
@@ -82,3 +82,22 @@ def test_bad_inputs(tb):
     assert_clean_error(o, "long.txt")
     o = run_cli(["tsg", "train", tb / "a.mrg", "--save", tb / "m2.json", "--s", "1.5"])
     assert_clean_error(o, "--s")
+
+
+@pytest.mark.parametrize("flag,root", [([], "(TOP (S "), (["--no-top"], "(S "),
+                                       (["--top"], "(TOP (S ")])
+def test_tsg_and_pcfg_parse_print_one_tree_format(tb, flag, root):
+    model, _ = _train(tb)
+    assert run_cli(["treebank", "grammar", tb / "a.mrg", "--out", tb / "g.lt"]).code == 0
+    (tb / "s.txt").write_text("The dog barked .\nthe cat sat .\n")
+    tsg = run_cli(["tsg", "parse", model, tb / "s.txt", "--quiet", *flag])
+    pcfg = run_cli(["pcfg", "parse", tb / "g.lt", tb / "s.txt", *flag])
+    assert tsg.code == 0 and pcfg.code == 0, tsg.stderr + pcfg.stderr
+    for out in (tsg.stdout, pcfg.stdout):
+        assert [ln[:len(root)] for ln in out.splitlines()] == [root, root]
+    # the same sentences, the same trees, whichever parser printed them
+    assert tsg.stdout == pcfg.stdout
+    # control: the TOP root is the only difference between the two formats
+    top = run_cli(["tsg", "parse", model, tb / "s.txt", "--quiet"]).stdout.splitlines()
+    bare = run_cli(["tsg", "parse", model, tb / "s.txt", "--quiet", "--no-top"])
+    assert [f"(TOP {ln})" for ln in bare.stdout.splitlines()] == top
