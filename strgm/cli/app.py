@@ -27,6 +27,7 @@ from strgm.cli.errors import (
     error_line,
     is_write_failure,
     memory_line,
+    one_line_warnings,
     output_line,
 )
 from strgm.cli.help_text import OVERVIEW, finish
@@ -71,7 +72,8 @@ def _quiet_pipe() -> int:
 def main(argv: Optional[list] = None) -> int:
     """Run the command line; returns the exit status (0 ok, 2 input error, 3 bug,
     130 interrupted, 141 closed pipe). Every error is one line starting ``strgm: error:``
-    (:mod:`strgm.cli.errors`); ``--debug`` re-raises with the traceback."""
+    (:mod:`strgm.cli.errors`), every warning one line ``strgm: warning:``; ``--debug``
+    re-raises with the traceback."""
     from_process = argv is None  # the program itself, not a caller in Python
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
@@ -79,7 +81,8 @@ def main(argv: Optional[list] = None) -> int:
         argv.remove("--debug")
     args = build_parser().parse_args(argv)
     try:
-        with hard_stop(from_process):  # Ctrl-C stops even inside an OpenFst call
+        # Ctrl-C stops even inside an OpenFst call; warnings are "strgm: warning:" lines
+        with hard_stop(from_process), one_line_warnings():
             code = int(args.func(args) or 0)
         return _flush_failed() or code  # output that cannot be written is no exit 0
     except BrokenPipeError:

@@ -15,16 +15,56 @@ Every error line starts with :data:`PREFIX` (``strgm: error: ``), whatever went 
 * :func:`output_line`: an output that could not be written (a full disk or a full
   ``/dev/full`` standard output) (exit 2);
 * an interrupt (exit 130).
+
+Warnings have one form too: :func:`one_line_warnings` (installed by :func:`strgm.cli.main`
+for the command's run) shows each as ``strgm: warning: MESSAGE`` on one line, the form of
+:func:`strgm.cli.common.warnings_as_lines`, instead of Python's file path, category and
+source line.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import os
+import sys
+import warnings
 
 #: The start of every error line the command line prints.
 PREFIX = "strgm: error: "
+#: The start of every warning line the command line prints.
+WARNING_PREFIX = "strgm: warning: "
+
+
+def warning_line(message, category=UserWarning) -> str:
+    """``WARNING_PREFIX`` and the first line of a warning's text (its category's name when
+    it has none); a warning from outside strgm that is not a plain UserWarning keeps its
+    category's name, so a library's RuntimeWarning is told from strgm's own."""
+    text = str(message).splitlines()[0] if str(message).strip() else category.__name__
+    foreign = category is not UserWarning and not category.__module__.startswith("strgm")
+    return WARNING_PREFIX + (f"{text} ({category.__name__})" if foreign else text)
+
+
+def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A :func:`warnings.showwarning` that prints :func:`warning_line` (no path, no
+    source line) to ``file`` or the standard error."""
+    try:
+        print(warning_line(message, category), file=file or sys.stderr, flush=True)
+    except OSError:  # the stream is gone: a warning is never worth a crash
+        pass
+
+
+@contextlib.contextmanager
+def one_line_warnings():
+    """Warnings inside the block shown by :func:`show_warning`; the previous hook is back
+    afterwards, so a caller of :func:`strgm.cli.main` in Python keeps its own."""
+    previous = warnings.showwarning
+    warnings.showwarning = show_warning
+    try:
+        yield
+    finally:
+        warnings.showwarning = previous
 
 
 def error_line(text: str) -> str:

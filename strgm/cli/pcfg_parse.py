@@ -17,7 +17,7 @@ from strgm.errors import GrammarError, InputError, MessageTooLargeError
 from strgm.safe_io import atomic_write_text, check_outputs
 
 __all__ = ["add_top_option", "check_chart_lengths", "located_grammar_error",
-           "parse_command", "tree_line"]
+           "no_parse_line", "parse_command", "tree_line"]
 
 NO_PARSE = "(no parse)"
 
@@ -44,6 +44,12 @@ def tree_line(tree, top: bool) -> str:
         if inner.startswith("(") and _group_end(inner) == len(inner) - 1:
             return inner
     return tree
+
+
+def no_parse_line(lines: list) -> str:
+    """The warning both parsers print for the sentences without a parse (line numbers)."""
+    more = f" and {len(lines) - 50} more" if len(lines) > 50 else ""
+    return f"strgm: warning: {len(lines)} sentence(s) have no parse: lines {lines[:50]}{more}"
 
 
 def _group_end(text: str) -> int:
@@ -154,6 +160,6 @@ def _print_parses(args, lines) -> None:
         else:
             rows.append(f"{i + 1}\t1\t{r[1]:.10g}\t{r[2]:.10g}")
     if bad:
-        print(f"{len(bad)} sentence(s) have no parse: lines {bad[:50]}", file=sys.stderr)
+        print(no_parse_line(bad), file=sys.stderr)
     if args.scores:
         atomic_write_text(args.scores, "\n".join(rows) + "\n")

@@ -44,7 +44,7 @@ import time
 
 from strgm.cli.common import add_scheduler_option, check_chains_options
 from strgm.cli.json_output import write_document
-from strgm.cli.pcfg_parse import add_top_option, tree_line
+from strgm.cli.pcfg_parse import add_top_option, no_parse_line, tree_line
 from strgm.errors import InputError, OptionError
 from strgm.validate import float_arg, int_arg
 
@@ -272,8 +272,7 @@ def _parse(args) -> int:
         print("\n".join(tree_line(t, args.top) for t in trees), flush=True)
     failed = [i for i, t in enumerate(trees, start=1) if t is None]
     if failed:
-        print(f"{len(failed)} sentence(s) without a parse: lines {failed[:20]}",
-              file=sys.stderr)
+        print(no_parse_line(failed), file=sys.stderr)
     if args.decode == "mer" and proposed:
         print(f"MH acceptance {accepted / proposed:.4f}", file=sys.stderr)
     return 0

@@ -48,3 +48,62 @@ def test_tree_line_puts_every_tree_in_one_format(tree, top, out):
     from strgm.cli.pcfg_parse import tree_line
 
     assert tree_line(tree, top) == out
+
+
+def test_warning_line_is_one_line_without_a_path():
+    from strgm.cli.errors import warning_line
+    from strgm.errors import ConvergenceWarning
+
+    assert warning_line("ep stopped\nsecond line", ConvergenceWarning) == \
+        "strgm: warning: ep stopped"
+    assert warning_line("overflow in exp", RuntimeWarning) == \
+        "strgm: warning: overflow in exp (RuntimeWarning)"
+    # control: Python's own format names the category and the file, over two lines
+    raw = warnings.formatwarning("ep stopped", UserWarning, "/x/strgm/a.py", 3)
+    assert "UserWarning" in raw and "/x/strgm/a.py:3" in raw
+
+
+def _warning_command(monkeypatch):
+    """``main`` with a parser whose only command warns once and succeeds."""
+    import argparse
+
+    import strgm.cli.app as app
+
+    def build():
+        p = argparse.ArgumentParser(prog="strgm")
+        p.set_defaults(command="x", func=lambda a: warnings.warn("raw text", UserWarning))
+        return p
+
+    monkeypatch.setattr(app, "build_parser", build)
+    return app.main
+
+
+def test_main_prints_each_warning_as_one_strgm_line_and_restores_the_hook(monkeypatch,
+                                                                          capsys):
+    main = _warning_command(monkeypatch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        before = warnings.showwarning
+        assert main([]) == 0
+        assert warnings.showwarning is before  # in-process callers keep their hook
+    assert capsys.readouterr().err == "strgm: warning: raw text\n"
+    # control: the same warning outside main() is Python's, recorded by the caller
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.warn("raw text", UserWarning)
+    assert [str(w.message) for w in caught] == ["raw text"]
+    assert capsys.readouterr().err == ""
+
+
+def test_infer_convergence_warning_reads_strgm_warning():
+    from tests.badinput.harness import run_cli
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        o = run_cli(["infer", "example:english-verbs", "--max-iters", "1", "--tol", "1e-12"])
+    assert o.code == 0, o.stderr
+    lines = o.stderr.splitlines()
+    assert any("stopped at max_iters" in ln for ln in lines), o.stderr
+    for ln in lines:
+        if "warning" in ln.lower():
+            assert ln.startswith("strgm: warning: ") and ".py:" not in ln, ln
