@@ -19,7 +19,8 @@ Every error line starts with :data:`PREFIX` (``strgm: error: ``), whatever went 
 Warnings have one form too: :func:`one_line_warnings` (installed by :func:`strgm.cli.main`
 for the command's run) shows each as ``strgm: warning: MESSAGE`` on one line, the form of
 :func:`strgm.cli.common.warnings_as_lines`, instead of Python's file path, category and
-source line.
+source line. Every file a command writes is announced as ``wrote FILE``
+(:func:`announce_written`).
 """
 
 from __future__ import annotations
@@ -53,6 +54,14 @@ def show_warning(message, category, filename, lineno, file=None, line=None) -> N
         print(warning_line(message, category), file=file or sys.stderr, flush=True)
     except OSError:  # the stream is gone: a warning is never worth a crash
         pass
+
+
+def announce_written(*paths, stream=None) -> None:
+    """``wrote FILE`` on ``stream`` (default stderr) for each path given (None: an output
+    the command was not asked for; skipped)."""
+    for path in paths:
+        if path is not None and str(path) != "":
+            print(f"wrote {path}", file=stream or sys.stderr)
 
 
 @contextlib.contextmanager

@@ -37,6 +37,7 @@ the symbol it emits (``k/3 a/1 t/2``; vector sequences: the states alone).
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 import warnings
@@ -207,6 +208,7 @@ def _train(args) -> int:
     if args.plot:
         from strgm.plot import plot_convergence, save_figure
         save_figure(plot_convergence(state.trace, key="loglik", label=args.model), args.plot)
+    _announce(args)
     print(f"{seqs.num_sequences} sequences, {seqs.num_tokens} symbols, {state.iteration} "
           f"sweeps ({time.perf_counter() - t0:.1f} s this run), {len(post.samples)} samples; "
           f"model written to {args.save}", file=sys.stderr)
@@ -267,12 +269,22 @@ def _train_chains(args, spec, kernel, vocab, burn: int, thin: int) -> int:
         from strgm.plot import plot_convergence, save_figure
         save_figure(plot_convergence(res.traces[0], key="loglik", label=args.model),
                     args.plot)
+    _announce(args)
     print(summary_line(res), file=sys.stderr)
     print(f"{seqs.num_sequences} sequences, {seqs.num_tokens} symbols, {args.chains} "
           f"chains of {args.iters} sweeps ({time.perf_counter() - t0:.1f} s), "
           f"{len(post.samples)} samples of chain 0; model written to {args.save}",
           file=sys.stderr)
     return 0
+
+
+def _announce(args) -> None:
+    """``wrote FILE`` for the trace, the picture and the checkpoint ``hmm train`` wrote
+    (the model is named in the summary line)."""
+    from strgm.cli.errors import announce_written
+
+    ck = args.checkpoint if args.checkpoint and os.path.exists(args.checkpoint) else None
+    announce_written(args.json, args.plot, ck)
 
 
 def _load(args):
@@ -289,6 +301,7 @@ def _load(args):
 
 def _score(args) -> int:
     """``hmm score`` (module docstring)."""
+    from strgm.cli.errors import announce_written
     from strgm.cli.json_output import write_document
     from strgm.safe_io import check_outputs
 
@@ -309,6 +322,7 @@ def _score(args) -> int:
         write_document(args.json, "strgm-hmm-scores", {
             "per_symbol": per, "unseen_tokens": unseen,
             "posterior_mean": bool(args.posterior_mean), "log_likelihoods": ll.tolist()})
+        announce_written(args.json)
     return 0
 
 

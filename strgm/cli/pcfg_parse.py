@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from strgm.cli.errors import announce_written
 from strgm.errors import GrammarError, InputError, MessageTooLargeError
 from strgm.safe_io import atomic_write_text, check_outputs
 
@@ -163,3 +164,4 @@ def _print_parses(args, lines) -> None:
         print(no_parse_line(bad), file=sys.stderr)
     if args.scores:
         atomic_write_text(args.scores, "\n".join(rows) + "\n")
+        announce_written(args.scores)

@@ -39,10 +39,12 @@ trees with their counts.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 
 from strgm.cli.common import add_scheduler_option, check_chains_options
+from strgm.cli.errors import announce_written
 from strgm.cli.json_output import write_document
 from strgm.cli.pcfg_parse import add_top_option, no_parse_line, tree_line
 from strgm.errors import InputError, OptionError
@@ -195,6 +197,8 @@ def _train(args) -> int:
         from strgm.plot import plot_convergence, save_figure
         save_figure(plot_convergence(state.trace, key="log_likelihood", label=args.sampler),
                     args.plot)
+    announce_written(args.trace_json, args.plot, args.checkpoint
+                     if args.checkpoint and os.path.exists(args.checkpoint) else None)
     last = state.trace[-1] if state.trace else {}
     print(f"{len(trees)} trees, {state.iteration} sweeps ({time.perf_counter() - t0:.1f} s "
           f"this run), log-likelihood {last.get('log_likelihood', float('nan')):.1f}; "

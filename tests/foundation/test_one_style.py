@@ -67,7 +67,7 @@ def _warning_command(monkeypatch):
     """``main`` with a parser whose only command warns once and succeeds."""
     import argparse
 
-    import strgm.cli.app as app
+    from strgm.cli import app
 
     def build():
         p = argparse.ArgumentParser(prog="strgm")

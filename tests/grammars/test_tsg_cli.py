@@ -101,3 +101,18 @@ def test_tsg_and_pcfg_parse_print_one_tree_format(tb, flag, root):
     top = run_cli(["tsg", "parse", model, tb / "s.txt", "--quiet"]).stdout.splitlines()
     bare = run_cli(["tsg", "parse", model, tb / "s.txt", "--quiet", "--no-top"])
     assert [f"(TOP {ln})" for ln in bare.stdout.splitlines()] == top
+
+
+def test_tsg_train_and_pcfg_parse_announce_the_files_they_write(tb):
+    trace = tb / "trace.json"
+    _, o = _train(tb, "--trace-json", trace)
+    assert f"wrote {trace}" in o.stderr
+    assert run_cli(["treebank", "grammar", tb / "a.mrg", "--out", tb / "g.lt"]).code == 0
+    (tb / "s.txt").write_text("The dog barked .\n")
+    p = run_cli(["pcfg", "parse", tb / "g.lt", tb / "s.txt", "--scores", tb / "sc.tsv"])
+    assert p.code == 0 and f"wrote {tb / 'sc.tsv'}" in p.stderr
+    assert p.stdout.splitlines() == [ln for ln in p.stdout.splitlines() if ln.startswith("(")]
+    # control: without the options nothing is announced
+    _, plain = _train(tb, name="plain.json")
+    bare = run_cli(["pcfg", "parse", tb / "g.lt", tb / "s.txt"])
+    assert "wrote " not in plain.stderr and "wrote " not in bare.stderr

@@ -127,3 +127,17 @@ def test_truncated_model_file_says_retrain(data):
     o = run_cli(["hmm", "score", model, data / "test.txt"], watch=data)
     line = assert_clean_error(o, "m.json", "damaged HMM model file")
     assert "train it again" in line and "resume" not in line
+
+
+def test_every_file_written_is_announced(data):
+    ck, trace = data / "ck.json", data / "trace.json"
+    model, o = _train(data, "--json", trace, "--checkpoint", ck)
+    assert f"wrote {trace}" in o.stderr and f"wrote {ck}" in o.stderr
+    assert f"model written to {model}" in o.stderr
+    s = run_cli(["hmm", "score", model, data / "test.txt", "--json", data / "sc.json"])
+    assert s.code == 0 and f"wrote {data / 'sc.json'}" in s.stderr
+    assert "wrote" not in s.stdout  # the table on stdout stays data
+    # control: nothing asked for, nothing announced
+    _, plain = _train(data, name="plain.json")
+    plain_score = run_cli(["hmm", "score", model, data / "test.txt"])
+    assert "wrote " not in plain.stderr and "wrote " not in plain_score.stderr
