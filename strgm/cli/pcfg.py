@@ -9,18 +9,20 @@
 
 ``train`` prints the per-iteration trace (stderr) and the final grammar in Johnson's format
 (``--out FILE``, or stdout when it is a file or a pipe; on a terminal a summary with the
-rule count and the first rules, ``--out -`` for all of them).  ``parse`` prints exactly one Penn Treebank bracketed tree per
-line (stdout), under a ``(TOP ...)`` root unless ``--no-top``, in the format of ``tsg
-parse`` (:func:`strgm.cli.pcfg_parse.tree_line`): the sentence's own words as leaves, the intermediate nodes of a binarised
-treebank grammar (labels with ``|<``) spliced out, tags renamed because they are also
-words (``.^``) restored; sentences without a parse print ``(no parse)`` and are listed on
-stderr.  When the grammar has word-shape signature terminals (``<UNK...>``, from
-``strgm treebank grammar``), unknown words are parsed as the finest signature of their
-back-off chain that the grammar has (:mod:`strgm.grammars.unknown_words`).  A sentence
-longer than ``--max-length`` tokens is an error naming its file and line, raised before
-any parsing.  ``--scores FILE`` writes a TSV (header ``line  parsed  score  log_prob``:
-the decoder's score — log P(t, w) for viterbi, the sum of rule log posteriors for
-maxrule — and log P(w)).
+rule count and the first rules, ``--out -`` for all of them); each file it writes
+(``--out``, ``--trace-json``, ``--plot``, ``--checkpoint``) is announced as ``wrote FILE``
+on stderr.  ``parse`` prints exactly one Penn Treebank bracketed tree per line (stdout),
+under a ``(TOP ...)`` root unless ``--no-top``, in the format of ``tsg parse``
+(:func:`strgm.cli.pcfg_parse.tree_line`): the sentence's own words as leaves, the
+intermediate nodes of a binarised treebank grammar (labels with ``|<``) spliced out, tags
+renamed because they are also words (``.^``) restored; sentences without a parse print
+``(no parse)`` and are listed on stderr in one ``strgm: warning:`` line.  When the grammar
+has word-shape signature terminals (``<UNK...>``, from ``strgm treebank grammar``),
+unknown words are parsed as the finest signature of their back-off chain that the grammar
+has (:mod:`strgm.grammars.unknown_words`).  A sentence longer than ``--max-length`` tokens
+is an error naming its file and line, raised before any parsing.  ``--scores FILE`` writes
+a TSV (header ``line  parsed  score  log_prob``: the decoder's score — log P(t, w) for
+viterbi, the sum of rule log posteriors for maxrule — and log P(w)).
 
 Options are checked by their argparse types before anything is read, output paths
 (``--out``, ``--trace-json``, ``--checkpoint``) before any work, and outputs written
@@ -36,8 +38,10 @@ resumed run writes the same grammar and trace, byte for byte, as an uninterrupte
 
 from __future__ import annotations
 
+import os
 import sys
 
+from strgm.cli.errors import announce_written, warning_line
 from strgm.errors import GrammarError, InputError, OptionError
 from strgm.cli.common import add_scheduler_option, pcfg_chains, scheduler_spec, \
     sharded_tree_draws
@@ -190,8 +194,8 @@ def _sample(args, g, corpus, held, log, pool):
         state.settings = settings
         bad = [i for i, t in enumerate(state.trees) if t is None]
         if bad:
-            print(f"warning: {len(bad)} sentence(s) have no parse (line numbers "
-                  f"{[i + 1 for i in bad[:20]]}); they are left out", file=log)
+            print(warning_line(f"{len(bad)} sentence(s) have no parse (line numbers "
+                               f"{[i + 1 for i in bad[:20]]}); they are left out"), file=log)
     res = run(k, state, args.iters - state.iteration, burn_in=args.burn_in, eval_every=1,
               heldout=held, progress=not args.quiet, log=log, checkpoint=args.checkpoint,
               checkpoint_every=args.checkpoint_every)
@@ -252,8 +256,8 @@ def _notes(res, log) -> None:
     for n in res.notes:
         print("note: " + n, file=log)
     if res.unparsable:
-        print(f"warning: {len(res.unparsable)} sentence(s) have no parse (line numbers "
-              f"{[i + 1 for i in res.unparsable[:20]]})", file=log)
+        print(warning_line(f"{len(res.unparsable)} sentence(s) have no parse (line "
+                           f"numbers {[i + 1 for i in res.unparsable[:20]]})"), file=log)
 
 
 def _train(args) -> int:
@@ -289,6 +293,8 @@ def _train(args) -> int:
             key = "log_p_trees" if args.method in SAMPLERS else "neg_log_prob"
             first = [r for r in trace if r.get("chain", 0) == 0]  # --chains: chain 0
             save_figure(plot_convergence(first, key=key, label=args.method), args.plot)
+        ck = args.checkpoint if args.checkpoint and os.path.exists(args.checkpoint) else None
+        announce_written(args.out if args.out != "-" else None, args.trace_json, args.plot, ck)
         return 0
 
 

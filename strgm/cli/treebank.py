@@ -17,8 +17,9 @@ grammar's root rules are ``START --> root`` for one start symbol (``--start``).
 failed run ``--out`` does not exist) built by :func:`strgm.grammars.unknown_words.
 treebank_pcfg`: words seen at most ``--unk-threshold`` times become word-shape signatures
 with a back-off chain, trees are binarised with horizontal Markovisation of order
-``--markov`` (``none``: no Markovisation).  A summary line goes to stderr.  The default
-``--markov 1`` was chosen by measurement (``benchmarks/results/treebank_pcfg.md``).
+``--markov`` (``none``: no Markovisation).  A summary line and ``wrote G.lt`` go to
+stderr.  The default ``--markov 1`` was chosen by measurement
+(``benchmarks/results/treebank_pcfg.md``).
 
 ``--parent`` annotates every phrasal node with its parent's label (``NP^S``; vertical
 Markovisation of order 2, Klein & Manning 2003; stripped again when ``strgm pcfg parse``
@@ -48,6 +49,7 @@ import sys
 from argparse import RawDescriptionHelpFormatter
 from pathlib import Path
 
+from strgm.cli.errors import announce_written
 from strgm.errors import InputError, OptionError
 from strgm.validate import float_arg, int_arg
 
@@ -206,8 +208,9 @@ def _grammar(args) -> int:
                             seed=args.seed, collins_b=args.collins_b, extra=args.extra)
     atomic_write_text(args.out, format_grammar(g))
     print(f"{info['trees']} trees, {info['rules']} rules, {info['nonterminals']} "
-          f"nonterminals, {info['words']} words, {info['signatures']} signatures "
-          f"-> {args.out}", file=sys.stderr)
+          f"nonterminals, {info['words']} words, {info['signatures']} signatures",
+          file=sys.stderr)
+    announce_written(args.out)
     return 0
 
 

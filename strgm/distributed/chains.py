@@ -16,6 +16,7 @@ worker dies is re-run from its seed with the same result.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -113,15 +114,17 @@ def run_chains(pool, method: str, grammar, corpus, *, chains: int, seed: int = 0
 
 
 def report_chains(res: ChainsResult, method: str, log) -> list:
-    """Print what a sampler run prints, chain by chain (unparsable sentences of chain 0,
-    acceptance rates, stuck chains), then one line of split-R̂ and ESS; returns the trace
-    rows of every chain, each with its ``chain`` (0-based) and ``seed``."""
+    """Report what a sampler run reports, chain by chain: the unparsable sentences of
+    chain 0 and stuck chains as warnings (:func:`warnings.warn`; the command line shows
+    each as one ``strgm: warning:`` line), acceptance rates on ``log``, then one line of
+    split-R̂ and ESS on ``log``; returns the trace rows of every chain, each with its
+    ``chain`` (0-based) and ``seed``."""
     from strgm.grammars.driver import stuck_chain
 
     bad = res.unparsable[0] if res.unparsable else []
     if bad:
-        print(f"warning: {len(bad)} sentence(s) have no parse (line numbers "
-              f"{[i + 1 for i in bad[:20]]}); they are left out", file=log)
+        warnings.warn(f"{len(bad)} sentence(s) have no parse (line numbers "
+                      f"{[i + 1 for i in bad[:20]]}); they are left out", stacklevel=2)
     rows = []
     for c, trace in enumerate(res.traces):
         acc = res.acceptance[c] if res.acceptance else None
@@ -129,7 +132,7 @@ def report_chains(res: ChainsResult, method: str, log) -> list:
             print(f"chain {c}: acceptance rate {acc:.4f}", file=log)
         note = stuck_chain(trace, QUANTITY, acceptance=acc)
         if note:
-            print(f"strgm: warning: chain {c}: {note}", file=log)
+            warnings.warn(f"chain {c}: {note}", stacklevel=2)
         rows += [{"chain": c, "seed": res.seeds[c], **r} for r in trace]
     print(summary_line(res.summary, len(res.traces), "log P(t)", "too few sweeps after "
                        "--burn-in for R-hat and ESS (need 4)"), file=log)

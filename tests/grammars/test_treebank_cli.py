@@ -38,8 +38,9 @@ def _grammar(tb, *extra):
 def test_grammar_writes_johnson_format_and_a_summary(tb):
     out, o = _grammar(tb)
     assert o.stdout == ""
-    line, = o.stderr.strip().splitlines()
-    assert line.startswith("5 trees, ") and "signatures" in line
+    line, wrote = o.stderr.strip().splitlines()
+    assert line.startswith("5 trees, ") and line.endswith(" signatures")
+    assert wrote == f"wrote {out}"
     g = read_grammar(out)
     assert g.start == "TOP" and "<UNK>" in g.terminals
     assert all(len(r.rhs) <= 2 for r in g.rules)
