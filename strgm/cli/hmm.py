@@ -290,7 +290,7 @@ def _announce(args) -> None:
 def _load(args):
     from strgm.hmm.model_file import load_model
 
-    post, _ = load_model(args.model)
+    post = load_model(args.model).posterior
     vectors = post.samples[0].emissions.kind == "gaussian"
     seqs, _, unseen, toks = _read(args.seqs, vectors, None if vectors else post.vocab)
     if vectors and seqs.x.shape[1] != post.samples[0].emissions.D:

@@ -7,10 +7,14 @@ A model file is strict JSON (format ``strgm-hmm-model``, version 1), written ato
      "params"}…], "training": {"iterations", "burn_in", "thin", "seed", …}}
 
 Reading checks every field (shapes agree with L and the vocabulary, probabilities are
-finite, nonnegative and sum to 1 within 1e-6) and names the file on failure.
+finite, nonnegative and sum to 1 within 1e-6) and names the file on failure, and gives an
+:class:`HMMModel`: the posterior and the training summary, under their names.
 """
 
 from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -21,9 +25,43 @@ from strgm.hmm.model import HMM, HMMPosterior
 from strgm.hmm.settings import HMMSettings
 from strgm.hmm.state import array_field
 
-__all__ = ["save_model", "load_model", "FORMAT"]
+__all__ = ["HMMModel", "save_model", "load_model", "FORMAT"]
 
 FORMAT = "strgm-hmm-model"
+
+
+@dataclass(frozen=True, repr=False)
+class HMMModel:
+    """A loaded HMM model file: ``posterior`` (an :class:`HMMPosterior`: samples,
+    vocabulary, settings) and ``training`` (the summary of the run that made it:
+    iterations, burn-in, thinning, seed, ...).
+
+    Unpacking it as ``posterior, training = load_model(path)`` still works but is
+    deprecated (a :class:`DeprecationWarning`); use the attributes."""
+
+    posterior: HMMPosterior
+    training: dict
+
+    @property
+    def vocab(self) -> tuple:
+        """The posterior's vocabulary."""
+        return self.posterior.vocab
+
+    def __iter__(self):
+        warnings.warn("unpacking load_model()'s result is deprecated; use its "
+                      ".posterior and .training", DeprecationWarning, stacklevel=2)
+        return iter((self.posterior, self.training))
+
+    def __repr__(self) -> str:
+        post = self.posterior
+        em = post.samples[0].emissions
+        size = f"symbols={len(post.vocab)}" if em.kind == "categorical" else f"dim={em.D}"
+        return (f"HMMModel(states={post.settings.L}, {size}, samples={len(post.samples)}, "
+                f"iterations={self.training.get('iterations', '?')})")
+
+    def _repr_html_(self) -> str:
+        """Notebook display: the posterior's."""
+        return self.posterior._repr_html_()
 
 
 def save_model(path, posterior: HMMPosterior, training: dict) -> None:
@@ -39,14 +77,15 @@ def save_model(path, posterior: HMMPosterior, training: dict) -> None:
                            "samples": samples, "training": dict(training)})
 
 
-def load_model(path) -> tuple[HMMPosterior, dict]:
-    """(posterior, training summary) from a file written by :func:`save_model`."""
+def load_model(path) -> HMMModel:
+    """The :class:`HMMModel` (posterior and training summary) of a file written by
+    :func:`save_model`."""
     return load_json_state(path, "HMM model file", _build,
                            advice="train it again or restore an intact copy",
                            expect=(FORMAT, "an HMM model"))
 
 
-def _build(d) -> tuple[HMMPosterior, dict]:
+def _build(d) -> HMMModel:
     if not isinstance(d, dict) or d.get("format") != FORMAT:
         raise InputError(f"not an HMM model file (expected format {FORMAT!r})")
     settings = HMMSettings.from_dict(get_field(d, "settings", dict))
@@ -60,7 +99,7 @@ def _build(d) -> tuple[HMMPosterior, dict]:
     if not raw:
         raise InputError("field 'samples' is empty")
     samples = tuple(_sample(r, i, settings.L, em) for i, r in enumerate(raw))
-    return HMMPosterior(samples, vocab, settings), get_field(d, "training", dict)
+    return HMMModel(HMMPosterior(samples, vocab, settings), get_field(d, "training", dict))
 
 
 def _sample(r, i: int, L: int, em) -> HMM:

@@ -109,7 +109,7 @@ def load_hmm_prior(path, empty: float = DEFAULT_EMPTY,
     from strgm.safe_io import check_input
 
     check_input(path, "HMM model (--prior hmm:MODEL)")
-    posterior, _ = load_model(path)
+    posterior = load_model(path).posterior
     try:  # the checks of the prior itself, on a one-symbol alphabet (cheap)
         hmm_string_prior(posterior, list(posterior.vocab[:1]), empty, min_occupancy)
     except InputError as e:
