@@ -57,6 +57,10 @@ from strgm.alphabet import Alphabet
         self.factors: dict[str, Factor] = {}
         self._g = nx.Graph()
 
+    def __repr__(self) -> str:
+        return (f"FactorGraph(variables={len(self.variables)}, latent={len(self.latent)}, "
+                f"factors={len(self.factors)}, segments={self.alphabet.num_segments})")
+
     # --- building ------------------------------------------------------------------
     def add_variable(self, name: str, observed: Optional[str | Sequence[int]] = None) -> None:
         """Add a variable; ``observed`` is a word (segmented with the alphabet) or labels."""

@@ -78,6 +78,10 @@ class Paradigm:
     def __len__(self) -> int:
         return len(self.entries)
 
+    def __repr__(self) -> str:
+        return (f"Paradigm(words={len(self.entries)}, observed={len(self.observed)}, "
+                f"morphemes={len(self.morphemes)}, source={self.source!r})")
+
     @property
     def morphemes(self) -> list[str]:
         """Morpheme labels in order of first appearance."""

@@ -55,6 +55,10 @@ class FitResult:
     counts: np.ndarray | None = None
     notes: list = field(default_factory=list)
 
+    def __repr__(self) -> str:
+        return (f"FitResult(method={self.method!r}, rules={np.size(self.theta)}, "
+                f"iterations={len(self.trace)}, unparsable={len(self.unparsable)})")
+
 
 def posterior_mean(counts, alpha, lhs, n_lhs):
     """E[θ | counts] = (f + α) / Σ_{R_A} (f + α)."""

@@ -74,6 +74,12 @@ class HMM:
     params: dict
     emissions: object
 
+    def __repr__(self) -> str:
+        em = self.emissions
+        size = f"symbols={em.V}" if em.kind == "categorical" else f"dim={em.D}"
+        return (f"HMM(states={len(self.p0)}, {size}, "
+                f"length_model={'yes' if self.stop is not None else 'no'})")
+
     def loglik_tokens(self, x: np.ndarray):
         """The tokens' emission log-likelihoods, computed chunk by chunk."""
         return emitter(self.emissions, self.params, x)
@@ -150,6 +156,14 @@ class HMMPosterior:
     samples: tuple
     vocab: tuple
     settings: object
+
+    def __repr__(self) -> str:
+        em = self.samples[0].emissions if self.samples else None
+        kind = getattr(em, "kind", "?")
+        size = f"symbols={len(self.vocab)}" if kind != "gaussian" else f"dim={em.D}"
+        return (f"HMMPosterior(model={getattr(self.settings, 'model', '?')!r}, "
+                f"states={len(self.samples[0].p0) if self.samples else 0}, {size}, "
+                f"samples={len(self.samples)})")
 
     def log_likelihoods(self, seqs) -> np.ndarray:
         """log (1/S) Σ_s p(x | sample s) per sequence."""

@@ -36,6 +36,15 @@ class InferenceResult:
     _beliefs: dict = field(default_factory=dict, repr=False)
     _names: Optional[list] = field(default=None, repr=False)  # when loaded (no graph)
 
+    def __repr__(self) -> str:
+        try:
+            n = str(len(self.variables))
+        except AttributeError:
+            n = "?"
+        return (f"InferenceResult(method={self.method!r}, variables={n}, "
+                f"iterations={self.iterations}, converged={self.converged}, "
+                f"seconds={self.seconds:.3g})")
+
     @property
     def variables(self) -> list[str]:
         """Names of the variables with beliefs (the graph's latent variables)."""

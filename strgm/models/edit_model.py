@@ -47,6 +47,11 @@ class PhonologyEditModel:
         if self.alphabet.num_segments > MAX_SEGMENTS:
             raise MessageTooLargeError(_too_many_segments(self.alphabet.num_segments))
 
+    def __repr__(self) -> str:
+        theta = "untrained" if self.theta is None else f"parameters={np.size(self.theta)}"
+        return (f"PhonologyEditModel(segments={self.alphabet.num_segments}, "
+                f"context={self.spec!r}, {theta})")
+
     @property
     def structure(self) -> EditStructure:
         key = (self.alphabet, self.spec,

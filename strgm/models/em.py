@@ -65,6 +65,11 @@ class TrainResult:
     restart_objectives: list = field(default_factory=list)  # final ℓ of every restart
     restart: int = 0  # which restart this is (strgm.models.restarts)
 
+    def __repr__(self) -> str:
+        return (f"TrainResult(iterations={len(self.trace)}, stop={self.stop!r}, "
+                f"restart={self.restart}, "
+                f"segments={self.model.alphabet.num_segments})")
+
 
 @dataclass
 class Checkpoint:

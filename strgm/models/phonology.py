@@ -58,6 +58,12 @@ class PhonologyModel:
     ur_vars: dict = field(default_factory=dict)  # word key -> underlying var name
     settings: dict = field(default_factory=dict)
 
+    def __repr__(self) -> str:
+        return (f"PhonologyModel(words={len(self.paradigm)}, "
+                f"morphemes={len(self.morpheme_vars)}, "
+                f"segments={self.alphabet.num_segments}, "
+                f"variables={len(self.graph.variables)}, factors={len(self.graph.factors)})")
+
     @property
     def unobserved_words(self) -> list[str]:
         return [e.key for e in self.paradigm.entries if e.surface is None]

@@ -49,6 +49,13 @@ class ParadigmRun:
     result: Optional[object] = None
     scores: Optional[HoldoutScores] = None
 
+    def __repr__(self) -> str:
+        acc = "" if self.scores is None else \
+            f", exact_match={getattr(self.scores, 'exact_match', '?')}"
+        return (f"ParadigmRun(words={len(self.paradigm)}, "
+                f"morphemes={len(self.paradigm.morphemes)}, held_out={len(self.held_out)}, "
+                f"method={self.method!r}, done={self.result is not None}{acc})")
+
     @property
     def gold(self) -> dict:
         """Held-out word key -> true surface form."""

@@ -60,6 +60,10 @@ class TSGModel:
         self.terminals = frozenset(words)
         self.known = frozenset(w for w in words if not is_signature(w))
 
+    def __repr__(self) -> str:
+        return (f"TSGModel(sampler={self.state.kind!r}, trees={len(self.kernel.table.trees)}, "
+                f"terminals={len(self.terminals)}, iterations={self.state.iteration})")
+
     def map_words(self, words) -> tuple:
         """The sentence as the model's terminals: a known word stays, an unknown one
         becomes the finest signature of its back-off chain the model knows
