@@ -218,3 +218,12 @@ def check_chains_options(args):
         raise OptionError(opt, v, "a checkpoint holds one chain run here; drop "
                                   "--checkpoint and --resume")
     return spec
+
+
+def plot_trace(path, rows, key: str, burn_in=None, summary=False) -> None:
+    """Write a sampler's ``--plot`` figure: one line per chain of ``key`` in the trace
+    ``rows`` (a ``chain`` number in each row, or one chain), ``burn_in`` shaded, and the
+    chains' R̂ ``summary`` in the legend (False for one chain: no R̂ across chains)."""
+    from strgm.plot import plot_chains, save_figure
+
+    save_figure(plot_chains(rows, key=key, burn_in=burn_in, rhat=summary), path)

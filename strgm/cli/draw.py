@@ -13,7 +13,9 @@ commands write, so a run need not be repeated to draw it:
 * ``urs RUN.json``: a morpheme's k-best URs from an ``infer`` run (``--morpheme``;
   default the least certain one);
 * ``tree TREES``: the ``--index``-th tree of a Penn Treebank file (``strgm pcfg parse``
-  writes one per line).
+  writes one per line);
+* ``graph PARADIGM``: the factor graph of a paradigm file (as ``strgm infer`` builds it)
+  on one page, a block per stem.
 
 The output path (and matplotlib) are checked and every input is read and checked before
 anything is drawn; a file without what the picture needs is a one-line error naming it.
@@ -27,7 +29,7 @@ import math
 from strgm.errors import InputError, OptionError, did_you_mean
 from strgm.validate import int_arg
 
-KINDS = ("tradeoff", "predictions", "convergence", "urs", "tree")
+KINDS = ("tradeoff", "predictions", "convergence", "urs", "tree", "graph")
 #: the trade-off's axis labels (the keys of its points)
 X_NAME = "inference seconds (wall clock)"
 Y_NAMES = {"nats": "held-out -log p(true form), nats", "exact": "held-out exact match"}
@@ -40,9 +42,10 @@ def add_subparser(sub) -> None:
                    help="tradeoff: inference time against held-out -log p of `infer "
                         "--json` runs; predictions: held-out words of an infer or train "
                         "run; convergence: a run's trace; urs: a morpheme's k-best URs; "
-                        "tree: a Penn Treebank tree")
+                        "tree: a Penn Treebank tree; graph: a paradigm's factor graph")
     p.add_argument("inputs", nargs="+", metavar="INPUT",
-                   help="--json files of strgm commands, or a PTB tree file for 'tree'")
+                   help="--json files of strgm commands, a PTB tree file for 'tree', a "
+                        "paradigm file for 'graph'")
     p.add_argument("--out", required=True, metavar="FILE.png",
                    help="the figure (.png/.pdf/.svg/...; needs strgm[plot])")
     p.add_argument("--y", choices=("nats", "exact"), default="nats",
@@ -143,13 +146,41 @@ def _tree(path: str, index: int):
     return trees[index - 1]
 
 
+def _convergence(series):
+    """One curve per file; a single file of several chains (``--chains K``): one line per
+    chain, with its burn-in and R̂ when the file records them."""
+    from strgm import plot
+
+    data = series[0][0]
+    rows = data.get("trace") if len(series) == 1 else None
+    if isinstance(rows, list) and len({r.get("chain") for r in rows if isinstance(r, dict)
+                                       and "chain" in r}) > 1:
+        training = data.get("training")
+        burn = training.get("burn_in") if isinstance(training, dict) else None
+        return plot.plot_chains(rows, burn_in=burn if isinstance(burn, int) else None,
+                                rhat=data.get("diagnostics") if isinstance(
+                                    data.get("diagnostics"), dict) else None)
+    ax = None
+    for d, f in series:
+        ax = plot.plot_convergence(d, ax=ax, label=f if len(series) > 1 else None)
+    return ax
+
+
+def _graph(path: str):
+    """The factor graph ``strgm infer`` builds for the paradigm file ``path``."""
+    from strgm.datasets.paradigm import read_paradigm
+    from strgm.models.phonology import build_phonology_model
+
+    return build_phonology_model(read_paradigm(path)).graph
+
+
 def _check(args) -> None:
     from strgm.plot import check_figure_path
     from strgm.safe_io import check_outputs
 
     check_outputs([(args.out, "--out")], args.inputs)
     check_figure_path(args.out, "--out")
-    single = ("predictions", "urs", "tree")
+    single = ("predictions", "urs", "tree", "graph")
     if args.kind in single and len(args.inputs) > 1:
         raise OptionError("INPUT", " ".join(args.inputs),
                           f"'{args.kind}' draws one file, {len(args.inputs)} given")
@@ -162,22 +193,20 @@ def cmd_plot(args) -> int:
     _check(args)
     if args.kind == "tree":
         ax = plot.plot_tree(_tree(args.inputs[0], args.index))
+    elif args.kind == "graph":
+        ax = plot.plot_factor_graph(_graph(args.inputs[0]))
     elif args.kind == "predictions":
         ax = plot.plot_predictions(_holdout(_document(args.inputs[0]), args.inputs[0]))
     elif args.kind == "urs":
         label, pairs = _urs(_document(args.inputs[0]), args.inputs[0], args.morpheme,
                             args.top)
-        ax = plot.plot_belief(pairs, k=args.top, name=label)
+        ax = plot.plot_belief(pairs, k=args.top, name=label, form="ur")
     elif args.kind == "tradeoff":
         points = [_point(_document(f), f, args.y) for f in args.inputs]
         ax = plot.plot_tradeoff(points, x=X_NAME, y=Y_NAMES[args.y], label="label",
                                 by="method")  # one series per method, joined in order
     else:
-        series = [(_series(_document(f), f), f) for f in args.inputs]
-        ax = None
-        for data, f in series:
-            ax = plot.plot_convergence(data, ax=ax,
-                                       label=f if len(series) > 1 else None)
+        ax = _convergence([(_series(_document(f), f), f) for f in args.inputs])
     plot.save_figure(ax, args.out)
     print(f"wrote {args.out}")
     return 0

@@ -206,8 +206,8 @@ def _train(args) -> int:
             "settings": kernel.settings.to_dict(), "training": training,
             "trace": state.trace})
     if args.plot:
-        from strgm.plot import plot_convergence, save_figure
-        save_figure(plot_convergence(state.trace, key="loglik", label=args.model), args.plot)
+        from strgm.cli.common import plot_trace
+        plot_trace(args.plot, state.trace, "loglik", burn_in=burn)
     _announce(args)
     print(f"{seqs.num_sequences} sequences, {seqs.num_tokens} symbols, {state.iteration} "
           f"sweeps ({time.perf_counter() - t0:.1f} s this run), {len(post.samples)} samples; "
@@ -260,15 +260,14 @@ def _train_chains(args, spec, kernel, vocab, burn: int, thin: int) -> int:
                 "data": str(args.seqs), "last": res.traces[0][-1] if res.traces[0] else {},
                 "chains": args.chains, "seeds": res.seeds, "diagnostics": res.summary}
     save_model(args.save, post, training)
+    rows = [{"chain": c, "seed": res.seeds[c], **r}
+            for c, t in enumerate(res.traces) for r in t]
     if args.json:
-        rows = [{"chain": c, "seed": res.seeds[c], **r}
-                for c, t in enumerate(res.traces) for r in t]
         write_document(args.json, "strgm-hmm-trace", {
             "settings": kernel.settings.to_dict(), "training": training, "trace": rows})
     if args.plot:
-        from strgm.plot import plot_convergence, save_figure
-        save_figure(plot_convergence(res.traces[0], key="loglik", label=args.model),
-                    args.plot)
+        from strgm.cli.common import plot_trace
+        plot_trace(args.plot, rows, "loglik", burn_in=burn, summary=res.summary)
     _announce(args)
     print(summary_line(res), file=sys.stderr)
     print(f"{seqs.num_sequences} sequences, {seqs.num_tokens} symbols, {args.chains} "

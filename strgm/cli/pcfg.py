@@ -289,10 +289,10 @@ def _train(args) -> int:
             write_document(args.trace_json, "strgm-pcfg-trace", {"method": args.method,
                                                                   "trace": trace, **extra})
         if args.plot:
-            from strgm.plot import plot_convergence, save_figure
-            key = "log_p_trees" if args.method in SAMPLERS else "neg_log_prob"
-            first = [r for r in trace if r.get("chain", 0) == 0]  # --chains: chain 0
-            save_figure(plot_convergence(first, key=key, label=args.method), args.plot)
+            from strgm.cli.common import plot_trace
+            sampled = args.method in SAMPLERS
+            plot_trace(args.plot, trace, "log_p_trees" if sampled else "neg_log_prob",
+                       args.burn_in if sampled else None, extra.get("diagnostics", False))
         ck = args.checkpoint if args.checkpoint and os.path.exists(args.checkpoint) else None
         announce_written(args.out if args.out != "-" else None, args.trace_json, args.plot, ck)
         return 0

@@ -194,9 +194,10 @@ def _train(args) -> int:
     if args.trace_json:
         write_document(args.trace_json, "strgm-tsg-trace", {"trace": rows, **extra})
     if args.plot:
-        from strgm.plot import plot_convergence, save_figure
-        save_figure(plot_convergence(state.trace, key="log_likelihood", label=args.sampler),
-                    args.plot)
+        from strgm.cli.common import plot_trace
+        chains = "diagnostics" in extra  # R-hat over the second half of the sweeps
+        plot_trace(args.plot, rows, "log_likelihood", args.iters // 2 if chains else None,
+                   extra["diagnostics"] if chains else False)
     announce_written(args.trace_json, args.plot, args.checkpoint
                      if args.checkpoint and os.path.exists(args.checkpoint) else None)
     last = state.trace[-1] if state.trace else {}

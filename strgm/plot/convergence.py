@@ -21,6 +21,7 @@ from collections.abc import Mapping
 
 from strgm.errors import InputError
 from strgm.plot._mpl import axes_for, plain, require_matplotlib
+from strgm.plot.quantities import BELIEF_CHANGE, describe
 
 __all__ = ["plot_convergence", "convergence_series"]
 
@@ -88,6 +89,20 @@ def convergence_series(data, key=None) -> tuple[list, list, str, bool]:
     return list(range(1, len(ys) + 1)), ys, ("belief change" if changes else "value"), changes
 
 
+def _labels(ax, ylabel: str, changes: bool) -> None:
+    """Axis labels with the quantity's unit, and its title unless the Axes has one."""
+    if changes:
+        ylabel, title, xlabel = BELIEF_CHANGE
+    elif ylabel == "value":
+        title, xlabel = "value per iteration", "iteration"
+    else:
+        ylabel, title, xlabel = describe(ylabel)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(plain(ylabel))
+    if not ax.get_title():
+        ax.set_title(plain(title))
+
+
 def plot_convergence(rows_or_values, key=None, ax=None, label=None, log=None):
     """One convergence curve (module docstring lists the inputs); returns the Axes.
 
@@ -107,8 +122,7 @@ def plot_convergence(rows_or_values, key=None, ax=None, label=None, log=None):
     from matplotlib.ticker import MaxNLocator
 
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # iterations are whole numbers
-    ax.set_xlabel("iteration")
-    ax.set_ylabel(plain(ylabel))
+    _labels(ax, ylabel, changes)
     if label is not None:
         ax.legend()
     return ax

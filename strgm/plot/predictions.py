@@ -1,5 +1,6 @@
 """Held-out predictions against the truth: per held-out word, the probability the model
-gives its true form, green when the 1-best prediction is the truth and red when not.
+gives its true surface form (written in [ ]), green when the 1-best prediction is the
+truth and red when not.
 
 The input is what :func:`strgm.models.scoring.score_words` returns and ``strgm infer
 --holdout`` / ``strgm train --holdout`` write: a
@@ -16,7 +17,7 @@ from collections.abc import Mapping
 from strgm.errors import InputError
 from strgm.plot._mpl import axes_for, plain, require_matplotlib
 
-__all__ = ["plot_predictions", "per_word"]
+__all__ = ["plot_predictions", "per_word", "surface"]
 
 RIGHT, WRONG = "tab:green", "tab:red"
 
@@ -51,6 +52,23 @@ def _p(rec) -> float:
         raise InputError(f"plot_predictions: p_gold is not a number: {p!r}") from None
 
 
+def surface(form) -> str:
+    """A surface form as phonologists write it: in square brackets."""
+    return f"[{plain(form)}]"
+
+
+def _note(ax, text: str, p: float, y: float, log: bool) -> None:
+    """``text`` beside the bar of probability ``p``, inside the axes: after a short bar,
+    within a long one (the axis ends at 1), at the left edge when a log scale has no
+    bar."""
+    at_left = log and p <= 0
+    inside = not log and p > 0.6
+    ax.annotate(text, (0 if at_left else p, y), xytext=(-3 if inside else 3, 0),
+                xycoords=("axes fraction", "data") if at_left else "data",
+                textcoords="offset points", va="center", fontsize="small",
+                ha="right" if inside else "left", color="white" if inside else "black")
+
+
 def plot_predictions(scored, ax=None, log=False):
     """One horizontal bar per held-out word (in the scores' order, top down): its length
     the probability of the true form, its colour whether the top prediction is right;
@@ -66,21 +84,17 @@ def plot_predictions(scored, ax=None, log=False):
     ax = axes_for(ax, figsize=(6.4, 1.2 + 0.3 * len(keys)))
     ys = list(range(len(keys)))
     ax.barh(ys, probs, color=[RIGHT if r else WRONG for r in right])
-    ax.set_yticks(ys, labels=[f"{plain(k)}  /{plain(words[k].get('gold', ''))}/"
+    ax.set_yticks(ys, labels=[f"{plain(k)}  {surface(words[k].get('gold', ''))}"
                               for k in keys])
     ax.invert_yaxis()
     for y, k, p, r in zip(ys, keys, probs, right):
         if not r:
             pred = words[k].get("predicted")
-            at_left = log and p <= 0  # no bar on a log scale: write at the left edge
-            ax.annotate("no prediction" if pred is None else f"→ {plain(pred)}",
-                        (0 if at_left else p, y), xytext=(3, 0),
-                        xycoords=("axes fraction", "data") if at_left else "data",
-                        textcoords="offset points", va="center", fontsize="small")
+            _note(ax, "no prediction" if pred is None else f"→ {surface(pred)}", p, y, log)
     if log:
         ax.set_xscale("log")
     else:
-        ax.set_xlim(0, 1.25)
-    ax.set_xlabel("p(true form)")
+        ax.set_xlim(0, 1)
+    ax.set_xlabel("p(true surface form) (probability)")
     ax.set_title(f"{sum(right)} of {len(keys)} held-out words predicted exactly")
     return ax

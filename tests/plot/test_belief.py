@@ -19,7 +19,7 @@ def test_k_bars_with_the_beliefs_probabilities(mpl, run, k):
     assert len(ax.patches) == k
     assert np.allclose([w for _, w in bars(ax)], [p for _, p in want], rtol=1e-12, atol=0)
     labels = [t.get_text() for t in ax.get_yticklabels()]
-    assert labels == [s or "ε" for s, _ in want]  # the empty UR is shown as ε
+    assert labels == [f"/{s or 'ε'}/" for s, _ in want]  # a UR in / /, the empty one ε
     assert ax.yaxis_inverted()  # the best string at the top
     assert "M:PL" in ax.get_title()
 

@@ -33,7 +33,9 @@ def test_em_objective_rows(mpl):
             for i in range(5)]
     ax = plot_convergence(rows)
     assert curve(ax) == ([0, 1, 2, 3, 4], [r["objective"] for r in rows])
-    assert ax.get_yscale() == "linear" and ax.get_ylabel() == "objective"
+    assert ax.get_yscale() == "linear"
+    assert ax.get_ylabel() == "EM objective: log evidence − L2 penalty (nats)"
+    assert ax.get_title() and ax.get_xlabel() == "EM iteration"
 
     class TrainResult:  # anything with a trace, as EM's result and the samplers' states
         trace = rows
@@ -70,3 +72,13 @@ def test_bad_inputs_are_named(mpl):
         plot_convergence([1.0, "x"])
     with pytest.raises(InputError, match="'belief_changes', 'deltas' or 'trace'"):
         plot_convergence({"beliefs": {}})
+
+
+@pytest.mark.parametrize("key", ["objective", "log_p_trees", "log_likelihood", "loglik",
+                                 "neg_log_prob"])
+def test_every_trace_key_is_named_with_its_unit(mpl, key):
+    ax = plot_convergence([{"iteration": 1, key: -3.0}, {"iteration": 2, key: -2.0}])
+    assert ax.get_ylabel() != key and ax.get_ylabel().endswith("(nats)")
+    assert ax.get_title()
+    other = plot_convergence([{"iteration": 1, "mine": 1.0}], key="mine")
+    assert other.get_ylabel() == "mine"  # a key without a known meaning is shown as it is

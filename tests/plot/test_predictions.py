@@ -31,7 +31,7 @@ def test_lengths_and_colours(mpl):
     green, red = to_rgba("tab:green"), to_rgba("tab:red")
     assert colours == [green, red, red, red]
     notes = [t.get_text() for t in ax.texts]
-    assert notes == ["→ dɔɡs", "→ bɛd", "no prediction"]  # the wrong ones, annotated
+    assert notes == ["→ [dɔɡs]", "→ [bɛd]", "no prediction"]  # the wrong ones, annotated
     assert "1 of 4" in ax.get_title()
 
 

@@ -27,6 +27,11 @@ def test_inference_figure_panels(run):
 
     from strgm.plot import plot_inference_run
 
+    class Changes:  # belief changes that make a curve (the fixture's make one point)
+        deltas, method = [float("inf"), 0.1, 0.01], run.result.method
+        belief = staticmethod(run.result.belief)
+
+    run = replace(run, result=Changes())
     fig = plot_inference_run(run)
     titles = [ax.get_title() for ax in fig.axes]
     assert len(titles) == 3 and "belief change" in titles[0]
