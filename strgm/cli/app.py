@@ -11,6 +11,7 @@
     strgm tsg train|parse|show ...          Bayesian tree substitution grammars
     strgm hmm train|score|decode ...        infinite HMMs (HDP-HMM-LT, HDP-HMM, sticky)
     strgm plot KIND INPUT... --out FILE     pictures from the files commands write
+    strgm validate FILE...                  check JSON outputs and model files
     strgm --version                         the installed version
 """
 
@@ -21,7 +22,8 @@ import os
 import sys
 from typing import Optional
 
-from strgm.cli import beliefs, draw, hmm, paradigm, pcfg, rules, train, treebank, tsg
+from strgm.cli import (beliefs, draw, hmm, paradigm, pcfg, rules, train, treebank, tsg,
+                       validate)
 from strgm.cli.errors import (
     bug_line,
     error_line,
@@ -59,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     tsg.add_subparser(sub)
     hmm.add_subparser(sub)
     draw.add_subparser(sub)
+    validate.add_subparser(sub)
     return finish(p)
 
 

@@ -25,6 +25,7 @@ Inference in graphical models over strings, and the models built on it.
   strgm tsg train|parse|show ...          Bayesian tree substitution grammars
   strgm hmm train|score|decode ...        infinite HMMs (HDP-HMM-LT, HDP-HMM, sticky)
   strgm plot KIND INPUT... --out FILE     pictures from the files commands write
+  strgm validate FILE...                  check JSON outputs and model files
 
 `strgm COMMAND --help` describes a command; `example:NAME` reads a shipped file
 (english-verbs, synthetic, toy-grammar, toy-corpus, trees, phonemes)."""
@@ -57,6 +58,7 @@ EXAMPLES = {
     ("hmm", "score"): "strgm hmm score hmm.json example:phonemes",
     ("hmm", "decode"): "strgm hmm decode hmm.json example:phonemes",
     ("plot",): "strgm plot convergence run.json --out convergence.png",
+    ("validate",): "strgm validate run.json hmm.json",
 }
 
 

@@ -15,7 +15,7 @@ pytest.importorskip("distributed")
 from strgm.distributed.cluster import open_pool, parse_scheduler  # noqa: E402
 from tests.badinput.harness import run_cli  # noqa: E402
 
-SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
+SCHEMAS = Path(__file__).resolve().parents[2] / "strgm" / "schemas"  # package data
 PARADIGMS = {
     "a.tsv": "R1\tkat\nR1 PL\tkatz\nR2\tmap\nR2 PL\tmaps\nR3\tdog\nR3 PL\tdogz\n",
     "b.tsv": "R1\tpit\nR1 PAST\tpitid\nR2\tsak\nR2 PAST\tsakt\nR3\tlub\nR3 PAST\tlubd\n",

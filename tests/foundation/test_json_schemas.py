@@ -1,5 +1,5 @@
 """Every JSON output names its format and the strgm version, and validates against the
-JSON Schema of its format in schemas/ (which must itself be a valid schema)."""
+JSON Schema of its format in strgm/schemas/ (which must itself be a valid schema)."""
 
 import json
 from pathlib import Path
@@ -10,7 +10,7 @@ from tests.badinput.harness import run_cli
 
 jsonschema = pytest.importorskip("jsonschema")
 
-SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
+SCHEMAS = Path(__file__).resolve().parents[2] / "strgm" / "schemas"  # package data
 WORDS = "\n".join(["k a t", "t a k", "a t a", "k a k a", "t a"] * 3) + "\n"
 MRG = """( (S (NP (DT the) (NN dog)) (VP (VBD barked))) )
 ( (S (NP (DT a) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat))))) )
