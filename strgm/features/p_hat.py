@@ -33,6 +33,7 @@ import numpy as np
 from strgm.features.product import (MAX_PAIRS, _number_states, message_arrays,
                                     reverse_reachable)
 from strgm.features.dense_lu import CERT_SLACK, MAX_LOG, _lu, _lu_solve
+from strgm.features.p_hat_levels import level_order, p_hat_levels_kernel
 from strgm.wfsa.compiled import njit
 from strgm.wfsa.core import ArcTable
 
@@ -40,6 +41,9 @@ from strgm.wfsa.core import ArcTable
 MAX_STATES = 20_000
 MAX_COMPONENT = 400
 OK, DIVERGED, FAILED, TOO_BIG = 0, 1, 2, 3
+#: Levelled messages by :mod:`strgm.features.p_hat_levels` (False: this module's kernel
+#: for every message, the reference the tests compare it with).
+LEVELS = True
 
 
 @njit(cache=True)
@@ -338,15 +342,24 @@ def p_hat_kernel(indptr, dst, lab, w, final, start, goto, h0, a, max_states):
 
 def p_hat_counts(p: ArcTable, goto: np.ndarray, dfa_start: int, a: np.ndarray,
                  arrays: Optional[tuple] = None) -> Optional[tuple[float, np.ndarray]]:
-    """(log Z, per-DFA-arc counts) of p̂ by :func:`p_hat_kernel`, or None when the
+    """(log Z, per-DFA-arc counts) of p̂ by :func:`p_hat_kernel` (levelled messages:
+    :func:`strgm.features.p_hat_levels.p_hat_levels_kernel`), or None when the
     product is too large or the kernel cannot decide (the caller takes the composition
     route, which also raises the right error for Z = ∞ or Z = 0)."""
     if p.start < 0 or p.num_states == 0 or p.num_states * goto.shape[0] > MAX_PAIRS:
         return None
     indptr, dst, lab, w, final, start = message_arrays(p) if arrays is None else arrays
-    st, log_z, counts = p_hat_kernel(indptr, dst, lab, w, final, start,
-                                     np.ascontiguousarray(goto, dtype=np.int64),
-                                     int(dfa_start), np.ascontiguousarray(a), MAX_STATES)
+    goto = np.ascontiguousarray(goto, dtype=np.int64)
+    a = np.ascontiguousarray(a)
+    order = level_order(indptr, dst, lab, final, goto.shape[1]) if LEVELS else None
+    if order is not None and len(order):
+        if _too_large(w, a, final):
+            return None
+        st, log_z, counts = p_hat_levels_kernel(order, indptr, dst, lab, w, final, start,
+                                                goto, int(dfa_start), np.exp(a))
+    else:
+        st, log_z, counts = p_hat_kernel(indptr, dst, lab, w, final, start, goto,
+                                         int(dfa_start), a, MAX_STATES)
     if st != OK:
         return None
     return float(log_z), counts
