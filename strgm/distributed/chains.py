@@ -45,6 +45,18 @@ class ChainsResult:
     unparsable: list = field(default_factory=list)
     summary: dict | None = None
 
+    def __repr__(self) -> str:
+        return (f"ChainsResult(chains={len(self.traces)}, rules={np.size(self.theta)}, "
+                f"sweeps={len(self.traces[0]) if self.traces else 0}"
+                f"{_diagnosed(self.summary)})")
+
+
+def _diagnosed(summary) -> str:
+    """``, rank_rhat=…`` for a repr, when there is a chain summary."""
+    if not summary:
+        return ""
+    return f", rank_rhat={summary.get('rank_rhat', summary.get('rhat', float('nan'))):.4f}"
+
 
 def trace_columns(trace: list) -> dict:
     """Trace rows as columns of numpy arrays (what a chain task returns)."""

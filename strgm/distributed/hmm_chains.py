@@ -46,6 +46,14 @@ class HMMChains:
     summary: dict | None = None
     warnings: list = field(default_factory=list)  # (chain, message)
 
+    def __repr__(self) -> str:
+        from strgm.distributed.chains import _diagnosed
+
+        return (f"HMMChains(chains={len(self.traces)}, "
+                f"sweeps={len(self.traces[0]) if self.traces else 0}, "
+                f"samples={len(self.samples[0]) if self.samples else 0}"
+                f"{_diagnosed(self.summary)})")
+
 
 def _kernel(problem: dict):
     from strgm.hmm import HMMSampler, HMMSettings

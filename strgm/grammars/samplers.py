@@ -302,6 +302,11 @@ class RunResult:
     trace: list = field(default_factory=list)
     samples: list = field(default_factory=list)
 
+    def __repr__(self) -> str:
+        return (f"RunResult(iterations={self.state.iteration}, "
+                f"rules={np.size(self.theta_mean)}, trace={len(self.trace)}, "
+                f"samples={len(self.samples)})")
+
 
 def run(kernel: _Kernel, state: SamplerState, iters: int, burn_in: int = 0, thin: int = 1,
         collect=None, eval_every: int = 0, heldout=None, progress: bool = False,

@@ -56,6 +56,11 @@ class RuleRun:
     candidates: dict
     train: list  # ParadigmEntry
 
+    def __repr__(self) -> str:
+        return (f"RuleRun(rules={len(self.grammar.rules)}, "
+                f"morphemes={len(self.grammar.urs)}, train={len(self.train)}, "
+                f"held_out={len(self.held_out)})")
+
     def evidence(self) -> dict:
         """Held-out key → (c, e): the c training words that share a morpheme with it and
         the e of them that the cascade does not reproduce — the evidence for trusting

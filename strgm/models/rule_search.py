@@ -81,6 +81,11 @@ class RuleGrammar:
     def train_exact(self) -> float:
         return self.train_correct / max(1, self.train_words)
 
+    def __repr__(self) -> str:
+        return (f"RuleGrammar(rules={len(self.rules)}, morphemes={len(self.urs)}, "
+                f"symbols={len(self.symbols)}, train_correct={self.train_correct}/"
+                f"{self.train_words})")
+
     def predict(self, morphemes: Sequence[str]) -> str:
         """The surface of a word made of ``morphemes`` (each with a UR)."""
         n = len(self.symbols)

@@ -39,6 +39,10 @@ class HoldoutScores:
     mean_neg_logp: float  # mean -log p(true form) in nats (inf if any has p = 0)
     per_word: dict  # key -> {"gold", "predicted", "p_gold", "neg_logp", "exact"[, "unseen"]}
 
+    def __repr__(self) -> str:
+        return (f"HoldoutScores(n={self.n}, exact_match={self.exact_match:.3g}, "
+                f"mean_neg_logp={self.mean_neg_logp:.4g})")
+
     @property
     def unseen(self) -> list[str]:
         """Held-out words containing a segment seen in no training word (p = 0)."""

@@ -51,7 +51,7 @@ class ParadigmRun:
 
     def __repr__(self) -> str:
         acc = "" if self.scores is None else \
-            f", exact_match={getattr(self.scores, 'exact_match', '?')}"
+            f", exact_match={self.scores.exact_match:.3g}"
         return (f"ParadigmRun(words={len(self.paradigm)}, "
                 f"morphemes={len(self.paradigm.morphemes)}, held_out={len(self.held_out)}, "
                 f"method={self.method!r}, done={self.result is not None}{acc})")

@@ -4,12 +4,16 @@ array and entry they hold; the controls are the reprs a dataclass would generate
 
 import dataclasses
 from dataclasses import replace
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from strgm.datasets import example
+from strgm.distributed.chains import ChainsResult
+from strgm.distributed.hmm_chains import HMMChains
 from strgm.grammars.estimator_kernels import FitResult
+from strgm.grammars.samplers import RunResult
 from strgm.grammars.tsg import BlockedMHTSG
 from strgm.grammars.tsg.model_file import TSGModel, prepare_trees
 from strgm.hmm.data import UNK
@@ -19,6 +23,9 @@ from strgm.hmm.settings import HMMSettings
 from strgm.inference.result import InferenceResult
 from strgm.models.edit_model import PhonologyEditModel
 from strgm.models.em import TrainResult
+from strgm.models.rule_phonology import RuleRun
+from strgm.models.rule_search import RuleGrammar
+from strgm.models.scoring import HoldoutScores
 from strgm.workflows.paradigm import prepare_paradigm
 
 LIMIT = 300
@@ -72,7 +79,33 @@ def _objects(run):
         (TrainResult(edit, trace, stop="converged"), "TrainResult(iterations=30"),
         (FitResult("vb", np.full(500, 0.002), None, trace, list(range(40))),
          "FitResult(method='vb', rules=500, iterations=30, unparsable=40)"),
+        (RunResult(SimpleNamespace(iteration=30), np.full(500, 0.002), trace,
+                   [np.zeros(500)] * 3), "RunResult(iterations=30, rules=500, trace=30, "
+                                         "samples=3)"),
+        (_scores(run), "HoldoutScores(n=12, exact_match=0.25, mean_neg_logp=2.5)"),
+        (ChainsResult(np.full(500, 0.002), [np.full(500, 0.002)] * 4, [trace] * 4,
+                      [0, 1, 2, 3], summary={"rhat": 1.2, "rank_rhat": 1.23456}),
+         "ChainsResult(chains=4, rules=500, sweeps=30, rank_rhat=1.2346)"),
+        (HMMChains([trace] * 2, [[{"P": np.eye(12)}] * 10] * 2, [0, 1]),
+         "HMMChains(chains=2, sweeps=30, samples=10)"),
+        (_rules(run), "RuleGrammar(rules=3, morphemes=15, symbols=25, train_correct=30/36)"),
+        (RuleRun(_rules(run), list(run.held_out.values()), {"a": list(range(100))},
+                 list(run.paradigm.entries)), "RuleRun(rules=3, morphemes=15, train=48, "
+                                              "held_out=12)"),
     ]
+
+
+def _scores(run):
+    per_word = {k: {"gold": e.surface, "predicted": e.surface, "p_gold": 0.5,
+                    "neg_logp": 0.69, "exact": True} for k, e in run.held_out.items()}
+    return HoldoutScores(12, 0.25, 2.5, per_word)
+
+
+def _rules(run):
+    symbols = list(run.model.alphabet.segment_symbols)
+    return RuleGrammar(symbols, {m: [1, 2, 3] for m in run.paradigm.morphemes},
+                       [("rule", i) for i in range(3)], 30, 36, 123.4,
+                       [{"step": i, "rules": list(range(20))} for i in range(20)])
 
 
 def test_reprs_are_short_and_say_what_they_are(paradigm_run):
