@@ -209,6 +209,56 @@ def canonical_unique_reference(codes: np.ndarray,
     return distinct[order], ln[order]
 
 
+@njit(cache=True)
+def merge_canonical(a, b, base_):  # pragma: no cover - compiled
+    """The union of two int64 code arrays, each distinct and in canonical order, in
+    canonical order: one merge on their big-endian codes (:func:`_reversed`), O(|a| + |b|)
+    after the digit reversal. Returns (codes, how many)."""
+    ra = _reversed(a, base_)[0]
+    rb = _reversed(b, base_)[0]
+    out = np.empty(a.shape[0] + b.shape[0], np.int64)
+    i = j = k = 0
+    while i < a.shape[0] or j < b.shape[0]:
+        if j == b.shape[0] or (i < a.shape[0] and ra[i] < rb[j]):
+            out[k] = a[i]
+            i += 1
+        elif i == a.shape[0] or rb[j] < ra[i]:
+            out[k] = b[j]
+            j += 1
+        else:
+            out[k] = a[i]
+            i += 1
+            j += 1
+        k += 1
+    return out[:k], k
+
+
+@njit(cache=True)
+def trie_arrays(codes, base_):  # pragma: no cover - compiled
+    """The prefix trie of int64 codes (distinct): (parent, depth, feat_node) over the
+    nodes ε and every prefix w[:j], 1 ≤ j ≤ |w|, in canonical order. A node's parent
+    is found from its big-endian code: that of w[:-1] is the node's divided by B."""
+    be, ln = _reversed(codes, base_)
+    total = 1
+    for i in range(codes.shape[0]):
+        total += ln[i]
+    pre = np.zeros(total, np.int64)  # big-endian codes of all prefixes, ε = 0
+    j = 1
+    for i in range(codes.shape[0]):
+        x = be[i]
+        for _ in range(ln[i]):
+            pre[j] = x
+            j += 1
+            x //= base_
+    nodes = np.unique(pre)
+    depth = np.zeros(nodes.shape[0], np.int64)
+    parent = np.full(nodes.shape[0], -1, np.int64)
+    for i in range(1, nodes.shape[0]):
+        parent[i] = np.searchsorted(nodes, nodes[i] // base_)
+        depth[i] = depth[parent[i]] + 1
+    return parent, depth, np.searchsorted(nodes, be)
+
+
 class Lookup:
     """Positions of codes in a fixed array of distinct codes (sorted search)."""
 

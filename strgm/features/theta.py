@@ -130,6 +130,18 @@ class FeatureSet:
             return self
         if self.num_labels != other.num_labels:
             raise InputError("cannot combine feature sets over different alphabets")
+        a, b = self.codes, other.codes
+        if a.dtype == np.int64 and b.dtype == np.int64 and len(a) and len(b):
+            merged, size = _codes.merge_canonical(a, b, _codes.base(self.num_labels))
+            if size == len(a):
+                return self
+            return other if size == len(b) else \
+                FeatureSet.from_codes(merged, self.num_labels)
+        return self._union_reference(other)
+
+    def _union_reference(self, other: "FeatureSet") -> "FeatureSet":
+        """:meth:`_union` by membership tests and :func:`strgm.features.codes.canonical_unique`
+        (numpy; any dtype)."""
         if (other.positions_in(self) >= 0).all():
             return self
         if (self.positions_in(other) >= 0).all():

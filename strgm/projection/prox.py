@@ -55,7 +55,17 @@ class _Tree:
 @lru_cache(maxsize=512)
 def _tree(fs: FeatureSet) -> _Tree:
     """The prefix trie of ``fs`` (root ε, then every prefix in canonical order), from the
-    features' integer codes (:mod:`strgm.features.codes`)."""
+    features' integer codes (:mod:`strgm.features.codes`): compiled for int64 codes
+    (:func:`strgm.features.codes.trie_arrays`), else :func:`_tree_reference`."""
+    if fs.codes.dtype != np.int64 or len(fs) == 0:
+        return _tree_reference(fs)
+    parent, depth, feat_node = codes.trie_arrays(fs.codes, codes.base(fs.num_labels))
+    levels = [np.flatnonzero(depth == d) for d in range(int(depth.max()) + 1)]
+    return _Tree(parent, levels, feat_node)
+
+
+def _tree_reference(fs: FeatureSet) -> _Tree:
+    """:func:`_tree` by the numpy prefix closure and lookups (any dtype)."""
     n = fs.num_labels
     nodes, depth = codes.prefix_closure(fs.codes, fs.lengths, n, proper=False)
     look = codes.Lookup(nodes)
@@ -154,7 +164,51 @@ def active_set(x: Theta, max_len: Optional[int] = None) -> FeatureSet:
 
 
 def _active_set(x: Theta, max_len: Optional[int]) -> FeatureSet:
-    """:func:`active_set` computed (the reference its memo is tested against)."""
+    """:func:`active_set` computed (the reference its memo is tested against): compiled
+    (:func:`_active_codes`) when every code fits in int64, else
+    :func:`_active_set_reference`."""
+    n = x.num_labels
+    fs = x.features
+    nz = x.values != 0.0
+    longest = int(fs.lengths[nz].max(initial=1))
+    if fs.codes.dtype != np.int64 or codes.dtype_for(longest + 1, n) != np.int64:
+        return _active_set_reference(x, max_len)
+    out = _active_codes(np.ascontiguousarray(fs.codes[nz]), fs.lengths[nz], n,
+                        -1 if max_len is None else int(max_len),
+                        codes.powers(n, longest + 1, np.int64))
+    return FeatureSet.from_codes(out, n)
+
+
+@njit(cache=True)
+def _active_codes(c, ln, n, max_len, pw):  # pragma: no cover - compiled
+    """The codes of the active set (module docstring) of the nonzero features ``c``
+    (lengths ``ln``; ``pw`` = B^0 … B^(longest+1); ``max_len`` −1 for none), in
+    canonical order: the features, the unigrams, EOS and the extensions w·a of the roots
+    (ε's stand-in BOS included) whose suffix is present."""
+    b, e, base_ = n + 1, n + 2, n + 3
+    present = np.sort(np.append(c, e))
+    ext = np.empty((c.shape[0] + 1) * (n + 1), np.int64)
+    m = 0
+    for i in range(c.shape[0] + 1):
+        r, k = (c[i], ln[i]) if i < c.shape[0] else (b, 1)
+        if i < c.shape[0] and (c[i] // pw[k - 1] == e or c[i] == b):
+            continue
+        if max_len >= 0 and k >= max_len:
+            continue
+        for a in range(1, n + 2):
+            sym = a if a <= n else e
+            suf = r // base_ + sym * pw[k - 1]
+            j = np.searchsorted(present, suf)
+            if j < present.shape[0] and present[j] == suf:
+                ext[m] = r + sym * pw[k]
+                m += 1
+    pool = np.concatenate((c, np.arange(1, n + 1), np.array([e]), ext[:m]))
+    out = codes._reversed(np.unique(codes._reversed(pool, base_)[0]), base_)[0]
+    return out[out != b]
+
+
+def _active_set_reference(x: Theta, max_len: Optional[int]) -> FeatureSet:
+    """:func:`_active_set` in numpy (any dtype)."""
     n = x.num_labels
     b, e = bos(n), eos(n)
     fs = x.features
