@@ -1,8 +1,8 @@
-"""p̂'s moments for messages whose states come in levels: every arc goes from a state to
-itself or to a later one, and every state is final (PEP eq. 5; the general kernel is
-:mod:`strgm.features.p_hat`).
+"""p̂'s moments for messages whose states come in levels: in some order of the states
+(:func:`level_order` finds it) every arc goes from a state to itself or to a later one,
+and every state is final (PEP eq. 5; the general kernel is :mod:`strgm.features.p_hat`).
 
-(In some order of the states: :func:`level_order` finds it.) Such messages are the rule, not the exception: a word's lattice of positions (ε-removed,
+Such messages are the rule, not the exception: a word's lattice of positions (ε-removed,
 so a state reaches every later position on every label) read through a concatenation's
 quotient ends at any position and has no cycles but its self-loops. Their product with a
 feature DFA, (q, h) –a→ (q', goto(h, a)), is then block triangular by q: the only cycles
