@@ -4,7 +4,10 @@ library).
 * :class:`StepProgress`, for runs with a known number of steps (sampler sweeps,
   estimator updates): on a terminal a bar with the count, rate, elapsed time and ETA, and
   the latest step's summary (log P, acceptance, …) after it; elsewhere (a log file, a
-  pipe) the summaries as plain lines, so logs stay readable and tests can read them.
+  pipe) the summaries the caller shows as plain lines, so logs stay readable and tests
+  can read them, and a line ``[elapsed] what i/n: summary (ETA s)`` whenever
+  ``interval`` seconds (10) passed without one, so that a thinned run is never silent
+  for longer than a step beyond that.
 * :class:`StatusProgress`, the ``progress(message)`` callback of the inference engine and
   of EM. Messages are plain strings; a :class:`Status` (a ``str`` that also carries
   ``done``/``total`` of its stage, e.g. factor visits of a message-passing run or words of
@@ -53,13 +56,36 @@ def tagged(message: str, tag: str) -> str:
     return text
 
 
+class _Lines:
+    """Plain progress lines on a stream that is not a terminal: ``[elapsed] text`` with
+    an optional ETA, each flushed (a log file shows it at once); ``due`` says whether
+    ``interval`` seconds passed since the last line."""
+
+    def __init__(self, stream, interval: float, t0: float, last: float):
+        self.stream, self.interval, self.t0, self.last = stream, interval, t0, last
+
+    def due(self, now: float) -> bool:
+        return now - self.last >= self.interval
+
+    def write(self, text: str, now: float, eta: Optional[float] = None,
+              label: str = "ETA") -> None:
+        tail = f" ({label} {eta:.0f} s)" if eta is not None else ""
+        self.stream.write(f"[{now - self.t0:7.1f}s] {text}{tail}\n")
+        self.stream.flush()
+        self.last = now
+
+
 class StepProgress:
-    """``step(line)`` once per step; ``close()`` at the end (also as a context manager)."""
+    """``step(line)`` once per step; ``close()`` at the end (also as a context manager).
+    Off a terminal, ``interval`` is the longest time without a line (module docstring)."""
 
     def __init__(self, total: int, desc: str = "", enabled: bool = True, stream=None,
-                 initial: int = 0):
+                 initial: int = 0, interval: float = 10.0):
         self.enabled = bool(enabled)
         self.stream = stream or sys.stderr
+        self.total, self.desc, self.n, self.n0 = int(total), desc, int(initial), int(initial)
+        now = time.perf_counter()
+        self.lines = _Lines(self.stream, interval, now, now)
         isatty = getattr(self.stream, "isatty", None)
         self.bar = None
         if self.enabled and isatty and isatty():
@@ -68,15 +94,25 @@ class StepProgress:
                             dynamic_ncols=True, leave=True, unit="step")
 
     def step(self, line: str, show: bool = True) -> None:
-        """Advance by one step. ``line`` summarises it: the bar's postfix on a terminal,
-        a line of its own elsewhere when ``show`` (callers thin long runs)."""
+        """Advance by one step. ``line`` summarises it: the bar's postfix on a terminal;
+        elsewhere a line of its own when ``show`` (callers thin long runs), and a timed
+        line with the count and ETA when none was written for ``interval`` seconds."""
         if not self.enabled:
             return
         if self.bar is not None:
             self.bar.set_postfix_str(line, refresh=False)
             self.bar.update(1)
-        elif show:
+            return
+        self.n += 1
+        now = time.perf_counter()
+        if show:
             print(line, file=self.stream, flush=True)
+            self.lines.last = now
+        elif self.lines.due(now):
+            done = self.n - self.n0
+            eta = (now - self.lines.t0) * max(self.total - self.n, 0) / done if done else None
+            self.lines.write(f"{self.desc or 'step'} {self.n}/{self.total}: {line}", now,
+                             eta if self.total > 0 else None)
 
     def close(self) -> None:
         if self.bar is not None:
@@ -105,8 +141,7 @@ class StatusProgress:
         self.t0 = time.perf_counter()
         isatty = getattr(self.stream, "isatty", None)
         self.inline = bool(isatty and isatty())
-        self.interval = interval
-        self._last = -float("inf")
+        self.lines = _Lines(self.stream, interval, self.t0, -float("inf"))
         self._open = False  # an inline line is on the screen
         self._bar = None
         self._stage: Optional[tuple] = None  # (stage, total, start time, done at start)
@@ -120,11 +155,8 @@ class StatusProgress:
         eta = self._track(msg, now)
         if self.inline:
             self._show_inline(msg, now)
-        elif now - self._last >= self.interval:
-            tail = f" (stage ETA {eta:.0f} s)" if eta is not None else ""
-            self.stream.write(f"[{now - self.t0:7.1f}s] {msg}{tail}\n")
-            self._last = now
-            self.stream.flush()
+        elif self.lines.due(now):
+            self.lines.write(str(msg), now, eta, "stage ETA")
 
     def _track(self, msg: str, now: float) -> Optional[float]:
         """Follow the stages of :class:`Status` messages; the current stage's ETA in

@@ -23,13 +23,11 @@ INFERENCE_METHODS = ("bp", "pruned", "ep", "pep")
 
 
 def progress(args):
-    """The progress display on stderr: on a terminal, or with ``--progress``; never with
-    ``--quiet``."""
+    """The progress display on stderr unless ``--quiet``: bars with an ETA on a terminal,
+    elsewhere (a log file, a pipe) a plain line at most every 10 s while work goes on."""
     from strgm.inference import Progress
 
-    enabled = not getattr(args, "quiet", False) and (getattr(args, "progress", False)
-                                                    or sys.stderr.isatty())
-    return Progress(enabled)
+    return Progress(not getattr(args, "quiet", False))
 
 
 def check_chain_outputs(outputs, plot=None, inputs=(), replaces=()) -> None:

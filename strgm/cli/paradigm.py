@@ -195,7 +195,9 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
                         "the least certain morpheme's URs (.png/.pdf/.svg; needs "
                         "strgm[plot])")
     o.add_argument("--quiet", action="store_true", help="no progress display")
-    o.add_argument("--progress", action="store_true", help="progress even when not a tty")
+    o.add_argument("--progress", action="store_true",
+                   help="show progress (the default unless --quiet: a bar on a terminal, "
+                        "otherwise a line at most every 10 s)")
 
 
 def add_inference_options(p: argparse.ArgumentParser) -> None:
@@ -248,6 +250,8 @@ def run_paradigm(paradigm, args, out=None, title: Optional[str] = None, record=F
           f"morphemes, {model.alphabet.num_segments} segments; method: {args.method}; "
           f"UR prior: {prior.describe() if prior else 'unigram'}", file=out)
     prog = progress(args)
+    if prog.enabled:
+        print(plan_text(args, run), file=sys.stderr, flush=True)
     run = run_inference(run, args.method, progress=prog, **engine_options(args))
     prog.done()
     print(report.run_text(run, args.top), file=out)
@@ -271,6 +275,16 @@ def run_paradigm(paradigm, args, out=None, title: Optional[str] = None, record=F
         save_figure(plot_inference_run(run), args.plot)
         print(f"wrote {args.plot}", file=out)
     return doc if record else 0
+
+
+def plan_text(args, run) -> str:
+    """One line announcing the work of ``strgm infer`` (and ``demo``): the method, the
+    words and morphemes of the factor graph, and the most iterations it may take."""
+    limit = f" or {args.max_seconds:g} s" if getattr(args, "max_seconds", None) else ""
+    held = f", then {len(run.held_out)} held-out words predicted" if run.held_out else ""
+    return (f"strgm {getattr(args, 'command', 'infer')}: {args.method} inference over "
+            f"{run.n_observed} observed words and {len(run.model.morpheme_vars)} "
+            f"morphemes, at most {args.max_iters} iterations{limit}{held}")
 
 
 def infer_task(path: str, options: dict) -> dict:

@@ -9,6 +9,7 @@ before the paradigm is read. ``--save`` writes the grammar as JSON (atomically);
 
 from __future__ import annotations
 
+import sys
 
 from strgm.cli.common import add_scheduler_option, check_outputs
 from strgm.errors import OptionError
@@ -171,6 +172,8 @@ def _rules_run(args) -> dict:
     para = read_paradigm(args.file)
     held = sorted(held_out_entries(para, args.holdout, args.seed))
     prog = progress(args)
+    if prog.enabled and saved is None:
+        print(plan_text(args, len(para.observed) - len(held)), file=sys.stderr, flush=True)
     with warnings_as_lines():
         if saved is None:
             run = train_rule_phonology(
@@ -190,6 +193,19 @@ def _rules_run(args) -> dict:
     if run.held_out:
         out["holdout"] = _print_heldout(run)
     return {"grammar": grammar, "record": out}
+
+
+def plan_text(args, n_words: int) -> str:
+    """One line announcing the work of ``strgm rules`` on ``n_words`` training words: the
+    UR candidates' inference, the search (starts, beam, rules, window), the narrowing."""
+    from strgm.models.rule_search import default_beam
+
+    beam = default_beam(n_words) if args.beam is None else args.beam
+    rules = MAX_RULES if args.max_rules is None else args.max_rules
+    window = WINDOW if args.window is None else args.window
+    return (f"strgm rules: UR candidates from one inference (3 iterations) over "
+            f"{n_words} training words, then a rule search from 2 starts (beam {beam}, at "
+            f"most {rules} rules, window {window}), then the rules' contexts narrowed")
 
 
 def _print_heldout(run) -> dict:

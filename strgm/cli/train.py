@@ -311,8 +311,9 @@ def plan_text(args, para, parallel_rules: bool) -> str:
     steps = []
     k = len(transparent_candidates(para.alphabet().segment_symbols))
     if not (args.resume or args.no_tier) and args.transparent == "auto" and k > 1:
-        steps.append(f"harmony-tier screening ({k} candidate vowel sets, one shared "
-                     f"E-step on {min(30, n)} words)")
+        shared = "one E-step each" if args.blocks else "one shared E-step"
+        steps.append(f"harmony-tier screening ({k} candidate vowel sets, {shared} and "
+                     f"one M-step each on {min(30, n)} words)")
     runs = f"{args.restarts} × " if args.restarts > 1 else ""
     steps.append(f"{runs}{args.em_iters} EM iteration(s) ({args.em_iters + 1} {args.method} "
                  f"E-steps) on {n} training words")

@@ -26,6 +26,7 @@ from strgm.datasets.paradigm import Paradigm
 from strgm.errors import OptionError
 from strgm.models.edit_model import PhonologyEditModel
 from strgm.models.em import TrainResult, train_phonology
+from strgm.progress import tagged
 from strgm.validate import check_float, check_int, check_probability
 
 
@@ -63,12 +64,15 @@ def train_with_restarts(paradigm: Paradigm, *, restarts: int = 1,
     if model is None:
         model = PhonologyEditModel(em_opts.get("alphabet") or paradigm.alphabet()
                                    ).initial(p_copy)
-    runs = []
+    runs, said = [], em_opts.get("progress")
     for i in range(restarts):
         start = model if i == 0 else perturbed(model, restart_scale, [restart_seed, i])
         tag = (lambda e, i=i: report(dict(e, restart=i))) if report else None
+        tell = (lambda msg, i=i: said(tagged(msg, f"restart {i} ({i + 1} of {restarts})"))
+                ) if said else None
         runs.append(train_phonology(paradigm, model=start, report=tag,
-                                    first_e_step=first if i == 0 else None, **em_opts))
+                                    first_e_step=first if i == 0 else None,
+                                    **{**em_opts, "progress": tell}))
     finals = [r.trace[-1]["objective"] for r in runs]
     best = best_index(finals)
     return replace(runs[best], restart_objectives=finals, restart=best)

@@ -1,0 +1,141 @@
+"""Long commands off a terminal: a plan line first, then plain progress lines (what, i/n,
+elapsed, ETA) at most and at least every ``interval`` seconds while steps come, with
+counters whose n is what was asked; ``--quiet`` silences both."""
+
+import io
+import re
+
+import pytest
+
+from strgm.cli import main
+from strgm.progress import StepProgress
+
+
+class Clock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    c = Clock()
+    monkeypatch.setattr("strgm.progress.time.perf_counter", c)
+    return c
+
+
+def _steps(bar, clock, times, show=False):
+    for t in times:
+        clock.t = t
+        bar.step(f"at {t}", show=show)
+
+
+def test_thinned_steps_off_a_terminal_give_a_timed_line_every_interval(clock):
+    """Steps the caller does not show still give a line once 10 s passed without one
+    (before, a thinned run wrote nothing between its shown steps)."""
+    out = io.StringIO()
+    bar = StepProgress(10, "sweeps", stream=out)
+    _steps(bar, clock, (3, 6, 11, 14, 22))
+    assert out.getvalue().splitlines() == ["[   11.0s] sweeps 3/10: at 11 (ETA 26 s)",
+                                           "[   22.0s] sweeps 5/10: at 22 (ETA 22 s)"]
+    # controls: none when disabled (--quiet), none on a terminal (the bar has the ETA)
+    for out, enabled in ((io.StringIO(), False), (Terminal(), False), (Terminal(), True)):
+        clock.t = 0.0
+        bar = StepProgress(10, "sweeps", stream=out, enabled=enabled)
+        _steps(bar, clock, (11, 22, 33))
+        bar.close()
+        assert not re.search(r"^\[ +\d", out.getvalue(), re.M)
+
+
+def test_a_shown_line_restarts_the_interval_and_resumed_counts_start_at_initial(clock):
+    out = io.StringIO()
+    bar = StepProgress(8, stream=out, initial=4, interval=5)
+    _steps(bar, clock, (4,), show=True)  # step 5, shown by the caller
+    _steps(bar, clock, (8, 10))  # 4 and 6 s after the shown line
+    assert out.getvalue().splitlines() == ["at 4", "[   10.0s] step 7/8: at 10 (ETA 3 s)"]
+
+
+#: six words whose vowels give three harmony-tier candidates: (), (i e) and (i)
+TINY = "R1\tkip\nR1 PL\tkibe\nR2\tsot\nR2 PL\tsode\nR3\tmuk\nR3 PL\tmuke\n"
+
+
+@pytest.fixture
+def tiny(tmp_path):
+    f = tmp_path / "tiny.tsv"
+    f.write_text(TINY, encoding="utf-8")
+    return str(f)
+
+
+@pytest.fixture
+def every_message(monkeypatch):
+    """Every progress message becomes a line (no 10 s throttle)."""
+    from strgm.progress import StatusProgress
+
+    made = StatusProgress.__init__
+
+    def unthrottled(self, enabled=False, stream=None, interval=10.0):
+        made(self, enabled, stream, interval=0)
+
+    monkeypatch.setattr(StatusProgress, "__init__", unthrottled)
+
+
+def _counters(err: str, what: str) -> set:
+    return {int(n) for n in re.findall(rf"{what} \d+/(\d+)", err)}
+
+
+def test_infer_off_a_terminal_announces_its_plan_and_reports(tiny, capsys, every_message):
+    """Before, infer wrote nothing to a non-terminal stderr without --progress."""
+    assert main(["infer", tiny, "--max-iters", "2", "--holdout", "0.2"]) == 0
+    err = capsys.readouterr().err
+    assert err.splitlines()[0] == ("strgm infer: pruned inference over 5 observed words "
+                                   "and 4 morphemes, at most 2 iterations, then 1 "
+                                   "held-out words predicted")
+    assert re.search(r"^\[ +\d+\.\ds\] iteration 1/2 forward factor 1/\d+", err, re.M)
+    assert _counters(err, "iteration") == {2}
+    assert main(["infer", tiny, "--max-iters", "2", "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_rules_off_a_terminal_announces_its_plan_and_reports(tiny, capsys):
+    assert main(["rules", tiny, "--max-rules", "2", "--window", "1"]) == 0
+    err = capsys.readouterr().err
+    assert err.splitlines()[0] == (
+        "strgm rules: UR candidates from one inference (3 iterations) over 6 training "
+        "words, then a rule search from 2 starts (beam 4, at most 2 rules, window 1), "
+        "then the rules' contexts narrowed")
+    assert re.search(r"^\[ +\d+\.\ds\] rule search, UR candidates: ", err, re.M)
+    assert main(["rules", tiny, "--max-rules", "2", "--window", "1", "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_train_counters_name_the_restart_and_the_iterations_asked(tiny, capsys,
+                                                                  every_message):
+    """``EM iteration i/2`` for --em-iters 2, ``candidate i/3`` in the screening, and
+    each restart named (before, the restarts' lines could not be told apart)."""
+    assert main(["train", tiny, "--em-iters", "2", "--restarts", "2", "--family", "edit",
+                 "--show-processes", "0"]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("strgm train: harmony-tier screening (3 candidate vowel sets, "
+                          "one shared E-step and one M-step each on 6 words), then 2 × 2 "
+                          "EM iteration(s)")
+    assert _counters(err, "EM iteration") == {2} and _counters(err, "candidate") == {3}
+    for i in (0, 1):
+        for it in (0, 1, 2):
+            assert f"restart {i} ({i + 1} of 2): EM iteration {it}/2: " in err
+
+
+def test_train_plan_says_each_candidate_has_its_own_e_step_with_blocks(tiny):
+    from strgm.cli.app import build_parser
+    from strgm.cli.train import plan_text
+    from strgm.datasets.paradigm import read_paradigm
+
+    args = build_parser().parse_args(["train", tiny, "--blocks", "2"])
+    line = plan_text(args, read_paradigm(tiny), False)
+    assert "(3 candidate vowel sets, one E-step each and one M-step each on 6 words)" in line
