@@ -352,12 +352,14 @@ def p_hat_counts(p: ArcTable, goto: np.ndarray, dfa_start: int, a: np.ndarray,
     goto = np.ascontiguousarray(goto, dtype=np.int64)
     a = np.ascontiguousarray(a)
     order = level_order(indptr, dst, lab, final, goto.shape[1]) if LEVELS else None
+    st = TOO_BIG
     if order is not None and len(order):
         if _too_large(w, a, final):
             return None
         st, log_z, counts = p_hat_levels_kernel(order, indptr, dst, lab, w, final, start,
-                                                goto, int(dfa_start), np.exp(a))
-    else:
+                                                goto, int(dfa_start), np.exp(a),
+                                                MAX_COMPONENT)
+    if st == TOO_BIG:  # not levelled, or a level above MAX_COMPONENT states
         st, log_z, counts = p_hat_kernel(indptr, dst, lab, w, final, start, goto,
                                          int(dfa_start), a, MAX_STATES)
     if st != OK:

@@ -28,7 +28,7 @@ import numpy as np
 from strgm.features.dense_lu import CERT_SLACK, _lu, _lu_solve
 from strgm.wfsa.compiled import njit
 
-OK, DIVERGED, FAILED = 0, 1, 2
+OK, DIVERGED, FAILED, TOO_BIG = 0, 1, 2, 3
 
 
 @njit(cache=True)
@@ -214,15 +214,19 @@ def _counts(alpha, beta, reach, indptr, dst, lab, ew, final, ea, goto, n, z):
 
 
 @njit(cache=True)
-def p_hat_levels_kernel(order, indptr, dst, lab, w, final, start, goto, h0, ea):
-    # pragma: no cover - compiled
+def p_hat_levels_kernel(order, indptr, dst, lab, w, final, start, goto, h0, ea,
+                        max_level):  # pragma: no cover - compiled
     """(status, log Z, per-DFA-arc counts |C| × (N+1)) of p̂ for a levelled message
     whose states in ``order`` are its levels (:func:`level_order`; module docstring);
-    ``ea`` = e^A, the cavity's arc weights."""
+    ``ea`` = e^A, the cavity's arc weights. TOO_BIG when a level has more than
+    ``max_level`` reachable DFA states (its dense block would be too large)."""
     nh, n = goto.shape
     ew = np.exp(-w)
     reach = _reachable(order, indptr, dst, lab, start, h0, goto, n)
     lu_at, piv_at = _offsets(reach)
+    for q in range(piv_at.shape[0] - 1):
+        if piv_at[q + 1] - piv_at[q] > max_level:
+            return TOO_BIG, 0.0, np.zeros((nh, n + 1))
     lus = np.empty(lu_at[-1])
     pivs = np.empty(piv_at[-1], np.int64)
     ok, beta = _beta(order, reach, indptr, dst, lab, ew, final, ea, goto, n, lus, lu_at,

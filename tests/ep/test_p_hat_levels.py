@@ -13,7 +13,8 @@ import strgm.features.p_hat as ph
 from strgm.errors import DivergenceError
 from strgm.features import FeatureSet, Theta, ngram_features, p_moments
 from strgm.features.moments import CompositionCache
-from strgm.features.p_hat_levels import DIVERGED, OK, level_order, p_hat_levels_kernel
+from strgm.features.p_hat_levels import (DIVERGED, OK, TOO_BIG, level_order,
+                                         p_hat_levels_kernel)
 from strgm.features.product import message_arrays
 from strgm.wfsa.core import arc_table, new_fst, weight
 from test_fused_block import reference_p_moments
@@ -52,7 +53,7 @@ def both_kernels(p: pynini.Fst, fs: FeatureSet, values: np.ndarray):
     a = dfa.arc_logweights(values, fs)
     order = level_order(indptr, dst, lab, final, N)
     levels = p_hat_levels_kernel(order, indptr, dst, lab, w, final, start, goto, dfa.start,
-                                 np.exp(a))
+                                 np.exp(a), 10**4)
     general = ph.p_hat_kernel(indptr, dst, lab, w, final, start, goto, dfa.start, a, 10**6)
     return order, levels, general, (indptr, dst, lab, w, final, start, goto, dfa.start, a)
 
@@ -123,5 +124,25 @@ def test_levels_out_of_order_are_caught():
     np.testing.assert_allclose(levels[2], general[2], rtol=1e-10, atol=1e-12)
     indptr, dst, lab, w, final, start, goto, h0, a = args
     wrong = p_hat_levels_kernel(order[::-1].copy(), indptr, dst, lab, w, final, start, goto,
-                                h0, np.exp(a))
+                                h0, np.exp(a), 10**4)
     assert wrong[0] != OK or not np.allclose(wrong[2], general[2], rtol=1e-6)
+
+
+def test_a_level_above_the_bound_goes_to_the_component_kernel(monkeypatch):
+    """A level with more reachable DFA states than MAX_COMPONENT is refused by the levels
+    kernel (TOO_BIG), and p_hat_counts answers with the component kernel instead."""
+    p = levelled_message(7, 5)
+    fs = feature_set(3)
+    th = Theta(fs, np.linspace(-0.8, 0.4, len(fs)))
+    order, levels, general, args = both_kernels(p, fs, th.values)
+    indptr, dst, lab, w, final, start, goto, h0, a = args
+    assert p_hat_levels_kernel(order, indptr, dst, lab, w, final, start, goto, h0,
+                               np.exp(a), 1)[0] == TOO_BIG
+    monkeypatch.setattr(ph, "MAX_COMPONENT", 1)
+    general_calls = []
+    kernel = ph.p_hat_kernel
+    monkeypatch.setattr(ph, "p_hat_kernel", lambda *x: general_calls.append(1) or kernel(*x))
+    dfa = fs.dfa
+    out = ph.p_hat_counts(arc_table(p), dfa.goto, dfa.start, a)
+    assert general_calls
+    assert out is None or np.allclose(out[1], general[2], rtol=1e-10, atol=1e-12)
