@@ -177,6 +177,8 @@ def _train(args) -> int:
     burn, thin = default_schedule(args.iters, args.burn_in, args.thin)
     seqs, vocab, _, _ = _read(args.seqs, args.vectors)
     kernel = _kernel(args, seqs, vocab)
+    if not args.quiet:
+        print(plan_text(args, seqs, burn, thin, spec), file=sys.stderr, flush=True)
     if args.chains > 1 or spec is not None:
         return _train_chains(args, spec, kernel, vocab, burn, thin)
     state = _start(args, kernel)
@@ -215,6 +217,23 @@ def _train(args) -> int:
     return 0
 
 
+MODELS = {"lt": "HDP-HMM with local transitions", "hdp": "HDP-HMM",
+          "sticky": "sticky HDP-HMM"}
+
+
+def plan_text(args, seqs, burn: int, thin: int, spec) -> str:
+    """One line announcing the work of ``strgm hmm train``: the model, the data, the
+    sweeps (burn-in, thinning, a resumed run's start) and the chains (and where)."""
+    chains = "1 chain" if args.chains == 1 else f"{args.chains} chains one after another"
+    if spec is not None:
+        chains = f"{args.chains} chain(s) on {spec.describe()}"
+    resumed = f", resuming {args.resume}" if args.resume else ""
+    return (f"strgm hmm train: {MODELS[args.model]} (at most {args.states} states) on "
+            f"{seqs.num_sequences} sequences ({seqs.num_tokens} symbols), {args.iters} "
+            f"sweeps in all{resumed} (burn-in {burn}, then 1 sweep in {thin} kept), "
+            f"{chains}")
+
+
 def _start(args, kernel):
     """The chain's first state: fresh (recording ``--seed``), or ``--resume``d from a
     checkpoint made with the same seed and not past ``--iters``."""
@@ -244,10 +263,6 @@ def _train_chains(args, spec, kernel, vocab, burn: int, thin: int) -> int:
     from strgm.hmm.model_file import save_model
 
     t0 = time.perf_counter()
-    if not args.quiet:
-        print(f"{args.chains} chain(s) of {args.iters} sweeps"
-              + (f" on {spec.describe()}" if spec else " here, one after another"),
-              file=sys.stderr)
     with open_pool(spec) as pool:
         res = run_hmm_chains(pool, kernel, chains=args.chains, seed=args.seed,
                              iters=args.iters, burn_in=burn, thin=thin)

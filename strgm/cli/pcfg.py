@@ -271,6 +271,8 @@ def _train(args) -> int:
         held = read_yld(args.heldout, chars=args.chars, what="held-out corpus") \
             if args.heldout else None
         check_chart_lengths(g, args.max_memory, (args.corpus, corpus), (args.heldout, held))
+        if not args.quiet:
+            print(plan_text(args, len(corpus), held, pool), file=sys.stderr, flush=True)
         try:
             if args.method in SAMPLERS:
                 theta, trace, extra = _sample(args, g, corpus, held, sys.stderr, pool)
@@ -296,6 +298,27 @@ def _train(args) -> int:
         ck = args.checkpoint if args.checkpoint and os.path.exists(args.checkpoint) else None
         announce_written(args.out if args.out != "-" else None, args.trace_json, args.plot, ck)
         return 0
+
+
+NAMES = {"em": "EM", "map": "MAP-EM", "vb": "variational Bayes", "cvb": "collapsed VB",
+         "gibbs": "Gibbs sampler", "mh": "collapsed Metropolis-Hastings sampler"}
+
+
+def plan_text(args, n_sentences: int, held, pool) -> str:
+    """One line announcing the work of ``strgm pcfg train``: the estimator, the sentences
+    (and held-out ones), the iterations (samplers: sweeps, burn-in, chains)."""
+    held = f" (perplexity on {len(held)} held-out sentences)" if held else ""
+    resumed = f", resuming {args.resume}" if args.resume else ""
+    if args.method in SAMPLERS:
+        chains = "1 chain" if args.chains == 1 else f"{args.chains} chains"
+        where = " on the --scheduler cluster" if pool.distributed else ""
+        what = (f"{args.iters} sweeps in all{resumed} (burn-in {args.burn_in}), "
+                f"{chains}{where}")
+    else:
+        where = ", E-steps on the --scheduler cluster" if pool.distributed else ""
+        what = f"{args.iters} iterations in all{resumed}{where}"
+    return (f"strgm pcfg train: {NAMES[args.method]} on {n_sentences} sentences{held}, "
+            f"{what}")
 
 
 def _grammar_summary(text: str, top: int = 10) -> str:

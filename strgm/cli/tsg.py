@@ -182,6 +182,8 @@ def _train(args) -> int:
     cls = BlockedMHTSG if args.sampler == "blocked" else LocalGibbsTSG
     kernel = cls(trees, alpha=args.alpha, s=args.s, resample_hyper=not args.fixed_hyper)
     t0 = time.perf_counter()
+    if not args.quiet:
+        print(plan_text(args, len(trees), spec), file=sys.stderr, flush=True)
     if args.chains > 1 or spec is not None:
         state, rows, extra = _run_chains(args, spec, trees)
     else:
@@ -207,6 +209,19 @@ def _train(args) -> int:
     return 0
 
 
+def plan_text(args, n_trees: int, spec) -> str:
+    """One line announcing the work of ``strgm tsg train``: the trees, the sampler, the
+    sweeps (a resumed run's start) and the chains (and where)."""
+    chains = "1 chain" if args.chains == 1 else f"{args.chains} chains one after another"
+    if spec is not None:
+        chains = f"{args.chains} chain(s) on {spec.describe()}"
+    resumed = f", resuming {args.resume}" if args.resume else ""
+    hyper = "fixed" if args.fixed_hyper else "resampled every sweep"
+    return (f"strgm tsg train: DP-TSG on {n_trees} trees, {args.sampler} sampler from "
+            f"{args.init} derivations, {args.iters} sweeps in all{resumed} (α and s "
+            f"{hyper}), {chains}")
+
+
 def _run_chains(args, spec, trees) -> tuple:
     """(chain 0's final state, every chain's trace rows with ``chain`` and ``seed``,
     trace-JSON fields) of ``--chains K [--scheduler ...]``
@@ -218,10 +233,6 @@ def _run_chains(args, spec, trees) -> tuple:
 
     problem = {"trees": encode_trees(trees), "sampler": args.sampler, "alpha": args.alpha,
                "s": args.s, "resample_hyper": not args.fixed_hyper}
-    if not args.quiet:
-        print(f"{args.chains} chain(s) of {args.iters} sweeps"
-              + (f" on {spec.describe()}" if spec else " here, one after another"),
-              file=sys.stderr)
     with open_pool(spec) as pool:
         states, summary = run_tsg_chains(pool, problem, chains=args.chains, seed=args.seed,
                                          init=args.init, iters=args.iters,
