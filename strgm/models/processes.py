@@ -9,11 +9,13 @@ decision, p > ``min_prob`` (default ½), in some contexts; it is written
 
 where each context is named by the features its segments share (``[C −voice]``), by its
 members when there are few (``{t d}``), by ``#`` (word edge) or ``+`` (morpheme boundary),
-and left out when the process fires in every value of that context. When the contexts
-where it fires do not form such a product, the line says in how many of the contexts
-with that right context it fires. Processes are ranked by their mean probability over the
-contexts where they fire, then by how many contexts that is. Cost: one pass over the
-events (numpy), then a Python pass over the few winning ones.
+and left out when the process fires in every value of that context; when it fires in
+most values but not all, the context is named by the values it leaves out,
+``(not {k p})``. When the contexts where it fires do not form such a product, the line
+says in how many of the contexts with that right context it fires. Processes are ranked
+by their mean probability over the contexts where they fire, then by how many contexts
+that is. Cost: one pass over the events (numpy), then a Python pass over the few winning
+ones.
 """
 
 from __future__ import annotations
@@ -125,13 +127,23 @@ class _Names:
 
 
 def _describe(values: dict, fired: set, dims: tuple, names: _Names) -> Optional[dict]:
-    """Per dimension, the names of the values the fired contexts take, '' when that is
-    every value; None when the fired contexts are not a product of such sets."""
+    """Per dimension, the names of the values the fired contexts take: '' when that is
+    every value, ``(not X | Y)`` naming the values it leaves out when those are fewer
+    (and it takes more than two), else ``X | Y``; None when the fired contexts are not a
+    product of such sets."""
     proj = [sorted({c[i] for c in fired}) for i in range(len(dims))]
     if len(fired) != int(np.prod([len(p) for p in proj])):
         return None
-    return {d: "" if len(p) == len(values[d]) else " | ".join(names.name(d, v) for v in p)
-            for d, p in zip(dims, proj)}
+    out = {}
+    for d, p in zip(dims, proj):
+        rest = [v for v in values[d] if v not in p]
+        if not rest:
+            out[d] = ""
+        elif len(p) > 2 and len(rest) < len(p):
+            out[d] = "(not " + " | ".join(names.name(d, v) for v in rest) + ")"
+        else:
+            out[d] = " | ".join(names.name(d, v) for v in p)
+    return out
 
 
 def learned_processes(model: PhonologyEditModel, min_prob: float = 0.5,
