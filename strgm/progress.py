@@ -6,8 +6,10 @@ library).
   the latest step's summary (log P, acceptance, …) after it; elsewhere (a log file, a
   pipe) the summaries the caller shows as plain lines, so logs stay readable and tests
   can read them, and a line ``[elapsed] what i/n: summary (ETA s)`` whenever
-  ``interval`` seconds (10) passed without one, so that a thinned run is never silent
-  for longer than a step beyond that.
+  ``interval`` seconds (10) passed without one; a background heartbeat (a daemon thread,
+  stopped by ``close()``, on leaving its ``with`` block, exception or not, and when the
+  object is dropped) adds ``[elapsed] still in what i/n …`` when a single step leaves
+  ``interval`` seconds without a line, so that the run is never silent for longer.
 * :class:`StatusProgress`, the ``progress(message)`` callback of the inference engine and
   of EM. Messages are plain strings; a :class:`Status` (a ``str`` that also carries
   ``done``/``total`` of its stage, e.g. factor visits of a message-passing run or words of
@@ -21,8 +23,10 @@ Both are off entirely when ``enabled`` is false (``--quiet``).
 from __future__ import annotations
 
 import sys
+import threading
 import time
-from typing import Optional
+import weakref
+from typing import Callable, Optional
 
 __all__ = ["StepProgress", "StatusProgress", "Status", "tagged"]
 
@@ -63,6 +67,8 @@ class _Lines:
 
     def __init__(self, stream, interval: float, t0: float, last: float):
         self.stream, self.interval, self.t0, self.last = stream, interval, t0, last
+        self.lock = threading.Lock()  # the heartbeat writes from its own thread
+        self.wall = time.monotonic()  # when a line was last written (the heartbeat's clock)
 
     def due(self, now: float) -> bool:
         return now - self.last >= self.interval
@@ -70,9 +76,41 @@ class _Lines:
     def write(self, text: str, now: float, eta: Optional[float] = None,
               label: str = "ETA") -> None:
         tail = f" ({label} {eta:.0f} s)" if eta is not None else ""
-        self.stream.write(f"[{now - self.t0:7.1f}s] {text}{tail}\n")
-        self.stream.flush()
+        self.plain(f"[{now - self.t0:7.1f}s] {text}{tail}")
         self.last = now
+
+    def plain(self, line: str) -> None:
+        with self.lock:
+            self.stream.write(line + "\n")
+            self.stream.flush()
+            self.wall = time.monotonic()
+
+
+class _Heartbeat:
+    """A daemon thread writing ``text()`` as a timed line of ``lines`` whenever
+    ``lines.interval`` seconds (real time) passed without a line. ``stop()`` ends and
+    joins it; it also ends when its owner is garbage-collected, so it never outlives it."""
+
+    def __init__(self, owner, lines: _Lines, text: Callable[[], str]):
+        self.lines, self.text, self.stopped = lines, text, threading.Event()
+        weakref.finalize(owner, self.stopped.set)
+        self.thread = threading.Thread(target=self._run, name="strgm-progress-heartbeat",
+                                       daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        lines = self.lines
+        while not self.stopped.wait(max(0.01, lines.wall + lines.interval
+                                        - time.monotonic())):
+            with lines.lock:
+                quiet = time.monotonic() - lines.wall >= lines.interval
+            if quiet and not self.stopped.is_set():
+                lines.write(self.text(), time.perf_counter())
+
+    def stop(self) -> None:
+        self.stopped.set()
+        if self.thread is not threading.current_thread():
+            self.thread.join()
 
 
 class StepProgress:
@@ -80,7 +118,7 @@ class StepProgress:
     Off a terminal, ``interval`` is the longest time without a line (module docstring)."""
 
     def __init__(self, total: int, desc: str = "", enabled: bool = True, stream=None,
-                 initial: int = 0, interval: float = 10.0):
+                 initial: int = 0, interval: float = 10.0, heartbeat: bool = True):
         self.enabled = bool(enabled)
         self.stream = stream or sys.stderr
         self.total, self.desc, self.n, self.n0 = int(total), desc, int(initial), int(initial)
@@ -92,6 +130,10 @@ class StepProgress:
             from tqdm import tqdm
             self.bar = tqdm(total=total, initial=initial, desc=desc, file=self.stream,
                             dynamic_ncols=True, leave=True, unit="step")
+        self.heartbeat, self.step_ended = None, time.monotonic()
+        if self.enabled and self.bar is None and heartbeat:
+            self.heartbeat = _Heartbeat(self, self.lines, _still_in(
+                weakref.ref(self), self.desc or "step", self.total))
 
     def step(self, line: str, show: bool = True) -> None:
         """Advance by one step. ``line`` summarises it: the bar's postfix on a terminal;
@@ -104,9 +146,10 @@ class StepProgress:
             self.bar.update(1)
             return
         self.n += 1
+        self.step_ended = time.monotonic()
         now = time.perf_counter()
         if show:
-            print(line, file=self.stream, flush=True)
+            self.lines.plain(line)
             self.lines.last = now
         elif self.lines.due(now):
             done = self.n - self.n0
@@ -115,6 +158,9 @@ class StepProgress:
                              eta if self.total > 0 else None)
 
     def close(self) -> None:
+        if self.heartbeat is not None:
+            self.heartbeat.stop()
+            self.heartbeat = None
         if self.bar is not None:
             self.bar.close()
             self.bar = None
@@ -124,6 +170,20 @@ class StepProgress:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _still_in(ref, what: str, total: int) -> Callable[[], str]:
+    """The heartbeat's text: the step under way (``n + 1`` of ``total``) and how long
+    since the last step ended; ``ref`` is a weak reference to the :class:`StepProgress`."""
+    def text() -> str:
+        bar = ref()
+        if bar is None:
+            return f"still in {what} …"
+        since = f"({time.monotonic() - bar.step_ended:.0f} s since"
+        if bar.n >= total > 0:
+            return f"still working after {what} {bar.n}/{total} … {since} the last)"
+        return f"still in {what} {bar.n + 1}/{total} … {since} it started)"
+    return text
 
 
 class StatusProgress:

@@ -177,11 +177,12 @@ def _train(args) -> int:
     burn, thin = default_schedule(args.iters, args.burn_in, args.thin)
     seqs, vocab, _, _ = _read(args.seqs, args.vectors)
     kernel = _kernel(args, seqs, vocab)
+    chains = args.chains > 1 or spec is not None
+    state = None if chains else _start(args, kernel)  # a checkpoint checked first
     if not args.quiet:
         print(plan_text(args, seqs, burn, thin, spec), file=sys.stderr, flush=True)
-    if args.chains > 1 or spec is not None:
+    if chains:
         return _train_chains(args, spec, kernel, vocab, burn, thin)
-    state = _start(args, kernel)
     t0, every = time.perf_counter(), max(1, args.iters // 50)
     bar = StepProgress(args.iters, "sweeps", enabled=not args.quiet,
                        initial=state.iteration)
@@ -190,11 +191,10 @@ def _train(args) -> int:
         bar.step(_describe(st, t0, args.iters, kernel.settings.local),
                  show=st.iteration % every == 0 or st.iteration == args.iters)
 
-    with warnings.catch_warnings(record=True) as caught:
+    with bar, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TruncationWarning)
         state = run_chain(kernel, state, args.iters, burn, thin, on_sweep=show,
                           checkpoint=args.checkpoint, checkpoint_every=args.checkpoint_every)
-    bar.close()
     for w in caught:
         print(f"strgm: warning: {w.message}", file=sys.stderr)
     post = posterior_of(state, kernel, vocab)

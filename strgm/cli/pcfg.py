@@ -172,6 +172,8 @@ def _resumed(args, state, settings: dict):
     if state.iteration > args.iters:
         raise OptionError("--iters", args.iters, f"must be ≥ the {state.iteration} "
                           f"iterations already in checkpoint {args.resume}")
+    if getattr(args, "plan", None):
+        print(args.plan, file=sys.stderr, flush=True)
     return state
 
 
@@ -271,8 +273,9 @@ def _train(args) -> int:
         held = read_yld(args.heldout, chars=args.chars, what="held-out corpus") \
             if args.heldout else None
         check_chart_lengths(g, args.max_memory, (args.corpus, corpus), (args.heldout, held))
-        if not args.quiet:
-            print(plan_text(args, len(corpus), held, pool), file=sys.stderr, flush=True)
+        args.plan = None if args.quiet else plan_text(args, len(corpus), held, pool)
+        if args.plan and not args.resume:  # else once the checkpoint is accepted
+            print(args.plan, file=sys.stderr, flush=True)
         try:
             if args.method in SAMPLERS:
                 theta, trace, extra = _sample(args, g, corpus, held, sys.stderr, pool)

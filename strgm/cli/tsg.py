@@ -182,12 +182,13 @@ def _train(args) -> int:
     cls = BlockedMHTSG if args.sampler == "blocked" else LocalGibbsTSG
     kernel = cls(trees, alpha=args.alpha, s=args.s, resample_hyper=not args.fixed_hyper)
     t0 = time.perf_counter()
+    chains = args.chains > 1 or spec is not None
+    state = None if chains else _start(args, kernel)  # a checkpoint checked first
     if not args.quiet:
         print(plan_text(args, len(trees), spec), file=sys.stderr, flush=True)
-    if args.chains > 1 or spec is not None:
+    if chains:
         state, rows, extra = _run_chains(args, spec, trees)
     else:
-        state = _start(args, kernel)
         state = drive(kernel.sample, state, args.iters - state.iteration,
                       describe=_describe, progress=not args.quiet, log=sys.stderr,
                       checkpoint=args.checkpoint, checkpoint_every=args.checkpoint_every)

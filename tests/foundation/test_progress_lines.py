@@ -139,3 +139,55 @@ def test_train_plan_says_each_candidate_has_its_own_e_step_with_blocks(tiny):
     args = build_parser().parse_args(["train", tiny, "--blocks", "2"])
     line = plan_text(args, read_paradigm(tiny), False)
     assert "(3 candidate vowel sets, one E-step each and one M-step each on 6 words)" in line
+
+
+HEARTBEAT = re.compile(r"^\[ +\d+\.\ds\] still in sweeps 2/3 … \(\d+ s since it started\)$")
+
+
+def test_a_long_step_gets_heartbeat_lines_and_the_thread_ends_with_close():
+    """A step longer than ``interval`` (here 0.05 s) gets '[elapsed] still in what i/n'
+    lines from the heartbeat thread; before, nothing until the step ended."""
+    import time
+
+    out = io.StringIO()
+    bar = StepProgress(3, "sweeps", stream=out, interval=0.05)
+    bar.step("sweep 1", show=True)
+    time.sleep(0.3)
+    thread = bar.heartbeat.thread
+    bar.close()
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "sweep 1" and len(lines) >= 3
+    assert all(HEARTBEAT.match(line) for line in lines[1:]), lines
+    assert not thread.is_alive() and bar.heartbeat is None
+    written = out.getvalue()
+    time.sleep(0.15)
+    assert out.getvalue() == written  # nothing after close
+    # control: with the heartbeat disabled the long step stays silent
+    out = io.StringIO()
+    with StepProgress(3, "sweeps", stream=out, interval=0.05, heartbeat=False) as bar:
+        bar.step("sweep 1", show=True)
+        time.sleep(0.2)
+    assert out.getvalue() == "sweep 1\n"
+
+
+def test_the_heartbeat_thread_never_outlives_its_progress():
+    import gc
+    import threading
+
+    with pytest.raises(RuntimeError):
+        with StepProgress(3, stream=io.StringIO(), interval=0.05) as bar:
+            thread = bar.heartbeat.thread
+            raise RuntimeError("stop")
+    assert not thread.is_alive()
+    bar = StepProgress(3, stream=io.StringIO(), interval=0.05)  # never closed
+    thread = bar.heartbeat.thread
+    del bar
+    gc.collect()
+    thread.join(2)
+    assert not thread.is_alive()
+    # no thread at all where no lines are written: --quiet, or a terminal's bar
+    before = threading.active_count()
+    for stream, enabled in ((io.StringIO(), False), (Terminal(), True)):
+        bar = StepProgress(3, stream=stream, enabled=enabled, interval=0.05)
+        assert bar.heartbeat is None and threading.active_count() == before
+        bar.close()
