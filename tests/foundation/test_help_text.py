@@ -51,3 +51,30 @@ def test_the_checks_can_fail(capsys):
     assert DEVELOPER_TEXT.search("see :func:`main`")
     with pytest.raises(SystemExit):
         build_parser().parse_args(shlex.split("train x.tsv --no-such-option")[0:])
+
+
+@pytest.mark.parametrize("path", [p for p, _ in ALL], ids=[" ".join(p) or "strgm"
+                                                           for p, _ in ALL])
+def test_the_help_a_user_gets_ends_with_one_example(path, capsys):
+    """``strgm CMD [SUB] --help`` through the real entry point (validate and every
+    subcommand included) ends with 'example:' and one command line."""
+    from strgm.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main([*path, "--help"])
+    assert done.value.code == 0
+    lines = capsys.readouterr().out.rstrip().splitlines()
+    assert lines[-2:] == ["example:", f"  {EXAMPLES[path]}"]
+    assert sum(line == "example:" for line in lines) == 1
+
+
+def test_every_command_is_checked_and_a_command_without_an_example_is_refused():
+    from strgm.cli.help_text import finish
+
+    assert {p for p, _ in ALL} == set(EXAMPLES)
+    assert ("validate",) in EXAMPLES and ("plot",) in EXAMPLES
+    # control: a command added without an example cannot be built
+    p = OneLineParser(prog="strgm")
+    p.add_subparsers(dest="command").add_parser("nothing-to-show")
+    with pytest.raises(KeyError):
+        finish(p)
