@@ -9,6 +9,7 @@ the JSON lists it under ``not_in_alphabet``. ``--json -`` prints only the JSON, 
 
 from __future__ import annotations
 
+from strgm.cli.errors import announce_written
 from strgm.errors import OptionError, did_you_mean
 from strgm.validate import int_arg
 
@@ -98,9 +99,9 @@ def cmd_beliefs(args) -> int:
         print(strict_json(document("strgm-beliefs", {"beliefs": data})))
     elif args.json:
         write_document(args.json, "strgm-beliefs", {"beliefs": data})
-        print(f"wrote {args.json}")
+        announce_written(args.json)
     if args.plot:
         from strgm.plot import plot_belief, save_figure
         save_figure(plot_belief(r.belief(names[0]), k=args.top), args.plot)
-        say(f"wrote {args.plot}")
+        announce_written(args.plot)
     return 0

@@ -10,6 +10,7 @@ import sys
 import time
 import warnings
 
+from strgm.cli.errors import announce_written
 from strgm.errors import OptionError
 
 #: Library keywords (as named in an OptionError) -> the command-line option that sets them.
@@ -182,7 +183,7 @@ def run_batch(args, files: list, command: str, task, summary, single_only=()) ->
                        "seconds": o["seconds"], "warnings": o["warnings"],
                        "error": o["error"], "result": o["record"]} for o in outcomes],
             "summary": {"files": len(files), "failed": failed, "seconds": seconds}})
-        print(f"wrote {args.json}")
+        announce_written(args.json)
     return 2 if failed else 0
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import math
 
+from strgm.cli.errors import announce_written
 from strgm.errors import InputError, OptionError, did_you_mean
 from strgm.validate import int_arg
 
@@ -208,5 +209,5 @@ def cmd_plot(args) -> int:
     else:
         ax = _convergence([(_series(_document(f), f), f) for f in args.inputs])
     plot.save_figure(ax, args.out)
-    print(f"wrote {args.out}")
+    announce_written(args.out)
     return 0

@@ -14,6 +14,7 @@ from typing import Optional
 
 from strgm.cli.common import INFERENCE_METHODS, add_limit_options, add_scheduler_option, \
     check_outputs, progress, relabel, run_batch, scheduler_spec, symbol
+from strgm.cli.errors import announce_written
 from strgm.errors import OptionError
 from strgm.validate import float_arg, int_arg
 
@@ -263,17 +264,18 @@ def run_paradigm(paradigm, args, out=None, title: Optional[str] = None, record=F
         from strgm.cli.json_output import write_document
 
         write_document(args.json, "strgm-infer", doc)
-        print(f"\nwrote {args.json}", file=out)
+        announce_written(args.json)
     if getattr(args, "save_beliefs", None):
         from strgm.cli.saved_dir import save_beliefs_keeping
 
         save_beliefs_keeping(run.result, args.save_beliefs, getattr(args, "force", False))
-        print(f"saved {len(run.result.variables)} beliefs to {args.save_beliefs}", file=out)
+        print(f"saved {len(run.result.variables)} beliefs to {args.save_beliefs}",
+              file=sys.stderr)
     if getattr(args, "plot", None):
         from strgm.plot import plot_inference_run, save_figure
 
         save_figure(plot_inference_run(run), args.plot)
-        print(f"wrote {args.plot}", file=out)
+        announce_written(args.plot)
     return doc if record else 0
 
 
@@ -356,7 +358,7 @@ def cmd_graph(args) -> int:
     else:
         atomic_write_text(args.dot, text)
         print(f"wrote {args.dot} ({len(model.graph.variables)} variables, "
-              f"{len(model.graph.factors)} factors)")
+              f"{len(model.graph.factors)} factors)", file=sys.stderr)
     return 0
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 
 from strgm.cli.common import add_scheduler_option, check_outputs
+from strgm.cli.errors import announce_written
 from strgm.errors import OptionError
 from strgm.validate import float_arg, int_arg
 
@@ -119,12 +120,12 @@ def cmd_rules(args) -> int:
         from strgm.safe_io import atomic_write_json
 
         atomic_write_json(args.save, out["grammar"])
-        print(f"wrote {args.save}")
+        announce_written(args.save)
     if args.json:
         from strgm.cli.json_output import write_document
 
         write_document(args.json, "strgm-rules", out["record"])
-        print(f"wrote {args.json}")
+        announce_written(args.json)
     return 0
 
 

@@ -17,6 +17,7 @@ from strgm.cli.common import INFERENCE_METHODS, add_limit_options, add_scheduler
 from strgm.cli.blocks import check_blocks, e_steps_in_blocks
 from strgm.cli.families import family_report, rules_beside_em
 from strgm.cli.paradigm import add_prior_option, note_unseen, resolve_prior, run_inputs
+from strgm.cli.errors import announce_written
 from strgm.errors import OptionError
 from strgm.validate import float_arg, int_arg
 
@@ -289,15 +290,15 @@ def cmd_train(args) -> int:
     if args.save:
         run.train.model.save(args.save, {"method": args.method, "l2": args.l2,
                                          "l1": args.l1, "ur_prior": out["ur_prior"]})
-        print(f"wrote {args.save}")
+        announce_written(args.save)
     if args.json:
         write_document(args.json, "strgm-train", out, version=TRAIN_JSON_VERSION)
-        print(f"wrote {args.json}")
+        announce_written(args.json)
     if args.plot:
         from strgm.plot import plot_training_run, save_figure
 
         save_figure(plot_training_run(run), args.plot)
-        print(f"wrote {args.plot}")
+        announce_written(args.plot)
     return 0
 
 

@@ -124,7 +124,7 @@ def test_cli_saves_and_queries_beliefs(tmp_path, capsys):
     f.write_text("R1\tro\nR1 PAST\trod\nR2\tsim\nR2 PAST\tsimd\n", encoding="utf-8")
     d = tmp_path / "beliefs"
     assert main(["infer", str(f), "--quiet", "--save-beliefs", str(d)]) == 0
-    assert f"saved 5 beliefs to {d}" in capsys.readouterr().out
+    assert f"saved 5 beliefs to {d}" in capsys.readouterr().err
     out = tmp_path / "q.json"
     assert main(["beliefs", str(d), "--var", "M:PAST", "--top", "2", "--prob", "d",
                  "--entropy", "--json", str(out)]) == 0

@@ -155,7 +155,7 @@ def test_graph_dot_export(tmp_path, capsys):
     dot = tmp_path / "g.dot"
     assert main(["graph", str(f), "--dot", str(dot)]) == 0
     assert f"({len(want_vars)} variables, {len(want_factors)} factors)" in \
-        capsys.readouterr().out
+        capsys.readouterr().err
     assert _parse_dot(dot.read_text(encoding="utf-8")) == (nodes, edges)
 
 
