@@ -39,6 +39,7 @@ resumed run writes the same grammar and trace, byte for byte, as an uninterrupte
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 from strgm.cli.errors import announce_written, warning_line
@@ -255,11 +256,32 @@ def _estimate(args, g, corpus, held, log, pool):
 
 
 def _notes(res, log) -> None:
+    """The estimator's notes, their sentences named by line number (the estimators count
+    from 0) as in the warning that follows; a note of the initial grammar's unparsable
+    sentences is left out when that warning lists the same ones."""
+    final = sorted(res.unparsable)
     for n in res.notes:
-        print("note: " + n, file=log)
+        m = _SENTENCES.search(n)
+        if m and n.startswith(f"{len(final)} sentence(s) unparsable") \
+                and _indices(m.group(1)) == final[:20]:
+            continue
+        print("note: " + (_SENTENCES.sub(_line_numbers, n) if m else n), file=log)
     if res.unparsable:
         print(warning_line(f"{len(res.unparsable)} sentence(s) have no parse (line "
                            f"numbers {[i + 1 for i in res.unparsable[:20]]})"), file=log)
+
+
+#: the list of 0-based sentence indices that ends an estimator's note
+_SENTENCES = re.compile(r"unparsable(?: under the initial grammar)?: \[([0-9, ]*)\]$")
+
+
+def _indices(text: str) -> list:
+    return [int(i) for i in text.split(",") if i.strip()]
+
+
+def _line_numbers(m) -> str:
+    lines = [i + 1 for i in _indices(m.group(1))]
+    return m.group(0)[:m.start(1) - m.start(0) - 1] + f"line numbers {lines}"
 
 
 def _train(args) -> int:
