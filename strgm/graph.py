@@ -258,8 +258,14 @@ from strgm.alphabet import Alphabet
         return out
 
     def to_dot(self) -> str:
-        """Graphviz dot text: ellipses are variables (grey when observed), boxes factors."""
-        lines = ["graph strgm {", "  node [fontname=Helvetica];"]
+        """Graphviz dot text: ellipses are variables (grey when observed), boxes factors.
+        A paradigm's graph (factors of two variables joining a UR to a surface form) is
+        grouped by morpheme and word (:func:`_dot_groups`): a cluster per stem with a
+        column per word, the affixes in a cluster on top, the stems' clusters in rows,
+        so that the picture keeps roughly a page's shape instead of one long strip."""
+        groups = _stem_words(self)
+        lines = ["graph strgm {", "  node [fontname=Helvetica];"] + ([GRID_STYLE] if groups
+                                                                    else [])
         for v, x in self.variables.items():
             label = v
             style = ""
@@ -267,10 +273,13 @@ from strgm.alphabet import Alphabet
                 label += "\\n" + self.alphabet.join(x.observed).replace('"', '\\"')
                 style = ", style=filled, fillcolor=lightgrey"
             lines.append(f'  "v:{v}" [label="{label}", shape=ellipse{style}];')
+        free = " [constraint=false]" if groups else ""  # the groups set the ranks
         for f in self.factors.values():
-            lines.append(f'  "f:{f.name}" [label="{f.name}\\n({f.kind})", shape=box];')
+            short = f.name.partition(":")[0] if groups else f"{f.name}\\n({f.kind})"
+            lines.append(f'  "f:{f.name}" [label="{short}", shape=box];')
             for v in f.variables:
-                lines.append(f'  "f:{f.name}" -- "v:{v}";')
+                lines.append(f'  "f:{f.name}" -- "v:{v}"{free};')
+        lines.extend(_dot_groups(self, groups) if groups else ())
         lines.append("}")
         return "\n".join(lines) + "\n"
 
@@ -313,3 +322,79 @@ from strgm.alphabet import Alphabet
                           more=len(names) - len(vrows), more_what="variables"),
             display.table(["factor", "kind", "variables"], frows,
                           more=len(self.factors) - len(frows), more_what="factors"))
+
+
+#: rows of a dot grid: at most this many word columns side by side (a page's width)
+DOT_COLUMNS = 14
+#: the grid's compact style: straight edges, small nodes, ranks close together
+GRID_STYLE = ('  graph [splines=line, nodesep=0.08, ranksep=0.25]; node [fontsize=10, '
+              'height=0.3, margin="0.04,0.02"]; edge [color=grey50];')
+
+
+def _stem_words(graph: FactorGraph) -> dict:
+    """{stem variable: [(concat factor or None, word UR or None, phonology factor,
+    surface variable)]} of a paradigm's graph, or {} when a factor of two variables is
+    not a UR–surface pair (then the graph is not grouped)."""
+    makes = {f.variables[-1]: f for f in graph.factors.values() if f.kind == "concat"}
+    groups: dict = {}
+    for f in graph.factors.values():
+        if f.kind != "binary":
+            continue
+        u, s = f.variables[0], f.variables[-1]
+        concat = makes.get(u)
+        stem = concat.variables[0] if concat is not None else u
+        if graph.degree(s) != 1 or stem == s:
+            return {}
+        groups.setdefault(stem, []).append(
+            (concat.name if concat else None, u if concat else None, f.name, s))
+    return groups
+
+
+def _q(kind: str, name: str) -> str:
+    return f'"{kind[0]}:{name}"'
+
+
+def _dot_groups(graph: FactorGraph, groups: dict) -> list:
+    """The dot lines that lay out a paradigm's graph as a grid: a cluster per stem (its
+    prior and variable on top, then per word a column: concatenation, the word's UR,
+    phonology, surface), at most :data:`DOT_COLUMNS` word columns to a row of clusters,
+    each row below the last, the other variables (affixes) in a cluster on top.
+    Invisible edges give the ranks; the real edges do not constrain them."""
+    priors = {f.variables[0]: f.name for f in graph.factors.values() if f.kind == "unary"}
+    top = {v: _q("factor", priors[v]) if v in priors else _q("var", v)
+           for v in graph.variables}
+    invisible, lines, rows = [], [], [[]]
+    for stem, words in groups.items():
+        if rows[-1] and sum(len(groups[s]) for s in rows[-1]) + len(words) > DOT_COLUMNS:
+            rows.append([])
+        rows[-1].append(stem)
+    placed = {w[i] for ws in groups.values() for w in ws for i in (1, 3)} | set(groups)
+    above = [v for v in graph.variables if v not in placed]  # affixes
+    lines.append(_cluster("affixes", above, priors, invisible))
+    for r, row in enumerate(rows):
+        for i, stem in enumerate(row):
+            members = []
+            for concat, u, phon, s in groups[stem]:
+                chain = ([_q("factor", concat), _q("var", u)] if concat else []) + \
+                    [_q("factor", phon), _q("var", s)]
+                members += chain
+                invisible.append(f"{_q('var', stem)} -- {chain[0]} [minlen={1 if concat else 3}]")
+                invisible += [f"{a} -- {b}" for a, b in zip(chain, chain[1:])]
+            last = [groups[rows[r - 1][min(i, len(rows[r - 1]) - 1)]][0][3]] if r else above
+            invisible += [f"{_q('var', v)} -- {top[stem]}" for v in last]
+            lines.append(_cluster(stem, [stem], priors, invisible, members))
+    lines.append(f'  {{ edge [style=invis]; {"; ".join(invisible)}; }}')
+    return lines
+
+
+def _cluster(label: str, variables: list, priors: dict, invisible: list,
+             members=()) -> str:
+    """A dot cluster of ``variables`` (each below its prior) and ``members``."""
+    nodes = []
+    for v in variables:
+        nodes += [_q("factor", priors[v]), _q("var", v)] if v in priors else [_q("var", v)]
+        if v in priors:
+            invisible.append(f"{nodes[-2]} -- {nodes[-1]}")
+    nodes += members
+    return (f'  subgraph "cluster_{label}" {{ label="{label}"; style=rounded; color=grey60;'
+            f' {"; ".join(nodes)}; }}' if nodes else "")

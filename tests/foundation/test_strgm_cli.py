@@ -108,7 +108,10 @@ def _parse_dot(text):
     nodes, edges = {}, set()
     for line in text.splitlines()[1:-1]:
         line = line.strip()
-        if m := re.fullmatch(r'"([vf]):(.*?)" -- "([vf]):(.*?)";', line):
+        if line.startswith(("subgraph ", "{ edge [style=invis]", "graph [")):
+            continue  # the layout: clusters by morpheme and word, invisible rank edges
+        if m := re.fullmatch(r'"([vf]):(.*?)" -- "([vf]):(.*?)"(?: \[constraint=false\])?;',
+                             line):
             assert (m[1], m[3]) == ("f", "v"), line
             edges.add((m[2], m[4]))
         elif m := re.fullmatch(r'"([vf]):(.*?)" \[(.*)\];', line):
