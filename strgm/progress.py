@@ -67,7 +67,7 @@ class _Lines:
 
     def __init__(self, stream, interval: float, t0: float, last: float):
         self.stream, self.interval, self.t0, self.last = stream, interval, t0, last
-        self.lock = threading.Lock()  # the heartbeat writes from its own thread
+        self.lock = threading.RLock()  # the heartbeat writes from its own thread
         self.wall = time.monotonic()  # when a line was last written (the heartbeat's clock)
 
     def due(self, now: float) -> bool:
@@ -103,9 +103,9 @@ class _Heartbeat:
         while not self.stopped.wait(max(0.01, lines.wall + lines.interval
                                         - time.monotonic())):
             with lines.lock:
-                quiet = time.monotonic() - lines.wall >= lines.interval
-            if quiet and not self.stopped.is_set():
-                lines.write(self.text(), time.perf_counter())
+                if time.monotonic() - lines.wall >= lines.interval \
+                        and not self.stopped.is_set():
+                    lines.write(self.text(), time.perf_counter())
 
     def stop(self) -> None:
         self.stopped.set()
@@ -186,6 +186,13 @@ def _still_in(ref, what: str, total: int) -> Callable[[], str]:
     return text
 
 
+def _still_in_status(ref) -> Callable[[], str]:
+    def text() -> str:
+        progress = ref()
+        return f"still in {progress._last if progress is not None else 'the run'} …"
+    return text
+
+
 class StatusProgress:
     """The ``progress(message)`` callback shown on ``stream`` (stderr by default).
 
@@ -193,10 +200,13 @@ class StatusProgress:
     ETA, the message after it); a new stage replaces the bar; a plain message is shown
     after the bar, or on a line rewritten in place when there is none. Elsewhere: at most
     one line per ``interval`` seconds, ``[elapsed] message`` with the stage's ETA, so a
-    long run in a log file shows that it is alive without flooding it."""
+    long run in a log file shows that it is alive without flooding it; with
+    ``heartbeat`` (the commands), a thread adds ``still in <last message> …`` when a
+    stage leaves ``interval`` seconds without a message, until :meth:`done`."""
 
-    def __init__(self, enabled: bool = False, stream=None, interval: float = 10.0):
-        self.enabled = enabled
+    def __init__(self, enabled: bool = False, stream=None, interval: float = 10.0,
+                 heartbeat: bool = False):
+        self.enabled, self.heartbeat = enabled, heartbeat
         self.stream = stream or sys.stderr
         self.t0 = time.perf_counter()
         isatty = getattr(self.stream, "isatty", None)
@@ -207,6 +217,8 @@ class StatusProgress:
         self._stage: Optional[tuple] = None  # (stage, total, start time, done at start)
         self._done = 0  # units done at the last Status message
         self._drawn = -float("inf")  # when a plain message was last drawn
+        self._beat: Optional[_Heartbeat] = None
+        self._last = ""  # the last message, for the heartbeat
 
     def __call__(self, msg: str) -> None:
         if not self.enabled:
@@ -215,8 +227,13 @@ class StatusProgress:
         eta = self._track(msg, now)
         if self.inline:
             self._show_inline(msg, now)
-        elif self.lines.due(now):
-            self.lines.write(str(msg), now, eta, "stage ETA")
+        else:
+            self._last = str(msg)
+            if self.heartbeat and self._beat is None:
+                self._beat = _Heartbeat(self, self.lines, _still_in_status(weakref.ref(self)))
+            with self.lines.lock:
+                if self.lines.due(now):
+                    self.lines.write(str(msg), now, eta, "stage ETA")
 
     def _track(self, msg: str, now: float) -> Optional[float]:
         """Follow the stages of :class:`Status` messages; the current stage's ETA in
@@ -274,8 +291,18 @@ class StatusProgress:
             self._stage = None
             self._wipe()
 
+    def __enter__(self) -> "StatusProgress":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.done()
+
     def done(self) -> None:
-        """The run is over: remove the bar, end an inline line."""
+        """The run is over: remove the bar, end an inline line, stop the heartbeat (the
+        next message starts it again); also on leaving a ``with`` block."""
+        if self._beat is not None:
+            self._beat.stop()
+            self._beat = None
         if self.enabled and self.inline:
             self._close_bar()
             self._stage = None

@@ -28,7 +28,7 @@ def progress(args):
     elsewhere (a log file, a pipe) a plain line at most every 10 s while work goes on."""
     from strgm.inference import Progress
 
-    return Progress(not getattr(args, "quiet", False))
+    return Progress(not getattr(args, "quiet", False), heartbeat=True)
 
 
 def check_chain_outputs(outputs, plot=None, inputs=(), replaces=()) -> None:

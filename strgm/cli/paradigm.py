@@ -253,8 +253,10 @@ def run_paradigm(paradigm, args, out=None, title: Optional[str] = None, record=F
     prog = progress(args)
     if prog.enabled:
         print(plan_text(args, run), file=sys.stderr, flush=True)
-    run = run_inference(run, args.method, progress=prog, **engine_options(args))
-    prog.done()
+    try:
+        run = run_inference(run, args.method, progress=prog, **engine_options(args))
+    finally:
+        prog.done()
     print(report.run_text(run, args.top), file=out)
     doc = None
     if args.json or record:

@@ -175,7 +175,7 @@ def _rules_run(args) -> dict:
     prog = progress(args)
     if prog.enabled and saved is None:
         print(plan_text(args, len(para.observed) - len(held)), file=sys.stderr, flush=True)
-    with warnings_as_lines():
+    with prog, warnings_as_lines():  # the heartbeat stops, also on an error
         if saved is None:
             run = train_rule_phonology(
                 para, held, progress=prog,

@@ -280,13 +280,16 @@ def cmd_train(args) -> int:
     prior = resolve_prior(args)
     para = read_paradigm(args.file)
     note_unseen(prior, para.alphabet())
-    prog = Progress(not args.quiet)  # lines every 10 s when stderr is not a terminal
+    prog = Progress(not args.quiet, heartbeat=True)  # off a terminal: lines every 10 s
     if not args.quiet:
         print(plan_text(args, para, parallel_rules=spec is None and not args.one_core),
               file=sys.stderr, flush=True)
-    with e_steps_in_blocks(args, spec, prog):
-        run, out = _trained(args, para, prog, prior,
-                            parallel_rules=spec is None and not args.one_core)
+    try:
+        with e_steps_in_blocks(args, spec, prog):
+            run, out = _trained(args, para, prog, prior,
+                                parallel_rules=spec is None and not args.one_core)
+    finally:
+        prog.done()  # the heartbeat stops, also on an error
     if args.save:
         run.train.model.save(args.save, {"method": args.method, "l2": args.l2,
                                          "l1": args.l1, "ur_prior": out["ur_prior"]})

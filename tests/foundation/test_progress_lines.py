@@ -80,8 +80,8 @@ def every_message(monkeypatch):
 
     made = StatusProgress.__init__
 
-    def unthrottled(self, enabled=False, stream=None, interval=10.0):
-        made(self, enabled, stream, interval=0)
+    def unthrottled(self, enabled=False, stream=None, interval=10.0, heartbeat=False):
+        made(self, enabled, stream, interval=0)  # no heartbeat: it would write constantly
 
     monkeypatch.setattr(StatusProgress, "__init__", unthrottled)
 
@@ -191,3 +191,37 @@ def test_the_heartbeat_thread_never_outlives_its_progress():
         bar = StepProgress(3, stream=stream, enabled=enabled, interval=0.05)
         assert bar.heartbeat is None and threading.active_count() == before
         bar.close()
+
+
+def test_status_progress_heartbeat_names_the_last_message_until_done():
+    """The commands' StatusProgress (heartbeat=True): a stage that sends no message for
+    ``interval`` seconds still gets a line; done() (or leaving its with block) stops it,
+    and the next message starts it again."""
+    import time
+
+    from strgm.progress import StatusProgress
+
+    out = io.StringIO()
+    with StatusProgress(True, stream=out, interval=0.05, heartbeat=True) as prog:
+        prog("E-step word 3/40")
+        time.sleep(0.3)
+    thread = prog._beat
+    lines = out.getvalue().splitlines()
+    assert re.match(r"^\[ +\d+\.\ds\] E-step word 3/40$", lines[0])
+    assert len(lines) >= 3 and all(re.match(r"^\[ +\d+\.\ds\] still in E-step word 3/40 …$",
+                                            ln) for ln in lines[1:]), lines
+    assert thread is None
+    written = out.getvalue()
+    time.sleep(0.15)
+    assert out.getvalue() == written
+    prog("M-step")
+    beat = prog._beat.thread
+    prog.done()
+    assert not beat.is_alive()
+    # control: without heartbeat (the library default) a silent stage stays silent
+    out = io.StringIO()
+    prog = StatusProgress(True, stream=out, interval=0.05)
+    prog("E-step word 3/40")
+    time.sleep(0.2)
+    prog.done()
+    assert len(out.getvalue().splitlines()) == 1 and prog._beat is None
