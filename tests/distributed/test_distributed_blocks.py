@@ -85,6 +85,9 @@ class _KillingPool:
         return self.pool.map(fn, items, *shared, key=key, workers=workers)
 
 
+@pytest.mark.slow  # a worker restart (96 s in a loaded full run); the default suite keeps
+# test_worker_killed_during_a_task_gives_the_same_result (test_distributed_cluster.py) and
+# the blocks-on-a-cluster equality of test_distributed_cli.py
 def test_a_worker_killed_during_a_block_round_gives_the_same_result(pool, tmp_path):
     marker = str(tmp_path / "died")
     got = _run(_KillingPool(pool, marker))

@@ -142,6 +142,8 @@ def _always_dies(x):
     os._exit(1)
 
 
+@pytest.mark.slow  # one worker restart per retry (85 s in a loaded full run); the test
+# below keeps the one error line in the default suite
 def test_a_task_that_kills_every_worker_is_one_error_line(pool):
     from strgm.errors import StrgmError
 
@@ -149,6 +151,31 @@ def test_a_task_that_kills_every_worker_is_one_error_line(pool):
         pool.map(_always_dies, [1])
     assert "\n" not in str(e.value)
     pool.client.wait_for_workers(2, timeout=60)
+
+
+def _reports_killed_worker(x):
+    from types import SimpleNamespace
+
+    from distributed import KilledWorker
+
+    # what Dask raises once the task's last allowed worker has died
+    raise KilledWorker("strgm-task", SimpleNamespace(address="tcp://127.0.0.1:1"), 3)
+
+
+def _raises_value_error(x):
+    raise ValueError("not a dead worker")
+
+
+def test_a_killed_worker_is_one_error_line(pool):
+    """Dask's KilledWorker (here raised by the task itself, without the restarts of the
+    slow test above) becomes one error line; other errors of a task pass through."""
+    from strgm.errors import StrgmError
+
+    with pytest.raises(StrgmError, match="worker died") as e:
+        pool.map(_reports_killed_worker, [1])
+    assert "\n" not in str(e.value)
+    with pytest.raises(ValueError, match="not a dead worker"):  # control
+        pool.map(_raises_value_error, [1])
 
 
 def _sum_dying_on(x, data, holder, marker):
