@@ -57,6 +57,10 @@ def test_exact_posterior_is_far_from_proposal():
     assert max(exact.values()) > 4 * min(exact.values())
 
 
+@pytest.mark.slow  # 4000 corrected MH sweeps (68.7 s in a loaded full run). The default
+# suite keeps MH against enumeration on this grammar and corpus
+# (test_mh_acceptance_stats.py: per-sweep move statistics vs their exact stationary
+# expectations, with controls) and this oracle's control below.
 def test_mh_matches_exact_collapsed_posterior():
     exact = _exact()
     emp, res = _empirical(CollapsedMH(G, CORPUS, alpha=ALPHA), SWEEPS)

@@ -1,5 +1,7 @@
 """Table counts against Antoniak's law; the slice sampler against exact densities."""
 
+import math
+
 import numpy as np
 import pytest
 from scipy import integrate, stats
@@ -58,11 +60,22 @@ def test_table_counts_edges():
     assert 20 < m[1, 1] < 120  # mean c(ψ(c+N) − ψ(c)) ≈ 58
 
 
+def _log_gamma_3_half(v):
+    """stats.gamma.logpdf(v, 3.0, scale=0.5) in closed form (scipy's per-call overhead
+    made the 20,000 draws below take 12 s; the same draws now take 0.3 s)."""
+    if v <= 0:
+        return -math.inf
+    return 2.0 * math.log(v) - 2.0 * v - math.lgamma(3.0) + 3.0 * math.log(2.0)
+
+
 def test_slice_sampler_draws_a_gamma():
+    for v in (-1.0, 0.0, 0.1, 1.0, 3.3):
+        assert _log_gamma_3_half(v) == pytest.approx(stats.gamma.logpdf(v, 3.0, scale=0.5),
+                                                     rel=1e-12)
     rng = np.random.default_rng(2)
     x, out = 1.0, []
     for _ in range(20000):
-        x = slice_log(lambda v: stats.gamma.logpdf(v, 3.0, scale=0.5), x, rng)
+        x = slice_log(_log_gamma_3_half, x, rng)
         out.append(x)
     out = np.array(out)
     assert out.mean() == pytest.approx(1.5, rel=0.03)

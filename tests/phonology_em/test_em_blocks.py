@@ -3,6 +3,7 @@ words by root, one block reproduces the unsplit EM, several blocks agree with it
 small paradigm, the counts of every block are added (a dropped block is seen), and bad
 settings are one-line errors; a checkpoint records the blocks."""
 
+import functools
 import json
 
 import numpy as np
@@ -42,16 +43,24 @@ def _model():
     return PhonologyEditModel(PARADIGM.alphabet().with_boundary("+")).initial()
 
 
+@functools.lru_cache(maxsize=None)
+def _e_step(blocks=None):
+    """The initial model's E-step, unsplit (None) or over ``blocks`` blocks: computed once,
+    as several tests compare with it (read only)."""
+    if blocks is None:
+        return e_step(_model(), PARADIGM, "pruned", OPTS)
+    with block_e_step(blocks):
+        return e_step(_model(), PARADIGM, "pruned", OPTS)
+
+
 @pytest.mark.filterwarnings("ignore::strgm.errors.ObjectiveDecreaseWarning")
 def test_one_block_reproduces_the_unsplit_em():
     """The same E-step up to the order in which messages are stored (which can break a
     tie between equally likely k-best strings otherwise) and of additions (words are
     taken root by root); the M-step's L-BFGS tolerance then bounds how far θ may
     differ."""
-    model = _model()
-    c0, ll0, _, _ = e_step(model, PARADIGM, "pruned", OPTS)
-    with block_e_step(1):
-        c1, ll1, _, _ = e_step(model, PARADIGM, "pruned", OPTS)
+    c0, ll0, _, _ = _e_step()
+    c1, ll1, _, _ = _e_step(1)
     np.testing.assert_allclose(c1, c0, rtol=1e-8, atol=1e-10)
     assert ll1 == pytest.approx(ll0, rel=1e-7)
     ref = train_phonology(PARADIGM, em_iters=1, infer_opts=OPTS, model=_model())
@@ -63,10 +72,8 @@ def test_one_block_reproduces_the_unsplit_em():
 
 
 def test_split_e_step_agrees_with_the_unsplit_one():
-    model = _model()
-    c0, ll0, r0, _ = e_step(model, PARADIGM, "pruned", OPTS)
-    with block_e_step(3):
-        c1, ll1, r1, pm = e_step(model, PARADIGM, "pruned", OPTS)
+    c0, ll0, r0, _ = _e_step()
+    c1, ll1, r1, pm = _e_step(3)
     assert ll1 == pytest.approx(ll0, rel=1e-4)  # another schedule, nearly the same point
     np.testing.assert_allclose(c1, c0, rtol=1e-4, atol=1e-4)
     for v in pm.morpheme_vars.values():
@@ -75,8 +82,7 @@ def test_split_e_step_agrees_with_the_unsplit_one():
 
 def test_negative_control_a_block_whose_counts_are_dropped_is_seen(monkeypatch):
     model = _model()
-    with block_e_step(3):
-        good, ll, _, _ = e_step(model, PARADIGM, "pruned", OPTS)
+    good, ll, _, _ = _e_step(3)
     real = em_blocks.SerialPool.map
 
     def lossy(self, fn, items, *shared, key="strgm", workers=None):
