@@ -90,13 +90,21 @@ def _check_checkpoint(d, work, method):
     return st.iteration
 
 
+_STRAIGHT: dict = {}
+
+
 def _straight(d, tmp_path, method):
+    """The uninterrupted run's outputs, run once per method (the data fixture is module
+    scoped, so every test of a worker compares with the same run)."""
+    if (d, method) in _STRAIGHT:
+        return _STRAIGHT[d, method]
     work = tmp_path / "straight"
     work.mkdir()
     p = subprocess.run(_argv(d, work, method), capture_output=True, text=True, env=_env(),
                        timeout=120)
     assert p.returncode == 0, p.stderr
-    return _outputs(work)
+    _STRAIGHT[d, method] = _outputs(work)
+    return _STRAIGHT[d, method]
 
 
 def _kill_and_resume(d, tmp_path, method, sig, seed, kills):
