@@ -60,6 +60,9 @@ def test_negative_control_failed_jumps_ignored(monkeypatch):
     assert max(abs(z[k]) for k in ("self_jumps", "distinct", "row0_above_1")) > 2 * LIMIT
 
 
+@pytest.mark.slow  # 41.7 s in a loaded full run: runs with its oracle (sticky, slow above);
+# the default suite keeps the LT oracles with their controls and the sticky model's
+# end-to-end run (test_hmm_cli.py)
 def test_negative_control_sticky_overrides(monkeypatch):
     """Splitting the sticky diagonal tables with a fixed probability 1/2 must fail."""
     import strgm.hmm.transitions as tr
