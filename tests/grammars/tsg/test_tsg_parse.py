@@ -108,7 +108,8 @@ def test_parse_chain_without_correction_fails(monkeypatch):
     parser = TSGParser(k, st)
     exact = _exact(k, st)
     monkeypatch.setattr(parse_mod, "crp_log_prob", parse_mod.map_log_prob)
-    got = _chain_samples(parser, 20000, 5)
+    # 10000 draws (20000 before): TV 0.158 here, the corrected chain's 0.042 at this size
+    got = _chain_samples(parser, 10000, 5)
     assert tv_distance(exact, got) > 0.06
 
 
