@@ -42,6 +42,7 @@ from strgm.features.carry import carry_over
 from strgm.features.p_hat import p_hat_counts
 from strgm.features.product import counting_product, message_arrays, product_topology
 from strgm.features.q_kernel import OK as _Q_OK, q_moments_kernel
+from strgm.features import q_solves
 from strgm.features.q_solves import _DENSE_MAX, _solve_dense, _solve_krylov, _solve_sparse
 from strgm.features.symbols import eos
 from strgm.features.theta import FeatureSet, Theta
@@ -96,7 +97,7 @@ def q_moments(theta: Theta, features: Optional[FeatureSet] = None,
     """
     fs, vals = _as_values(theta, features)
     dfa = fs.dfa
-    if FAST_Q and dfa.num_states <= _DENSE_MAX and len(fs):
+    if FAST_Q and dfa.num_states <= q_solves.COMPILED_MAX and len(fs):
         st, log_z, eq, counts = q_moments_kernel(
             np.ascontiguousarray(vals, dtype=np.float64), *_q_tables(dfa))
         if st == _Q_OK:  # else the reference below raises the right error
@@ -143,7 +144,7 @@ def q_moments(theta: Theta, features: Optional[FeatureSet] = None,
 
 
 #: q's moments by the compiled dense route (:mod:`strgm.features.q_kernel`) up to
-#: ``_DENSE_MAX`` states; False: always the numpy/scipy route (the reference).
+#: ``q_solves.COMPILED_MAX`` states; False: always the numpy/scipy route (the reference).
 FAST_Q = True
 
 

@@ -23,6 +23,10 @@ from strgm.wfsa.components import certifies_normalisable
 #: states, where multithreaded BLAS starts to cost more than it gains; the q-side DFAs of
 #: EP beliefs have tens to hundreds).
 _DENSE_MAX = 160
+#: Largest DFA whose q moments take the compiled dense kernel (:mod:`strgm.features.q_kernel`,
+#: LAPACK's LU on one BLAS thread) instead of the solvers below; chosen by
+#: ``benchmarks/q_route_speed.py``, below the size where the two routes' times cross.
+COMPILED_MAX = 300
 
 
 def _solve_dense(pr: np.ndarray):

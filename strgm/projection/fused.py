@@ -33,15 +33,15 @@ import numpy as np
 from strgm.errors import InputError
 from strgm.features import codes
 from strgm.features.moments import Moments, _q_tables
-from strgm.features.q_solves import _DENSE_MAX
+from strgm.features.q_solves import COMPILED_MAX
 from strgm.features.symbols import bos, eos
 from strgm.features.theta import FeatureSet, Theta
 from strgm.projection import fused_kernels as fk
 from strgm.projection.prox import ProxStep, _on, _tree, covers
 
 #: Largest number of DFA states of W handled by the fused block (the q side's dense
-#: route; larger DFAs take the reference steps and their sparse solvers).
-FUSED_MAX_STATES = _DENSE_MAX
+#: compiled route; larger DFAs take the reference steps and their sparse solvers).
+FUSED_MAX_STATES = COMPILED_MAX
 #: Halvings of η one fused step may take while Z = ∞ (prox_step's ``max_halvings``);
 #: a step that runs out returns to the reference step, which raises.
 MAX_HALVINGS = 30

@@ -61,7 +61,8 @@ def test_divergent_theta_raises():
 
 def large_theta(shift, seed=3, n=13):
     """A complete trigram θ over n labels: its DFA has more than moments._DENSE_MAX
-    states, so q_moments takes the BiCGSTAB route."""
+    states, so q_moments takes the BiCGSTAB route when the compiled kernel's
+    q_solves.COMPILED_MAX is set below that."""
     from strgm.projection.closed_form import order_feature_set
 
     fs = order_feature_set(3, n)
@@ -77,6 +78,7 @@ def test_krylov_q_moments_equal_the_dense_solve(monkeypatch):
 
     th = large_theta(-np.log(13 * 2.0))
     assert len(th.features.dfa.reachable) > M._DENSE_MAX
+    monkeypatch.setattr(Q, "COMPILED_MAX", 0)  # the numpy/scipy route, not the kernel
     with monkeypatch.context() as m:  # neither q_moments nor BiCGSTAB's fallback
         for mod in (M, Q):
             m.setattr(mod, "_solve_sparse", lambda *a: pytest.fail("LU used"))
@@ -95,8 +97,10 @@ def test_krylov_falls_back_to_the_lu_and_is_never_fooled(monkeypatch):
 
     th = large_theta(-np.log(13 * 2.0))
     monkeypatch.setattr(M, "_DENSE_MAX", 10 ** 6)
+    monkeypatch.setattr(Q, "COMPILED_MAX", 0)  # the numpy/scipy route, not the kernel
     want = q_moments(th)
     monkeypatch.undo()
+    monkeypatch.setattr(Q, "COMPILED_MAX", 0)
     calls = []
 
     def first_only(mat, b, **kw):  # certify with an exact x, then "fail" every solve
@@ -113,6 +117,9 @@ def test_krylov_falls_back_to_the_lu_and_is_never_fooled(monkeypatch):
     with pytest.raises(DivergenceError):
         q_moments(large_theta(-np.log(13 * 0.7)))
     monkeypatch.undo()
+    with pytest.raises(DivergenceError):
+        q_moments(large_theta(-np.log(13 * 0.7)))
+    monkeypatch.setattr(Q, "COMPILED_MAX", 0)
     with pytest.raises(DivergenceError):
         q_moments(large_theta(-np.log(13 * 0.7)))
 
