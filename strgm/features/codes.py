@@ -124,12 +124,37 @@ def _reversed(codes, b):  # pragma: no cover - compiled
     return out, ln
 
 
+def _split_keys(codes: np.ndarray, num_labels: int):
+    """(lengths, big-endian codes of the first L symbols, big-endian codes of the rest)
+    of object codes of at most 2L symbols (L = :func:`max_int_length`), as int64; None
+    for longer ones. Their lexicographic order is the canonical order: code mod B^L
+    holds the first min(k, L) symbols (exactly L when k > L, every digit being ≥ 1)
+    and code div B^L the others, so two features of one length compare on their first
+    L symbols, then on the rest."""
+    p = base(num_labels) ** max_int_length(num_labels)
+    try:
+        hi = (codes // p).astype(np.int64)
+        lo = (codes % p).astype(np.int64)
+    except OverflowError:
+        return None
+    if len(hi) and hi.max() >= p:
+        return None
+    b = base(num_labels)
+    rlo, nlo = _reversed(lo, b)
+    rhi, nhi = _reversed(hi, b)
+    return nlo + nhi, rlo, rhi
+
+
 def canonical_order(codes: np.ndarray, lens: np.ndarray, num_labels: int) -> np.ndarray:
     """Permutation putting codes in canonical order (length, then labels): for int64
-    codes a stable argsort of the big-endian codes (:func:`_reversed`), else
+    codes a stable argsort of the big-endian codes (:func:`_reversed`), for object
+    codes up to 2L symbols a lexicographic sort on :func:`_split_keys`, else
     :func:`canonical_order_reference`."""
     if codes.dtype == np.int64 and len(codes):
         return np.argsort(_reversed(codes, base(num_labels))[0], kind="stable")
+    keys = _split_keys(codes, num_labels) if len(codes) else None
+    if keys is not None:
+        return np.lexsort(keys[::-1])
     return canonical_order_reference(codes, lens, num_labels)
 
 
@@ -191,12 +216,20 @@ def prefix_closure(codes: np.ndarray, lens: np.ndarray, num_labels: int,
 
 def canonical_unique(codes: np.ndarray, num_labels: int) -> tuple[np.ndarray, np.ndarray]:
     """The distinct codes in canonical order, with their lengths: for int64 codes the
-    sorted distinct big-endian codes reversed back (:func:`_reversed`), else
+    sorted distinct big-endian codes reversed back (:func:`_reversed`), for object
+    codes up to 2L symbols the sort on :func:`_split_keys` without repeats, else
     :func:`canonical_unique_reference`."""
     if codes.dtype == np.int64 and len(codes):
         b = base(num_labels)
         return _reversed(np.unique(_reversed(codes, b)[0]), b)
-    return canonical_unique_reference(codes, num_labels)
+    keys = _split_keys(codes, num_labels) if len(codes) else None
+    if keys is None:
+        return canonical_unique_reference(codes, num_labels)
+    order = np.lexsort(keys[::-1])
+    ln, lo, hi = (k[order] for k in keys)
+    keep = np.ones(len(order), dtype=bool)
+    keep[1:] = (ln[1:] != ln[:-1]) | (lo[1:] != lo[:-1]) | (hi[1:] != hi[:-1])
+    return codes[order[keep]], ln[keep]
 
 
 def canonical_unique_reference(codes: np.ndarray,

@@ -177,3 +177,43 @@ def test_an_upward_pass_in_the_wrong_order_is_caught(monkeypatch):
     monkeypatch.setattr(dfa_mod, "_up", forward)
     with pytest.raises(AssertionError):
         np.testing.assert_allclose(dfa.accumulate(counts), want, rtol=1e-13)
+
+
+def _long_codes(n, data):
+    """Object codes of features up to 2L + 3 symbols (L = max_int_length), repeats
+    included, in random order: the split-key route and the digit-by-digit fallback."""
+    top = 2 * codes.max_int_length(n) + 3
+    feats = data.draw(st.lists(st.lists(st.integers(1, n + 2), min_size=0, max_size=top)
+                               .map(tuple), min_size=1, max_size=40))
+    feats += feats[: len(feats) // 2]
+    raw = codes.encode(feats, n, dtype=object)
+    return raw[np.random.default_rng(len(feats)).permutation(len(raw))]
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.integers(1, 40), st.data())
+def test_long_object_codes_sort_by_split_keys_as_the_reference(n, data):
+    raw = _long_codes(n, data)
+    got, got_len = codes.canonical_unique(raw, n)
+    want, want_len = codes.canonical_unique_reference(raw, n)
+    assert got.dtype == object
+    assert list(got) == list(want)
+    np.testing.assert_array_equal(got_len, want_len)
+    lens = codes.lengths(raw, n)
+    np.testing.assert_array_equal(codes.canonical_order(raw, lens, n),
+                                  codes.canonical_order_reference(raw, lens, n))
+
+
+def test_split_keys_in_the_wrong_order_are_caught(monkeypatch):
+    """Negative control: comparing the last symbols before the first L is not the
+    canonical order."""
+    n = 3
+    L = codes.max_int_length(n)
+    feats = [(1,) * L + (3,), (2,) * L + (1,)]
+    raw = codes.encode(feats, n, dtype=object)
+    want, _ = codes.canonical_unique_reference(raw, n)
+    assert list(codes.canonical_unique(raw, n)[0]) == list(want)
+    real = codes._split_keys
+    monkeypatch.setattr(codes, "_split_keys",
+                        lambda c, k: (lambda t: (t[0], t[2], t[1]))(real(c, k)))
+    assert list(codes.canonical_unique(raw, n)[0]) != list(want)
