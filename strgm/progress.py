@@ -6,7 +6,7 @@ library).
   the latest step's summary (log P, acceptance, …) after it; elsewhere (a log file, a
   pipe) the summaries the caller shows as plain lines, so logs stay readable and tests
   can read them, and a line ``[elapsed] what i/n: summary (ETA s)`` whenever
-  ``interval`` seconds (10) passed without one; a background heartbeat (a daemon thread,
+  ``interval`` seconds (:data:`LINE_INTERVAL`) passed without one; a background heartbeat (a daemon thread,
   stopped by ``close()``, on leaving its ``with`` block, exception or not, and when the
   object is dropped) adds ``[elapsed] still in what i/n …`` when a single step leaves
   ``interval`` seconds without a line, so that the run is never silent for longer.
@@ -27,6 +27,10 @@ import threading
 import time
 import weakref
 from typing import Callable, Optional
+
+#: Seconds between plain lines off a terminal: below the 10 s a user should never wait
+#: without one, with room for a heartbeat that wakes late on a loaded machine.
+LINE_INTERVAL = 8.0
 
 __all__ = ["StepProgress", "StatusProgress", "Status", "tagged"]
 
@@ -118,7 +122,7 @@ class StepProgress:
     Off a terminal, ``interval`` is the longest time without a line (module docstring)."""
 
     def __init__(self, total: int, desc: str = "", enabled: bool = True, stream=None,
-                 initial: int = 0, interval: float = 10.0, heartbeat: bool = True):
+                 initial: int = 0, interval: float = LINE_INTERVAL, heartbeat: bool = True):
         self.enabled = bool(enabled)
         self.stream = stream or sys.stderr
         self.total, self.desc, self.n, self.n0 = int(total), desc, int(initial), int(initial)
@@ -204,7 +208,7 @@ class StatusProgress:
     ``heartbeat`` (the commands), a thread adds ``still in <last message> …`` when a
     stage leaves ``interval`` seconds without a message, until :meth:`done`."""
 
-    def __init__(self, enabled: bool = False, stream=None, interval: float = 10.0,
+    def __init__(self, enabled: bool = False, stream=None, interval: float = LINE_INTERVAL,
                  heartbeat: bool = False):
         self.enabled, self.heartbeat = enabled, heartbeat
         self.stream = stream or sys.stderr

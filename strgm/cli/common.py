@@ -25,7 +25,7 @@ INFERENCE_METHODS = ("bp", "pruned", "ep", "pep")
 
 def progress(args):
     """The progress display on stderr unless ``--quiet``: bars with an ETA on a terminal,
-    elsewhere (a log file, a pipe) a plain line at most every 10 s while work goes on."""
+    elsewhere (a log file, a pipe) a plain line at least every 8 s while work goes on."""
     from strgm.inference import Progress
 
     return Progress(not getattr(args, "quiet", False), heartbeat=True)

@@ -198,7 +198,7 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
     o.add_argument("--quiet", action="store_true", help="no progress display")
     o.add_argument("--progress", action="store_true",
                    help="show progress (the default unless --quiet: a bar on a terminal, "
-                        "otherwise a line at most every 10 s)")
+                        "otherwise a line at least every 8 s)")
 
 
 def add_inference_options(p: argparse.ArgumentParser) -> None:
@@ -241,6 +241,11 @@ def run_paradigm(paradigm, args, out=None, title: Optional[str] = None, record=F
 
         trained = PhonologyEditModel.load(args.model)
     prior = getattr(args, "ur_prior", None)
+    prog = progress(args)
+    if prog.enabled:  # the first line comes before the graph is built (on a first start
+        # that includes compiling the kernels)
+        print(f"strgm {getattr(args, 'command', 'infer')}: building the factor graph of "
+              f"{paradigm.source} ({len(paradigm)} words)", file=sys.stderr, flush=True)
     run = relabel(prepare_paradigm, paradigm, args.holdout, args.seed, trained,
                   p_copy=args.p_copy, boundary=args.boundary, mean_length=args.mean_length,
                   ur_prior=prior)
@@ -250,7 +255,6 @@ def run_paradigm(paradigm, args, out=None, title: Optional[str] = None, record=F
     print(f"{len(paradigm)} words ({run.n_observed} observed), {len(model.morpheme_vars)} "
           f"morphemes, {model.alphabet.num_segments} segments; method: {args.method}; "
           f"UR prior: {prior.describe() if prior else 'unigram'}", file=out)
-    prog = progress(args)
     if prog.enabled:
         print(plan_text(args, run), file=sys.stderr, flush=True)
     try:

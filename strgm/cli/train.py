@@ -280,7 +280,7 @@ def cmd_train(args) -> int:
     prior = resolve_prior(args)
     para = read_paradigm(args.file)
     note_unseen(prior, para.alphabet())
-    prog = Progress(not args.quiet, heartbeat=True)  # off a terminal: lines every 10 s
+    prog = Progress(not args.quiet, heartbeat=True)  # off a terminal: lines every 8 s
     if not args.quiet:
         print(plan_text(args, para, parallel_rules=spec is None and not args.one_core),
               file=sys.stderr, flush=True)
