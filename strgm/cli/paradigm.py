@@ -241,11 +241,6 @@ def run_paradigm(paradigm, args, out=None, title: Optional[str] = None, record=F
 
         trained = PhonologyEditModel.load(args.model)
     prior = getattr(args, "ur_prior", None)
-    prog = progress(args)
-    if prog.enabled:  # the first line comes before the graph is built (on a first start
-        # that includes compiling the kernels)
-        print(f"strgm {getattr(args, 'command', 'infer')}: building the factor graph of "
-              f"{paradigm.source} ({len(paradigm)} words)", file=sys.stderr, flush=True)
     run = relabel(prepare_paradigm, paradigm, args.holdout, args.seed, trained,
                   p_copy=args.p_copy, boundary=args.boundary, mean_length=args.mean_length,
                   ur_prior=prior)
@@ -255,6 +250,7 @@ def run_paradigm(paradigm, args, out=None, title: Optional[str] = None, record=F
     print(f"{len(paradigm)} words ({run.n_observed} observed), {len(model.morpheme_vars)} "
           f"morphemes, {model.alphabet.num_segments} segments; method: {args.method}; "
           f"UR prior: {prior.describe() if prior else 'unigram'}", file=out)
+    prog = progress(args)
     if prog.enabled:
         print(plan_text(args, run), file=sys.stderr, flush=True)
     try:
