@@ -32,7 +32,7 @@ from typing import Callable, Optional
 #: without one, with room for a heartbeat that wakes late on a loaded machine.
 LINE_INTERVAL = 8.0
 
-__all__ = ["StepProgress", "StatusProgress", "Status", "tagged"]
+__all__ = ["StepProgress", "StatusProgress", "Status", "announce_if_slow", "tagged"]
 
 
 class Status(str):
@@ -314,3 +314,31 @@ class StatusProgress:
                 self.stream.write("\n")
                 self.stream.flush()
                 self._open = False
+
+
+class announce_if_slow:
+    """``with announce_if_slow(text, enabled):`` writes ``text`` to stderr (``stream``)
+    only if the block is still running after ``delay`` seconds (default half of
+    :data:`LINE_INTERVAL`): a stage before the first progress line (building a model)
+    is not silent for long, while a block that ends or fails sooner — a refused input
+    — leaves its one-line error alone. A daemon timer, cancelled on leaving the block."""
+
+    def __init__(self, text: str, enabled: bool = True, stream=None,
+                 delay: float = LINE_INTERVAL / 2):
+        self.text, self.stream, self.delay = text, stream, delay
+        self.timer = threading.Timer(delay, self._write) if enabled else None
+
+    def _write(self) -> None:
+        stream = self.stream if self.stream is not None else sys.stderr
+        print(self.text, file=stream, flush=True)
+
+    def __enter__(self):
+        if self.timer is not None:
+            self.timer.daemon = True
+            self.timer.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer.join()

@@ -241,9 +241,14 @@ def run_paradigm(paradigm, args, out=None, title: Optional[str] = None, record=F
 
         trained = PhonologyEditModel.load(args.model)
     prior = getattr(args, "ur_prior", None)
-    run = relabel(prepare_paradigm, paradigm, args.holdout, args.seed, trained,
-                  p_copy=args.p_copy, boundary=args.boundary, mean_length=args.mean_length,
-                  ur_prior=prior)
+    from strgm.progress import announce_if_slow
+
+    note = (f"strgm {getattr(args, 'command', 'infer')}: building the factor graph of "
+            f"{paradigm.source} ({len(paradigm)} words) ...")
+    with announce_if_slow(note, enabled=not getattr(args, "quiet", False)):
+        run = relabel(prepare_paradigm, paradigm, args.holdout, args.seed, trained,
+                      p_copy=args.p_copy, boundary=args.boundary,
+                      mean_length=args.mean_length, ur_prior=prior)
     model = run.model
     note_unseen(prior, model.alphabet)
     print(title or f"{paradigm.source}", file=out)

@@ -52,7 +52,7 @@ def test_every_readme_command_was_measured_and_ran(results):
     assert [r["command"] for r in rows] == readme_commands(), \
         "the README's commands changed: run benchmarks/readme_commands.py again"
     assert all(r["returncode"] == 0 for r in rows), [r for r in rows if r["returncode"]]
-    assert "nice" in results["conditions"] and "shared" in results["conditions"]
+    assert "shared" in results["conditions"]  # the run says what else ran beside it
 
 
 @pytest.mark.xfail(strict=True, reason="the first README command, run first in the fresh "
