@@ -55,12 +55,9 @@ def test_every_readme_command_was_measured_and_ran(results):
     assert "shared" in results["conditions"]  # the run says what else ran beside it
 
 
-@pytest.mark.xfail(strict=True, reason="the first README command, run first in the fresh "
-                   "environment, was silent for 12.4 s (benchmarks/results/readme_commands"
-                   ".md); a new measurement without that gap makes this pass: drop the mark")
 def test_no_readme_command_is_silent_for_more_than_10_s(results):
     quiet = [(r["command"], r["longest_silence_stderr"]) for r in results["commands"]
-             if r["longest_silence_stderr"] > LONG + 1]
+             if r["longest_silence_stderr"] > LONG]
     assert quiet == []
 
 
