@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-from ep_common import plt_or_none, save  # noqa: E402
+from ep_common import save, size_plot  # noqa: E402
 from strgm.features import dense_lu  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
@@ -91,23 +91,11 @@ def report(rows: list, reps: int) -> None:
     save("dense_lu_speed", {"reps": reps, "lapack_from": dense_lu.LAPACK_FROM,
                             "lapack_faster_from": from_k, "rows": rows}, "\n".join(lines) + "\n")
     print("\n".join(lines))
-    plt = plt_or_none()
-    if plt is None:
-        return
-    fig, ax = plt.subplots(figsize=(5.5, 4))
-    ks = [r["k"] for r in rows]
-    ax.plot(ks, [r["loop_us"] for r in rows], marker="o", label="compiled loop")
-    ax.plot(ks, [r["lapack_us"] for r in rows], marker="s", label="LAPACK getrf")
-    ax.axvline(dense_lu.LAPACK_FROM, color="grey", ls=":", label="LAPACK_FROM")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("states k")
-    ax.set_ylabel("µs per factorisation")
-    ax.set_title("Dense LU of I − P")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(os.path.join(os.path.dirname(__file__), "results", "dense_lu_speed.png"),
-                dpi=120)
+    size_plot("dense_lu_speed", [r["k"] for r in rows],
+              [("compiled loop", [r["loop_us"] for r in rows], "o"),
+               ("LAPACK getrf", [r["lapack_us"] for r in rows], "s")],
+              (dense_lu.LAPACK_FROM, "LAPACK_FROM"), "states k", "µs per factorisation",
+              "Dense LU of I − P", logx=True)
 
 
 if __name__ == "__main__":

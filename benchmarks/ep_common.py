@@ -143,3 +143,25 @@ def plt_or_none():
     except ImportError:
         print("matplotlib missing: skipping plots (pip install matplotlib)")
         return None
+
+
+def size_plot(name: str, xs, series, threshold: tuple, xlabel: str, ylabel: str,
+              title: str, logx: bool = False) -> None:
+    """results/NAME.png: one line per (label, ys, marker) of ``series`` over ``xs``
+    (log-scaled y), a dotted vertical line at the library's ``threshold`` = (x, label)."""
+    plt = plt_or_none()
+    if plt is None:
+        return
+    fig, ax = plt.subplots(figsize=(5.5, 4))
+    for label, ys, marker in series:
+        ax.plot(xs, ys, marker=marker, label=label)
+    ax.axvline(threshold[0], color="grey", ls=":", label=threshold[1])
+    if logx:
+        ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(os.path.join(RESULTS, f"{name}.png"), dpi=120)

@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-from ep_common import plt_or_none, save  # noqa: E402
+from ep_common import save, size_plot  # noqa: E402
 from strgm.features import moments, q_solves  # noqa: E402
 from strgm.features.theta import FeatureSet, Theta  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
@@ -118,22 +118,11 @@ def report(rows: list, reps: int) -> None:
                            "compiled_faster_upto": upto, "rows": rows},
          "\n".join(lines) + "\n")
     print("\n".join(lines))
-    plt = plt_or_none()
-    if plt is None:
-        return
-    fig, ax = plt.subplots(figsize=(5.5, 4))
-    ks = [r["k"] for r in rows]
-    ax.plot(ks, [r["compiled_us"] for r in rows], marker="o", label="compiled kernel")
-    ax.plot(ks, [r["reference_us"] for r in rows], marker="s", label="numpy/scipy route")
-    ax.axvline(q_solves.COMPILED_MAX, color="grey", ls=":", label="COMPILED_MAX")
-    ax.set_yscale("log")
-    ax.set_xlabel("DFA states of ENCODE(θ)")
-    ax.set_ylabel("CPU µs per q_moments call")
-    ax.set_title("q moments by route")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(os.path.join(os.path.dirname(__file__), "results", "q_route_speed.png"),
-                dpi=120)
+    size_plot("q_route_speed", [r["k"] for r in rows],
+              [("compiled kernel", [r["compiled_us"] for r in rows], "o"),
+               ("numpy/scipy route", [r["reference_us"] for r in rows], "s")],
+              (q_solves.COMPILED_MAX, "COMPILED_MAX"), "DFA states of ENCODE(θ)",
+              "CPU µs per q_moments call", "q moments by route")
 
 
 if __name__ == "__main__":
