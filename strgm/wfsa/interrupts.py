@@ -45,13 +45,18 @@ def hard_stop(enabled: bool = True) -> Iterator[None]:
 def native() -> Iterator[None]:
     """Run an OpenFst call with SIGINT's default action when :func:`hard_stop` is on,
     this is the main thread and SIGINT has Python's default handler; otherwise change
-    nothing. Two `sigaction` system calls per use."""
+    nothing. Two `sigaction` system calls and one `sigprocmask` per use."""
     if not _ENABLED[0] or threading.current_thread() is not threading.main_thread() \
             or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
         yield
         return
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     try:
+        # A SIGINT that reached Python's handler just before the line above is still
+        # pending; this call runs pending handlers (KeyboardInterrupt) instead of letting
+        # the OpenFst call start with it queued until the call returns.
+        if hasattr(signal, "pthread_sigmask"):  # POSIX
+            signal.pthread_sigmask(signal.SIG_BLOCK, [])
         yield
     finally:
         signal.signal(signal.SIGINT, signal.default_int_handler)

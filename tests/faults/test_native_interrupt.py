@@ -71,7 +71,9 @@ def _interrupt(mode: str, wait: float) -> tuple[float, int | None]:
 
 def test_ctrl_c_inside_openfst_stops_the_command_within_two_seconds():
     seconds, code = _interrupt("process", wait=10)
-    assert code == -signal.SIGINT, code  # the shell reports 128 + 2 = 130
+    # killed by SIGINT (the shell reports 128 + 2 = 130), or, when the signal came a
+    # moment before the OpenFst call, ended by Python's own KeyboardInterrupt path (130)
+    assert code in (-signal.SIGINT, 130), code
     assert seconds < 2.0
 
 
