@@ -49,11 +49,21 @@ sys.exit(app.main() if MODE == "process" else app.main([]))
 """
 
 
+def _as_from_a_shell() -> None:
+    """In the child before exec: SIGINT unblocked with its default action, as a shell
+    starts a command. Both are inherited across exec, and the test runner's worker may
+    have SIGINT blocked or ignored by an earlier test's libraries (then the child never
+    sees the Ctrl-C: the run this replaced failed that way in the full suite only)."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupt(mode: str, wait: float) -> tuple[float, int | None]:
     """Start the script, send SIGINT once the slow call runs; (seconds until the
     process ended or ``wait`` ran out, its status or None if still running)."""
     p = subprocess.Popen([sys.executable, "-c", f"MODE = {mode!r}\n" + SCRIPT],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=_as_from_a_shell)
     try:
         assert p.stdout.readline().strip() == "started", p.stderr.read()
         time.sleep(0.5)  # inside OpenFst by now
