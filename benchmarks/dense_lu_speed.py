@@ -16,7 +16,6 @@ more CPU at these sizes.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -24,9 +23,8 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-from ep_common import save, size_plot  # noqa: E402
+from ep_common import save, size_plot, size_sweep  # noqa: E402
 from strgm.features import dense_lu  # noqa: E402
-from threadpoolctl import threadpool_limits  # noqa: E402
 
 SIZES = (4, 8, 16, 24, 28, 32, 36, 40, 44, 48, 64, 100, 150, 200, 300, 400)
 
@@ -53,15 +51,7 @@ def per_call(fn, m: np.ndarray, reps: int) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--reps", type=int, default=7)
-    a = ap.parse_args()
-    rows = []
-    with threadpool_limits(limits=1, user_api="blas"):
-        for k in SIZES:
-            rows.append(one_size(k, a.reps))
-            print(rows[-1], flush=True)
-    report(rows, a.reps)
+    size_sweep(__doc__, SIZES, one_size, report)
 
 
 def one_size(k: int, reps: int) -> dict:

@@ -165,3 +165,22 @@ def size_plot(name: str, xs, series, threshold: tuple, xlabel: str, ylabel: str,
     ax.legend()
     fig.tight_layout()
     fig.savefig(os.path.join(RESULTS, f"{name}.png"), dpi=120)
+
+
+def size_sweep(doc: str, sizes, one_size, report) -> None:
+    """The command line of a per-size timing script: ``--reps``, then ``one_size(k,
+    reps)`` for every k of ``sizes`` with BLAS on one thread (as during EP and PEP),
+    each row printed, and ``report(rows, reps)``."""
+    import argparse
+
+    from threadpoolctl import threadpool_limits
+
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=7)
+    a = ap.parse_args()
+    rows = []
+    with threadpool_limits(limits=1, user_api="blas"):
+        for k in sizes:
+            rows.append(one_size(k, a.reps))
+            print(rows[-1], flush=True)
+    report(rows, a.reps)

@@ -16,7 +16,6 @@ kernel was faster at every size.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -24,10 +23,9 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-from ep_common import save, size_plot  # noqa: E402
+from ep_common import save, size_plot, size_sweep  # noqa: E402
 from strgm.features import moments, q_solves  # noqa: E402
 from strgm.features.theta import FeatureSet, Theta  # noqa: E402
-from threadpoolctl import threadpool_limits  # noqa: E402
 
 N = 33
 SIZES = (100, 130, 160, 200, 250, 300, 350, 400, 500, 600)
@@ -86,15 +84,7 @@ def one_size(k: int, reps: int) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--reps", type=int, default=7)
-    a = ap.parse_args()
-    rows = []
-    with threadpool_limits(limits=1, user_api="blas"):
-        for k in SIZES:
-            rows.append(one_size(k, a.reps))
-            print(rows[-1], flush=True)
-    report(rows, a.reps)
+    size_sweep(__doc__, SIZES, one_size, report)
 
 
 def report(rows: list, reps: int) -> None:
