@@ -1,6 +1,7 @@
 """``strgm hmm train|score|decode``: infinite HMMs over symbol or vector sequences.
 
-    strgm hmm train SEQS --save MODEL [--model lt|hdp|sticky] [--iters N] [--seed S]
+    strgm hmm train SEQS --save MODEL [--model auto|lt|hdp|sticky] [--split-merge N]
+                    [--iters N] [--seed S]
                     [--states L] [--burn-in B] [--thin K] [--alpha A] [--gamma G]
                     [--kappa K] [--eta E] [--fixed-hyper] [--vectors] [--no-length]
                     [--chains K] [--scheduler local[:N]|ADDRESS]
@@ -15,7 +16,8 @@ line (numbers separated by spaces) and a blank line between sequences; the emiss
 are then Gaussian with a Normal–inverse-Wishart prior centred on the data.
 
 ``train`` runs the Gibbs sampler of docs/architecture.md §9 for ``--iters`` sweeps in all
-(resumed or not) and writes the thinned posterior samples after ``--burn-in`` (default
+(resumed or not; ``--model auto``, the default, first chooses the model on a held-out
+split, :mod:`strgm.hmm.selection`) and writes the thinned posterior samples after ``--burn-in`` (default
 half the sweeps; at most 20 samples). One progress line every few sweeps goes to stderr
 (log-likelihood of the data, states in use, α, γ, κ, λ). ``--chains K`` runs K
 independent chains (seeds S .. S+K−1; with ``--scheduler`` on Dask workers), prints the
@@ -27,7 +29,9 @@ made with another seed (or with other data or settings).
 
 ``score`` prints a header line (``log p (nats)``, ``length``, ``sequence``, separated by
 tabs), one line per sequence, then a summary; its last line is ``mean log-likelihood per symbol: X nats`` (Σ log p / Σ length;
-each log p includes the sequence's end). By default p is the posterior predictive, the
+each log p includes the sequence's end), the line before it the same given each
+sequence's length (log p(x | |x|), the score to compare with a model that does not
+predict lengths: a unigram, or an HMM trained with ``--no-length``). By default p is the posterior predictive, the
 average over the saved samples; ``--posterior-mean`` uses the single posterior-mean model.
 A token never seen in training is scored with the model's unknown-symbol mass (the
 Dirichlet pseudo-count η of ``<unk>``) and counted in the summary. ``decode`` prints the
@@ -54,6 +58,8 @@ __all__ = ["add_subparser"]
 RESUMED = "the --resume checkpoint"
 #: The column header of ``hmm score``'s per-sequence lines.
 SCORE_HEADER = "log p (nats)\tlength\tsequence"
+#: Split–merge proposals per sweep of the hdp and sticky models (``--split-merge``).
+SPLIT_MERGE = 0
 
 
 def add_subparser(subparsers) -> None:
@@ -63,9 +69,14 @@ def add_subparser(subparsers) -> None:
     t = sub.add_parser("train", help="sample an infinite HMM's posterior")
     t.add_argument("seqs", help="one sequence per line")
     t.add_argument("--save", required=True, metavar="MODEL", help="write the model here")
-    t.add_argument("--model", choices=("lt", "hdp", "sticky"), default="lt",
+    t.add_argument("--model", choices=("auto", "lt", "hdp", "sticky"), default="auto",
                    help="lt: HDP-HMM with local transitions; hdp: HDP-HMM; sticky: sticky "
-                        "HDP-HMM (default: %(default)s)")
+                        "HDP-HMM; auto: the one of the three whose run on 90%% of the "
+                        "sequences predicts the other 10%% best, then trained on all "
+                        "(default: %(default)s)")
+    t.add_argument("--split-merge", type=int_arg(min=0), default=SPLIT_MERGE, metavar="N",
+                   help="split-merge proposals per sweep for the hdp and sticky models "
+                        "(0: none; default %(default)s)")
     t.add_argument("--iters", type=int_arg(min=1), default=200,
                    help="sweeps in all, resumed or not (default %(default)s)")
     t.add_argument("--seed", type=int_arg(min=0), default=0,
@@ -138,15 +149,27 @@ def _read(path, vectors: bool, vocab=None):
     return seqs, vocab, unseen, toks
 
 
-def _kernel(args, seqs, vocab):
+def _kernel(args, seqs, vocab, model=None):
     from strgm.hmm import Categorical, Gaussian, HMMSampler, HMMSettings
 
-    settings = HMMSettings(model=args.model, L=args.states, alpha=args.alpha,
-                           gamma=args.gamma, kappa=args.kappa if args.model == "sticky"
+    model = model or args.model
+    settings = HMMSettings(model=model, L=args.states, alpha=args.alpha,
+                           gamma=args.gamma, kappa=args.kappa if model == "sticky"
                            else 0.0, eta=args.eta, sample_hypers=not args.fixed_hyper,
-                           model_length=not args.no_length)
+                           model_length=not args.no_length,
+                           split_merge=0 if model == "lt" or args.vectors
+                           else args.split_merge)
     em = Gaussian.from_data(seqs.x) if args.vectors else Categorical(len(vocab), args.eta)
     return HMMSampler(seqs, settings, em)
+
+
+def _auto(args, seqs, vocab, burn: int, thin: int):
+    """``--model auto`` (:mod:`strgm.cli.hmm_auto`): the choice, or None for a named model."""
+    if args.model != "auto":
+        return None
+    from strgm.cli.hmm_auto import choose
+
+    return choose(args, lambda m: _kernel(args, seqs, vocab, model=m), burn, thin)
 
 
 def _describe(state, t0: float, iters: int, local: bool) -> str:
@@ -176,6 +199,7 @@ def _train(args) -> int:
     spec = check_chains_options(args)
     burn, thin = default_schedule(args.iters, args.burn_in, args.thin)
     seqs, vocab, _, _ = _read(args.seqs, args.vectors)
+    chosen = _auto(args, seqs, vocab, burn, thin)
     kernel = _kernel(args, seqs, vocab)
     chains = args.chains > 1 or spec is not None
     state = None if chains else _start(args, kernel)  # a checkpoint checked first
@@ -202,6 +226,7 @@ def _train(args) -> int:
                 "seed": args.seed, "sequences": seqs.num_sequences,
                 "symbols": seqs.num_tokens, "data": str(args.seqs),
                 "last": state.trace[-1] if state.trace else {}}
+    training.update({"auto": chosen} if chosen else {})
     save_model(args.save, post, training)
     if args.json:
         write_document(args.json, "strgm-hmm-trace", {
@@ -241,7 +266,7 @@ def _start(args, kernel):
 
     if not args.resume:
         state = kernel.init(args.seed)
-        state.settings = {"--seed": args.seed}
+        state.settings = {"--seed": args.seed, "--model": args.model}
         return state
     state = HMMState.load(args.resume, kernel)
     was = state.settings.get("--seed", "unrecorded")
@@ -317,6 +342,7 @@ def _score(args) -> int:
     """``hmm score`` (module docstring)."""
     from strgm.cli.errors import announce_written
     from strgm.cli.json_output import write_document
+    from strgm.hmm.model import HMMPosterior
     from strgm.safe_io import check_outputs
 
     check_outputs([(args.json, "--json")], [(args.model, "the model"),
@@ -329,12 +355,17 @@ def _score(args) -> int:
         text = " ".join(toks[i]) if toks is not None else f"sequence {i + 1}"
         print(f"{v:.4f}\t{seqs.lengths[i]}\t{text}")
     per = float(ll.sum() / seqs.num_tokens)
+    given = post.mean() if args.posterior_mean else post
+    given = HMMPosterior((given,), post.vocab, post.settings) if args.posterior_mean else given
+    per_given = float(given.log_likelihoods_given_lengths(seqs).sum() / seqs.num_tokens)
     print(f"sequences: {seqs.num_sequences}, symbols: {seqs.num_tokens}, tokens unseen in "
           f"training: {unseen} (scored as <unk>)")
+    print(f"mean log-likelihood per symbol given the lengths: {per_given:.4f} nats")
     print(f"mean log-likelihood per symbol: {per:.4f} nats")
     if args.json:
         write_document(args.json, "strgm-hmm-scores", {
-            "per_symbol": per, "unseen_tokens": unseen,
+            "per_symbol": per, "per_symbol_given_lengths": per_given,
+            "unseen_tokens": unseen,
             "posterior_mean": bool(args.posterior_mean), "log_likelihoods": ll.tolist()})
         announce_written(args.json)
     return 0

@@ -4,7 +4,9 @@ One sweep (docs/architecture.md §9) visits, in this order,
 
 1. z | π, φ, θ, x — forward filtering, backward sampling, u and q integrated out;
 2. (LT only) ℓ and λ | z, π — Metropolis–Hastings, u and q integrated out
-   (:mod:`strgm.hmm.locations`);
+   (:mod:`strgm.hmm.locations`); (hdp and sticky, with ``split_merge`` > 0) that many
+   split–merge moves on z with π, θ and the stopping probabilities integrated out, then
+   π | z, β (:mod:`strgm.hmm.split_merge`);
 3. u | z, π, φ and q | u, π, φ (Dawson 2015, eqs. 41, 44);
 4. the table counts m (and the sticky overrides w) | n + q, α, β, κ with π integrated;
    then γ | m̄ (β integrated, slice sampling), α | m̄, u and κ | w, u (Gamma), β | γ, m̄
@@ -25,6 +27,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import replace
+
 import numpy as np
 
 from strgm.errors import InputError
@@ -34,6 +38,7 @@ from strgm.hmm.emissions import emitter
 from strgm.hmm.forward import sample_states
 from strgm.hmm.locations import move_locations, move_scale
 from strgm.hmm.prior import dirichlet, draw_parameters
+from strgm.hmm.split_merge import draw_rows, split_merge
 from strgm.hmm.state import HMMState
 from strgm.hmm.transitions import concentrations, draw_pi, draw_tables, failed_jumps, \
     holding_times, jump_counts, jump_probabilities, similarity
@@ -45,6 +50,9 @@ class HMMSampler:
     """Gibbs kernel of an infinite HMM over ``data`` (a :class:`Sequences`)."""
 
     def __init__(self, data: Sequences, settings, emissions):
+        if settings.split_merge and emissions.kind != "categorical":
+            raise InputError("option split_merge: split-merge moves need categorical "
+                             "emissions (symbols), not real vectors")
         self.data = data
         self.settings = settings
         self.emissions = emissions
@@ -107,6 +115,8 @@ class HMMSampler:
         z, loglik = sample_states(data, p0, P, stop,
                                   emitter(self.emissions, state.params, data.x), rng)
         ell, lam, acc = state.ell, state.lam, 0
+        if s.split_merge:
+            z, state = self._split_merge(state, z, rng)
         if s.local:
             n, _ = jump_counts(data, z, L)
             ell, acc = move_locations(n, state.pi, ell, lam, s.loc_step, rng)
@@ -124,6 +134,16 @@ class HMMSampler:
                         proposed=state.proposed + (L if s.local else 0),
                         fingerprint=state.fingerprint, trace=state.trace + [row],
                         samples=state.samples, settings=state.settings, **fields)
+
+    def _split_merge(self, state, z, rng) -> tuple[np.ndarray, HMMState]:
+        """Step 2 for hdp/sticky: the moves, then π | z, β in place of the old π."""
+        s = self.settings
+        conc = concentrations(state.alpha, state.beta, state.kappa)
+        stop_prior = (s.a_end, s.b_end) if s.model_length else None
+        z, _ = split_merge(self.data, z, conc, self.emissions, stop_prior, s.split_merge,
+                           rng)
+        n, _ = jump_counts(self.data, z, s.L)
+        return z, replace(state, pi=draw_rows(conc, n, rng))
 
     def _given_states(self, state, z, ell, lam, rng) -> tuple[dict, float]:
         """Steps 3–5 of the sweep given z, ℓ, λ and the current π: the new u, q, α, γ,

@@ -6,6 +6,12 @@ vocabulary and settings, and gives
 
 * the posterior predictive log p(x) ≈ log (1/S) Σ_s p(x | sample s), by the forward
   algorithm per sample (label switching does not matter here);
+* the same given each sequence's length, log p(x | |x| = T) = log Σ_s p_s(x) −
+  log Σ_s p_s(T), where p_s(T) = p0ᵀ P_cᵀ⁻¹ stop is the sample's length distribution
+  (P_c the continuing jumps): the score to set beside a model that is given the
+  lengths (a unigram, an HMM trained with ``model_length=False``, or the generator of
+  fixed-length data), since the end event alone costs a geometric length model
+  −[log p + (T − 1) log(1 − p)]/T nats per symbol at best;
 * the posterior-mean model: p0, P, stop and θ averaged over the samples. Averaging is
   meaningful because a Gibbs chain on thousands of symbols does not switch labels
   between its later samples; the mean model is what :meth:`HMM.to_wfsa`, Viterbi
@@ -88,6 +94,20 @@ class HMM:
         """log p(x_s) per sequence (forward algorithm)."""
         return log_likelihoods(seqs, self.p0, self.P, self.stop, self.loglik_tokens(seqs.x))
 
+    def length_log_probs(self, lengths) -> np.ndarray:
+        """log p(|x| = T) for each T in ``lengths`` (0 for all without a length model):
+        p0ᵀ P_c^(T−1) stop, one vector–matrix product per length up to the largest."""
+        lengths = np.asarray(lengths, dtype=np.int64)
+        if self.stop is None or not len(lengths):
+            return np.zeros(len(lengths))
+        Pc = self.P * (1.0 - self.stop)[:, None]
+        v, out = np.asarray(self.p0, dtype=float), np.empty(int(lengths.max()) + 1)
+        for T in range(1, len(out)):
+            with np.errstate(divide="ignore"):
+                out[T] = np.log(v @ self.stop)
+            v = v @ Pc
+        return out[lengths]
+
     def viterbi(self, seqs) -> tuple[np.ndarray, np.ndarray]:
         return viterbi(seqs, self.p0, self.P, self.stop, self.loglik_tokens(seqs.x))
 
@@ -169,6 +189,13 @@ class HMMPosterior:
         """log (1/S) Σ_s p(x | sample s) per sequence."""
         lls = np.array([h.log_likelihoods(seqs) for h in self.samples])
         return logsumexp(lls, axis=0) - np.log(len(self.samples))
+
+    def log_likelihoods_given_lengths(self, seqs) -> np.ndarray:
+        """log p(x | |x|) per sequence under the posterior predictive (module
+        docstring); equal to :meth:`log_likelihoods` without a length model."""
+        lls = np.array([h.log_likelihoods(seqs) for h in self.samples])
+        lens = np.array([h.length_log_probs(seqs.lengths) for h in self.samples])
+        return logsumexp(lls, axis=0) - logsumexp(lens, axis=0)
 
     def mean(self) -> HMM:
         """The posterior-mean model (module docstring)."""

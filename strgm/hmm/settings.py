@@ -43,7 +43,8 @@ class HMMSettings:
     lengths are given). ``loc_dim`` is D, the dimension of the state locations
     (prior N(0, I)); ``loc_step`` and ``lam_step`` the base random-walk scales of their
     Metropolis–Hastings moves, divided by √(1 + jump counts) so that large data keep
-    the moves acceptable (:mod:`strgm.hmm.locations`).
+    the moves acceptable (:mod:`strgm.hmm.locations`). ``split_merge`` is the number of
+    split–merge proposals per sweep (:mod:`strgm.hmm.split_merge`; hdp and sticky only).
     """
 
     model: str = "lt"
@@ -68,6 +69,7 @@ class HMMSettings:
     lam_step: float = 0.3
     model_length: bool = True
     sample_hypers: bool = True
+    split_merge: int = 0
 
     def __post_init__(self):
         check_choice("model", self.model, MODELS)
@@ -82,6 +84,11 @@ class HMMSettings:
         if self.model == "lt" and self.lam == 0 and self.sample_hypers:
             raise InputError("option lam: the LT model samples λ on a log scale, so its "
                              "initial value must be > 0, got 0")
+        check_int("split_merge", self.split_merge, min=0)
+        if self.split_merge and self.model == "lt":
+            raise InputError("option split_merge: split-merge moves integrate the "
+                             "transition rows out, which needs φ ≡ 1 (models hdp and "
+                             "sticky), not the LT model")
         if self.model == "sticky" and self.kappa == 0 and not self.sample_hypers:
             raise InputError("option kappa: the sticky model needs kappa > 0 when the "
                              "hyperparameters are not sampled, got 0")

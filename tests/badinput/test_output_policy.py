@@ -289,7 +289,10 @@ def test_hmm_resume_refuses_another_seed(work):
     del d["settings"]  # a checkpoint that records no seed
     unrecorded = w / "old.json"
     unrecorded.write_text(json.dumps(d))
-    o = run_cli(resume[:-1] + [unrecorded, "--seed", "1"], watch=w)
+    o = run_cli(resume[:-1] + [unrecorded, "--seed", "1", "--model", "lt"], watch=w)
     assert_clean_error(o, str(unrecorded), "--seed unrecorded, not 1")
+    # --model auto takes the model from the checkpoint, which this one does not record
+    o = run_cli(resume[:-1] + [unrecorded, "--seed", "1"], watch=w)
+    assert_clean_error(o, "--model", str(unrecorded), "does not record its model")
     _ok(resume + ["--seed", "1", "--checkpoint", ck])  # control: the same seed resumes
     assert json.loads(ck.read_text())["iteration"] == 4

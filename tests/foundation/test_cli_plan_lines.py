@@ -15,12 +15,15 @@ def _first_err_line(capsys, argv) -> str:
 
 def test_hmm_train_plan(tmp_path, capsys):
     argv = ["hmm", "train", "example:phonemes", "--iters", "2", "--states", "4",
-            "--save", str(tmp_path / "h.json")]
+            "--save", str(tmp_path / "h.json"), "--model", "lt"]
+    assert _first_err_line(capsys, argv[:-2]) == (
+        "strgm hmm train: --model auto: one chain of 2 sweeps of each of lt, hdp, sticky "
+        "on 90% of the sequences, scored on the other 10%")
     assert _first_err_line(capsys, argv) == (
         "strgm hmm train: HDP-HMM with local transitions (at most 4 states) on 400 "
         "sequences (2488 symbols), 2 sweeps in all (burn-in 1, then 1 sweep in 1 kept), "
         "1 chain")
-    line = _first_err_line(capsys, argv[:-2] + ["--chains", "2", "--model", "sticky",
+    line = _first_err_line(capsys, argv[:-4] + ["--chains", "2", "--model", "sticky",
                                                 "--save", str(tmp_path / "c.json")])
     assert line.startswith("strgm hmm train: sticky HDP-HMM (at most 4 states)")
     assert line.endswith(", 2 chains one after another")

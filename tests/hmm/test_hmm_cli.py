@@ -39,7 +39,8 @@ def test_train_score_decode(data):
     assert lines[0] == "log p (nats)\tlength\tsequence"  # the columns are named
     assert lines[1].split("\t")[1:] == ["3", "k a t"]
     assert lines[-1].startswith("mean log-likelihood per symbol: ") and lines[-1].endswith(" nats")
-    assert "tokens unseen in training: 1" in lines[-2]
+    assert "tokens unseen in training: 1" in lines[-3]
+    assert lines[-2].startswith("mean log-likelihood per symbol given the lengths: ")
     per_seq = [float(ln.split("\t")[0]) for ln in lines[1:3]]
     assert float(lines[-1].split()[-2]) == pytest.approx(sum(per_seq) / 7, abs=1e-3)
     d = run_cli(["hmm", "decode", model, data / "test.txt"])
