@@ -8,7 +8,13 @@ predictive (average over the kept samples), per symbol, each word's end included
 ``--every`` sweeps the held-out score of the current state is recorded, for the curve.
 Sweep times are medians over all sweeps of the chain (CPU seconds, one process).
 
+Each named model runs from each of ``--starts`` (``HMMSampler.init``). The ``auto`` row
+is ``--model auto`` (the CLI's default): one chain of each model from each start on 90%
+of the training words, the best by its score on the other 10% continued on all of them;
+its CPU column adds the choice's seconds.
+
     python benchmarks/hmm_cmudict.py [--models lt hdp sticky] [--iters 200] [--L 50]
+        [--starts symbols random] [--no-auto]
 
 Writes benchmarks/results/hmm_cmudict.{json,md,png} with the commit hash.
 """
@@ -16,6 +22,7 @@ Writes benchmarks/results/hmm_cmudict.{json,md,png} with the commit hash.
 from __future__ import annotations
 
 import argparse
+import itertools
 import statistics
 import sys
 import time
@@ -25,21 +32,47 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hmm_common import NGram, cmudict_ipa, commit, write_results  # noqa: E402
+from hmm_common import NGram, cmudict_ipa, commit, pyplot, write_results  # noqa: E402
 
 from strgm.errors import TruncationWarning  # noqa: E402
 from strgm.hmm import Categorical, HMMSampler, HMMSettings  # noqa: E402
 from strgm.hmm.data import build_vocab, encode  # noqa: E402
 from strgm.hmm.model import hmm_of_state  # noqa: E402
+from strgm.hmm.selection import choose_model, start_from  # noqa: E402
 from strgm.hmm.training import default_schedule, posterior_of, run_chain  # noqa: E402
 
 
-def run_model(model, train, test, L, iters, every, seed) -> dict:
+def kernel_for(model, tr, V, L) -> HMMSampler:
+    """The kernel ``strgm hmm train --model MODEL`` builds (κ starts at 1 for sticky)."""
+    return HMMSampler(tr, HMMSettings(model=model, L=L, kappa=1.0 if model == "sticky"
+                                      else 0.0), Categorical(V, 0.1))
+
+
+def run_auto(train, test, L, iters, every, seed) -> dict:
+    """``--model auto``: the choice on a 90/10 split of the training words, then the
+    chosen chain continued on all of them (strgm.hmm.selection), as the CLI does."""
+    vocab = build_vocab(train)
+    tr, _ = encode(train, vocab)
+    burn, thin = default_schedule(iters)
+    t0 = time.process_time()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TruncationWarning)
+        choice = choose_model(lambda m: kernel_for(m, tr, len(vocab), L), iters, burn, thin,
+                              seed)
+    choose_cpu = time.process_time() - t0
+    first = start_from(kernel_for(choice.model, tr, len(vocab), L), choice)
+    r = run_model(choice.model, train, test, L, iters, every, seed, first=first)
+    r.update(model=f"auto → {choice.model}, {choice.start} start", choice=choice.scores,
+             choose_cpu=choose_cpu)
+    return r
+
+
+def run_model(model, train, test, L, iters, every, seed, first=None, start=None) -> dict:
     vocab = build_vocab(train)
     tr, _ = encode(train, vocab)
     te, unseen = encode(test, vocab)
-    kernel = HMMSampler(tr, HMMSettings(model=model, L=L), Categorical(len(vocab), 0.1))
-    state = kernel.init(seed)
+    kernel = kernel_for(model, tr, len(vocab), L)
+    state = kernel.init(seed, start=start) if first is None else first
     burn, thin = default_schedule(iters)
     times, curve, clock = [], [], [time.process_time()]
 
@@ -56,7 +89,10 @@ def run_model(model, train, test, L, iters, every, seed) -> dict:
         warnings.simplefilter("always", TruncationWarning)
         state = run_chain(kernel, state, iters, burn, thin, on_sweep=on_sweep)
     post = posterior_of(state, kernel, vocab)
-    return {"model": model, "L": L, "iters": iters, "median_sweep_s": statistics.median(times),
+    name = model if start is None else f"{model}, {start} start"
+    return {"model": name, "seed": seed, "L": L, "iters": iters,
+            "median_sweep_s": statistics.median(times),
+            "cpu": sum(times),
             "heldout_per_symbol": float(post.log_likelihoods(te).sum() / te.num_tokens),
             "states_last": state.trace[-1]["states"], "alpha": state.alpha,
             "gamma": state.gamma, "kappa": state.kappa, "lam": state.lam,
@@ -65,17 +101,14 @@ def run_model(model, train, test, L, iters, every, seed) -> dict:
 
 
 def plot(res, path) -> bool:
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib not installed: no plot", file=sys.stderr)
+    plt = pyplot()
+    if plt is None:
         return False
     fig, ax = plt.subplots(figsize=(6.5, 4))
-    for r in res["hmm"]:
+    for r in (r for r in res["hmm"] if r.get("seed", 0) == res.get("seeds", [0])[0]):
         c = r["curve"]
-        ax.plot([p["cpu"] for p in c], [p["heldout"] for p in c], label=f"{r['model']} (L={r['L']})")
+        ax.plot([p["cpu"] for p in c], [p["heldout"] for p in c],
+                label=f"{r['model']} (L={r['L']})")
     for name, v in res["baselines"].items():
         ax.axhline(v, ls="--", lw=1, color="grey")
         ax.text(0, v, f" {name}", va="bottom", fontsize=8)
@@ -88,21 +121,55 @@ def plot(res, path) -> bool:
     return True
 
 
+def _groups(res) -> dict:
+    """{(row label, L): [that configuration's runs, one per chain seed]}."""
+    out = {}
+    for r in res["hmm"]:
+        out.setdefault((r["model"].split(" → ")[0], r["L"]), []).append(r)
+    return out
+
+
+def _spread(rows, key, fmt) -> str:
+    v = [r[key] for r in rows]
+    if len(v) == 1:
+        return format(v[0], fmt)
+    return f"{format(statistics.median(v), fmt)} [{format(min(v), fmt)}, {format(max(v), fmt)}]"
+
+
 def markdown(res) -> str:
+    seeds = res.get("seeds", [res.get("seed", 0)])
     lines = [f"# Infinite HMMs on CMUdict pronunciations (commit {res['commit']})", "",
              f"Train {res['n_train']} words ({res['train_symbols']} symbols), held-out "
              f"{res['n_test']} words ({res['test_symbols']} symbols). Held-out "
              "log-likelihood per symbol in nats (each word's end included; higher is "
-             "better). HMMs: posterior predictive over the kept samples.", "",
-             "| model | L | sweeps | held-out nats/symbol | states used (last) | α | γ | κ | λ "
-             "| median sweep (CPU s) |", "|---|---|---|---|---|---|---|---|---|---|"]
-    for r in res["hmm"]:
-        lines.append(f"| {r['model']} | {r['L']} | {r['iters']} | {r['heldout_per_symbol']:.4f} "
-                     f"| {r['states_last']} | {r['alpha']:.3g} | {r['gamma']:.3g} | "
-                     f"{r['kappa']:.3g} | {r['lam']:.3g} | {r['median_sweep_s']:.3f} |")
+             "better). HMMs: posterior predictive over the kept samples; median [min, max] "
+             f"over chain seeds {seeds}.", "",
+             "| model | L | sweeps | held-out nats/symbol | states used (last) | α | γ "
+             "| median sweep (CPU s) | CPU s in all |", "|---|---|---|---|---|---|---|---|---|"]
+    for (label, L), rows in _groups(res).items():
+        for r in rows:
+            r["cpu_all"] = r.get("cpu", 0) + r.get("choose_cpu", 0)
+        lines.append(f"| {label} | {L} | {rows[0]['iters']} | "
+                     f"{_spread(rows, 'heldout_per_symbol', '.4f')} | "
+                     f"{_spread(rows, 'states_last', '.0f')} | {_spread(rows, 'alpha', '.3g')} | "
+                     f"{_spread(rows, 'gamma', '.3g')} | "
+                     f"{_spread(rows, 'median_sweep_s', '.3f')} | "
+                     f"{_spread(rows, 'cpu_all', '.0f')} |")
     for name, v in res["baselines"].items():
-        lines.append(f"| {name} | – | – | {v:.4f} | – | – | – | – | – | – |")
+        lines.append(f"| {name} | – | – | {v:.4f} | – | – | – | – | – |")
     lines += ["", f"Command: `{res['command']}` ({res['seconds']:.0f} s in all)."]
+    for (label, L), rows in _groups(res).items():
+        if label != "auto":
+            continue
+        named = {k: v for k, v in _groups(res).items() if k[1] == L and k[0] != "auto"}
+        med = {k[0]: statistics.median(r["heldout_per_symbol"] for r in v)
+               for k, v in named.items()}
+        best = max(med, key=med.get)
+        mine = statistics.median(r["heldout_per_symbol"] for r in rows)
+        lines.append(f"\nL = {L}: `--model auto` chose "
+                     + "; ".join(f"seed {r['seed']}: {r['model'][7:]}" for r in rows)
+                     + f". Its median held-out score minus the best named configuration's "
+                     f"({best}, median {med[best]:.4f}): {mine - med[best]:+.4f} nats/symbol.")
     return "\n".join(lines) + "\n"
 
 
@@ -112,9 +179,14 @@ def main() -> int:
     ap.add_argument("--iters", type=int, default=200)
     ap.add_argument("--L", type=int, nargs="+", default=[50])
     ap.add_argument("--every", type=int, default=10)
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=0, help="seed of the data sample")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="chain seeds")
     ap.add_argument("--n-train", type=int, default=5000)
     ap.add_argument("--n-test", type=int, default=1000)
+    ap.add_argument("--no-auto", action="store_true", help="skip the --model auto row")
+    ap.add_argument("--starts", nargs="+", default=["symbols", "random"],
+                    choices=["symbols", "random", "prior"],
+                    help="the named models' starts (HMMSampler.init)")
     a = ap.parse_args()
     t0 = time.time()
     train, test = cmudict_ipa(a.n_train, a.n_test, a.seed)
@@ -123,10 +195,18 @@ def main() -> int:
         ng = NGram(train, order)
         assert abs(ng.check_normalised(tuple(train[0][:order - 1])) - 1) < 1e-9
         base[name] = ng.per_symbol(test)
-    hmm = [run_model(m, train, test, L, a.iters, a.every, a.seed)
-           for L in a.L for m in a.models]
+    hmm = []
+    for L, st, m, seed in itertools.product(a.L, a.starts, a.models, a.seeds):
+        hmm.append(run_model(m, train, test, L, a.iters, a.every, seed, start=st))
+        print(f"{hmm[-1]['model']} seed {seed}: {hmm[-1]['heldout_per_symbol']:.4f}",
+              flush=True)
+    if not a.no_auto:
+        for L, seed in itertools.product(a.L, a.seeds):
+            hmm.append(run_auto(train, test, L, a.iters, a.every, seed))
+            print(f"{hmm[-1]['model']} seed {seed}: {hmm[-1]['heldout_per_symbol']:.4f}",
+                  flush=True)
     res = {"commit": commit(), "command": "python benchmarks/hmm_cmudict.py " + " ".join(sys.argv[1:]),
-           "n_train": len(train), "n_test": len(test),
+           "n_train": len(train), "n_test": len(test), "seeds": a.seeds,
            "train_symbols": sum(map(len, train)), "test_symbols": sum(map(len, test)),
            "baselines": base, "hmm": hmm, "seconds": time.time() - t0}
     write_results("hmm_cmudict", res, markdown, plot)

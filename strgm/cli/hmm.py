@@ -4,7 +4,7 @@
                     [--iters N] [--seed S]
                     [--states L] [--burn-in B] [--thin K] [--alpha A] [--gamma G]
                     [--kappa K] [--eta E] [--fixed-hyper] [--vectors] [--no-length]
-                    [--chains K] [--scheduler local[:N]|ADDRESS]
+                    [--restarts R] [--chains K] [--scheduler local[:N]|ADDRESS]
                     [--checkpoint PATH] [--checkpoint-every K] [--resume PATH]
                     [--json PATH] [--quiet]
     strgm hmm score MODEL SEQS [--posterior-mean] [--json PATH]
@@ -15,15 +15,19 @@ IPA (tie bars and diacritics stay with their segment). With ``--vectors``, one v
 line (numbers separated by spaces) and a blank line between sequences; the emissions
 are then Gaussian with a Normal–inverse-Wishart prior centred on the data.
 
-``train`` runs the Gibbs sampler of docs/architecture.md §9 for ``--iters`` sweeps in all
-(resumed or not; ``--model auto``, the default, first chooses the model on a held-out
-split, :mod:`strgm.hmm.selection`) and writes the thinned posterior samples after ``--burn-in`` (default
-half the sweeps; at most 20 samples). One progress line every few sweeps goes to stderr
+``train`` runs the Gibbs sampler of docs/architecture.md §9 for ``--iters`` sweeps in
+all (resumed or not; ``--model auto``, the default, first runs a chain of each model
+from each start on 90% of the sequences and continues the one scoring best on the other
+10%; ``--restarts R``: R chains of each, :mod:`strgm.hmm.selection`) and writes the
+thinned posterior samples after ``--burn-in`` (default half the sweeps; at most 20
+samples). One progress line every few sweeps goes to stderr
 (log-likelihood of the data, states in use, α, γ, κ, λ). ``--chains K`` runs K
 independent chains (seeds S .. S+K−1; with ``--scheduler`` on Dask workers), prints the
 split R-hat and effective sample size of the log-likelihood after burn-in, writes every
 chain's trace to ``--json`` (rows carry ``chain`` and ``seed``) and saves chain 0's
-samples, which are those of the single-chain run (:mod:`strgm.distributed.hmm_chains`).
+samples, which are those of the single-chain run of a named model
+(:mod:`strgm.distributed.hmm_chains`; with ``--model auto`` the chains are fresh chains
+of the chosen model, while a single-chain run continues the chosen chain).
 A checkpoint records ``--seed`` beside the data and settings; ``--resume`` refuses one
 made with another seed (or with other data or settings).
 
@@ -99,6 +103,10 @@ def add_subparser(subparsers) -> None:
     t.add_argument("--vectors", action="store_true", help="real vectors, Gaussian emissions")
     t.add_argument("--no-length", action="store_true",
                    help="do not model sequence lengths (the model is then no string prior)")
+    t.add_argument("--restarts", type=int_arg(min=1), default=1, metavar="R",
+                   help="chains per model tried on 90%% of the sequences (seeds --seed .. "
+                        "--seed+R-1); the one scoring best on the other 10%% is continued on "
+                        "all of them (default: %(default)s)")
     t.add_argument("--chains", type=int_arg(min=1), default=1, metavar="K",
                    help="run K independent chains (seeds --seed .. --seed+K-1) and report "
                         "split R-hat and the effective sample size of the log-likelihood; "
@@ -164,9 +172,8 @@ def _kernel(args, seqs, vocab, model=None):
 
 
 def _auto(args, seqs, vocab, burn: int, thin: int):
-    """``--model auto`` (:mod:`strgm.cli.hmm_auto`): the choice, or None for a named model."""
-    if args.model != "auto":
-        return None
+    """``--model auto`` or ``--restarts R`` (:mod:`strgm.cli.hmm_auto`): (the choice, the
+    first state), each None for a named model without restarts."""
     from strgm.cli.hmm_auto import choose
 
     return choose(args, lambda m: _kernel(args, seqs, vocab, model=m), burn, thin)
@@ -197,12 +204,15 @@ def _train(args) -> int:
     if args.burn_in is not None and args.burn_in >= args.iters:
         raise OptionError("--burn-in", args.burn_in, f"must be < --iters {args.iters}")
     spec = check_chains_options(args)
+    if args.restarts > 1 and (args.chains > 1 or spec is not None):
+        raise OptionError("--restarts", args.restarts, "cannot be combined with --chains "
+                          "or --scheduler: the chains would not start from the chosen one")
     burn, thin = default_schedule(args.iters, args.burn_in, args.thin)
     seqs, vocab, _, _ = _read(args.seqs, args.vectors)
-    chosen = _auto(args, seqs, vocab, burn, thin)
+    chosen, first = _auto(args, seqs, vocab, burn, thin)
     kernel = _kernel(args, seqs, vocab)
     chains = args.chains > 1 or spec is not None
-    state = None if chains else _start(args, kernel)  # a checkpoint checked first
+    state = None if chains else _start(args, kernel, first)  # a checkpoint checked first
     if not args.quiet:
         print(plan_text(args, seqs, burn, thin, spec), file=sys.stderr, flush=True)
     if chains:
@@ -259,13 +269,14 @@ def plan_text(args, seqs, burn: int, thin: int, spec) -> str:
             f"{chains}")
 
 
-def _start(args, kernel):
-    """The chain's first state: fresh (recording ``--seed``), or ``--resume``d from a
-    checkpoint made with the same seed and not past ``--iters``."""
+def _start(args, kernel, first=None):
+    """The chain's first state: ``first`` (the chosen chain's parameters) or a fresh one,
+    recording ``--seed``; or ``--resume``d from a checkpoint made with the same seed and
+    not past ``--iters``."""
     from strgm.hmm import HMMState
 
     if not args.resume:
-        state = kernel.init(args.seed)
+        state = kernel.init(args.seed) if first is None else first
         state.settings = {"--seed": args.seed, "--model": args.model}
         return state
     state = HMMState.load(args.resume, kernel)

@@ -66,19 +66,28 @@ class HMMSampler:
         """The same kernel for new observations of the same lengths (Geweke tests)."""
         return HMMSampler(Sequences(x, self.data.offsets), self.settings, self.emissions)
 
-    def init(self, seed: int, start: str = "random") -> HMMState:
-        """A chain's first state. ``"random"`` (default): hyperparameters at their
-        initial values, ℓ from its prior, every token's state uniform over the L states,
-        then every parameter drawn given those states (steps 3–5), so the chain starts
-        with all states in use and merges them, rather than having to discover states
-        whose β is tiny. ``"prior"``: every parameter from the prior, z given them."""
+    def init(self, seed: int, start: str | None = None) -> HMMState:
+        """A chain's first state. ``"symbols"`` (the default for categorical emissions):
+        each token's state is its symbol's — the bigram model, states ranked by symbol
+        frequency, the symbols beyond the L − 1 most frequent sharing the last state —
+        then every parameter drawn given those states (steps 3–5). ``"random"`` (the
+        default for vectors): every token's state uniform over the L states, so the
+        chain starts with all states in use. ``"prior"``: every parameter from the prior,
+        z given them. The hyperparameters start at their initial values, ℓ from its
+        prior (docs/architecture.md §9 compares the starts)."""
         rng = np.random.default_rng(seed)
         par = draw_parameters(self.settings, self.emissions, rng)
+        if start is None:
+            start = "symbols" if self.emissions.kind == "categorical" else "random"
         if start == "prior":
             return self._states_given(par, rng)
-        if start != "random":
-            raise InputError(f"unknown start {start!r} (expected 'random' or 'prior')")
-        z = rng.integers(0, self.settings.L, size=self.data.num_tokens)
+        if start == "symbols" and self.emissions.kind == "categorical":
+            z = _symbol_states(self.data.x, self.emissions.V, self.settings.L)
+        elif start == "random":
+            z = rng.integers(0, self.settings.L, size=self.data.num_tokens)
+        else:
+            raise InputError(f"unknown start {start!r} (expected 'symbols' with symbols, "
+                             "'random' or 'prior')")
         shell = HMMState(iteration=0, z=z, u=np.zeros(self.settings.L + 1),
                          q=np.zeros_like(par["pi"]), rng_state={},
                          fingerprint=self.fingerprint, **par)
@@ -191,3 +200,10 @@ class HMMSampler:
                                  f"expected {shape}")
         if np.any(state.z >= L):
             raise InputError(f"field 'z' holds a state ≥ L = {L}")
+
+
+def _symbol_states(x: np.ndarray, V: int, L: int) -> np.ndarray:
+    """The "symbols" start: state = the symbol's frequency rank, capped at L − 1."""
+    rank = np.empty(V, dtype=np.int64)
+    rank[np.argsort(-np.bincount(x, minlength=V), kind="stable")] = np.arange(V)
+    return np.minimum(rank[x], L - 1)

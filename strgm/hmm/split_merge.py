@@ -13,18 +13,22 @@ DM the Dirichlet-multinomial, n the jump counts (row L: first states), N the emi
 counts, e_k the sequences ending in k and m_k = n_k· the jumps out of k (the last factor
 only with a length model).
 
-**Proposal.** Two distinct tokens i, j, uniformly. If z_i = z_j = s, *split* s: j's new
+**Proposal.** A token i, uniformly, and a partner j ≠ i with probability q(j | i, z) ∝
+w(z_i, z_j): 1 within z_i's state, BC(z_i, z_j)^τ for another state, BC the
+Bhattacharyya coefficient Σ_v √(p_a(v) p_b(v)) of the states' emission distributions
+smoothed by η (τ = :data:`PAIR_SHARPNESS`), so that merges pair states that emit alike
+(Hughes, Fox & Sudderth 2012 choose anchors by similarity too). If z_i = z_j = s, *split* s: j's new
 state is a slot e drawn uniformly among the E empty ones; the other tokens of s, in index
 order, go to side k ∈ {s, e} with probability ∝ m_k (N_k[x_t] + η)/(m_k + Vη), the counts
 of the tokens already placed (sequential allocation, Dahl 2003; transitions are ignored
 by the proposal, not by the target). If z_i ≠ z_j, *merge* z_j's state into z_i's. The
 acceptance probability is min(1, R) with
 
-    split: R = p(z′)/p(z) · E / q_alloc,      merge: R = p(z′)/p(z) · q_alloc / E′,
+    split: R = p(z′)/p(z) · ρ · E / q_alloc,      merge: R = p(z′)/p(z) · ρ · q_alloc / E′,
 
-q_alloc the probability that the allocation produces the split state (for a merge: the
-one it came from) and E′ the empty slots after the merge. The reverse of a split of s
-by (i, j) is the merge by the same pair, so the pair's probability cancels.
+ρ = q(j | i, z′)/q(j | i, z), q_alloc the probability that the allocation produces the
+split state (for a merge: the one it came from) and E′ the empty slots after the merge.
+The reverse of a split of s by (i, j) is the merge by the same pair.
 
 After the moves, :func:`draw_rows` draws π | z, β (each row Sπ_j with π_j/S ~
 Dirichlet(c_j + n_j) and S ~ Gamma(Σ_k c_jk)), so the sweep's next steps see a π that
@@ -66,6 +70,10 @@ def log_marginal(data, z: np.ndarray, conc: np.ndarray, emissions, stop_prior) -
         out += float((betaln(a + ends, b + n[:L].sum(axis=1)) - betaln(a, b)).sum())
     return out
 
+
+#: τ of the partner weights BC^τ (module docstring): how strongly a merge proposal
+#: prefers states that emit alike.
+PAIR_SHARPNESS = 10.0
 
 #: Pseudo-count of the proposal's neighbour tables (module docstring).
 NEIGHBOUR_PSEUDO = 0.1
@@ -169,6 +177,27 @@ def allocation_log_prob(move: _Move, merged: np.ndarray, parts: np.ndarray, i: i
     return move.allocate(merged, tokens, side, None)
 
 
+def _pair_weights(move: "_Move", z: np.ndarray, i: int) -> np.ndarray:
+    """w(z_i, z_t) for every token t (0 for t = i): 1 within z_i's state, BC^τ for another
+    state, BC the Bhattacharyya coefficient of the two states' smoothed emission
+    distributions in z (module docstring)."""
+    em = move.emissions
+    N = em.counts(z, move.data.x, move.L) + em.eta
+    root = np.sqrt(N / N.sum(axis=1, keepdims=True))
+    s = z[i]
+    by_state = np.minimum(root @ root[s], 1.0) ** PAIR_SHARPNESS
+    by_state[s] = 1.0
+    w = by_state[z]
+    w[i] = 0.0
+    return w
+
+
+def pair_log_prob(move: "_Move", z: np.ndarray, i: int, j: int) -> float:
+    """log q(j | i, z): the probability of drawing j as i's partner."""
+    w = _pair_weights(move, z, i)
+    return float(np.log(w[j]) - np.log(w.sum()))
+
+
 def _empty(z: np.ndarray, L: int) -> int:
     return int((np.bincount(z, minlength=L) == 0).sum())
 
@@ -179,7 +208,8 @@ def log_acceptance(move: _Move, z: np.ndarray, z_new: np.ndarray, i: int, j: int
     split = z[i] == z[j]
     merged, parts = (z, z_new) if split else (z_new, z)
     logq = allocation_log_prob(move, merged, parts, i, j)
-    gain = move.marginal(z_new) - move.marginal(z)
+    gain = (move.marginal(z_new) - move.marginal(z)
+            + pair_log_prob(move, z_new, i, j) - pair_log_prob(move, z, i, j))
     if split:
         return gain + np.log(_empty(z, move.L)) - logq
     return gain - np.log(_empty(z_new, move.L)) + logq
@@ -209,7 +239,9 @@ def split_merge(data, z: np.ndarray, conc: np.ndarray, emissions, stop_prior, mo
     if len(z) < 2:
         return z, 0
     for _ in range(moves):
-        i, j = (int(t) for t in rng.choice(len(z), size=2, replace=False))
+        i = int(rng.integers(len(z)))
+        w = _pair_weights(move, z, i)
+        j = int(np.searchsorted(np.cumsum(w), rng.random() * w.sum(), side="right"))
         z_new = _propose(move, z, i, j, rng)
         if z_new is not None and np.log(rng.random()) < log_acceptance(move, z, z_new, i, j):
             z, accepted = z_new, accepted + 1

@@ -280,7 +280,7 @@ def test_hmm_resume_refuses_another_seed(work):
     w = work
     ck = w / "ck.json"
     _ok(["hmm", "train", w / "seqs.txt", "--save", w / "a.json", "--iters", "2",
-         "--states", "3", "--quiet", "--seed", "1", "--checkpoint", ck])
+         "--states", "3", "--quiet", "--seed", "1", "--checkpoint", ck, "--model", "lt"])
     resume = ["hmm", "train", w / "seqs.txt", "--save", w / "b.json", "--iters", "4",
               "--states", "3", "--quiet", "--resume", ck]
     o = run_cli(resume + ["--seed", "2"], watch=w)

@@ -18,7 +18,8 @@ def test_hmm_train_plan(tmp_path, capsys):
             "--save", str(tmp_path / "h.json"), "--model", "lt"]
     assert _first_err_line(capsys, argv[:-2]) == (
         "strgm hmm train: --model auto: one chain of 2 sweeps of each of lt, hdp, sticky "
-        "on 90% of the sequences, scored on the other 10%")
+        "from the symbols and random starts on 90% of the sequences, scored on the other "
+        "10%")
     assert _first_err_line(capsys, argv) == (
         "strgm hmm train: HDP-HMM with local transitions (at most 4 states) on 400 "
         "sequences (2488 symbols), 2 sweeps in all (burn-in 1, then 1 sweep in 1 kept), "

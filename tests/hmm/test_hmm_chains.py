@@ -1,4 +1,4 @@
-"""``strgm hmm train --chains K``: chain 0 is the single-chain run, the other chains
+"""``strgm hmm train --chains K``: chain 0 is the single-chain run of a named model, the other chains
 start from their own seeds, split R-hat and ESS are those of the chains' traces, and
 the option is checked before any work. (On a real cluster:
 tests/distributed/test_distributed_cluster.py.)"""
@@ -32,8 +32,9 @@ def _train(tmp, name, *extra):
 
 
 def test_chain_0_is_the_single_chain_run_and_the_others_have_their_own_seeds(data):
-    one, one_trace, _ = _train(data, "one")
-    three, trace, o = _train(data, "three", "--chains", "3")
+    # a named model: with --model auto the single-chain run continues the chosen chain
+    one, one_trace, _ = _train(data, "one", "--model", "hdp")
+    three, trace, o = _train(data, "three", "--chains", "3", "--model", "hdp")
     assert three["samples"] == one["samples"]  # the saved model is chain 0's
     rows = {c: [{k: v for k, v in r.items() if k not in ("chain", "seed")}
                 for r in trace["trace"] if r["chain"] == c] for c in range(3)}

@@ -52,13 +52,48 @@ def test_train_score_decode(data):
 
 
 def test_resumed_run_equals_uninterrupted(data):
-    sched = ("--burn-in", "3", "--thin", "1")
+    """A named model's run extended from 4 to 6 sweeps equals a 6-sweep run."""
+    sched = ("--burn-in", "3", "--thin", "1", "--model", "lt")
     whole, _ = _train(data, *sched, name="whole.json")
     ck = data / "ck.json"
     _train(data, *sched, "--checkpoint", ck, name="part.json", iters="4")
     resumed, _ = _train(data, *sched, "--resume", ck, name="resumed.json")
     a, b = json.loads(whole.read_text()), json.loads(resumed.read_text())
     assert a["samples"] == b["samples"]
+
+
+def test_auto_run_interrupted_and_resumed_equals_uninterrupted(data, monkeypatch):
+    """With --model auto the choice depends on --iters (each candidate runs that many
+    sweeps), so the run is resumed with the same --iters: it continues the chosen chain
+    from the checkpoint and ends where the uninterrupted run ends."""
+    from strgm.cli import main
+    from strgm.hmm import HMMSampler
+
+    sched = ("--burn-in", "3", "--thin", "1", "--checkpoint-every", "2")
+    whole, _ = _train(data, *sched, name="whole.json")
+    real, calls = HMMSampler.sample, []
+
+    def interrupted(self, state):
+        calls.append(state.iteration)
+        if len(calls) == 6 * 6 + 5:  # 6 candidate chains of 6 sweeps, then 4 sweeps
+            raise KeyboardInterrupt
+        return real(self, state)
+
+    ck = data / "ck.json"
+    argv = ["hmm", "train", str(data / "seqs.txt"), "--save", str(data / "resumed.json"),
+            "--iters", "6", "--states", "5", "--quiet", *sched, "--checkpoint", str(ck)]
+    monkeypatch.setattr(HMMSampler, "sample", interrupted)
+    assert main(argv) == 130  # "strgm: error: interrupted"
+    monkeypatch.setattr(HMMSampler, "sample", real)
+    assert json.loads(ck.read_text())["iteration"] == 4 and not (data / "resumed.json").exists()
+    assert main(argv + ["--resume", str(ck)]) == 0
+    a, b = json.loads(whole.read_text()), json.loads((data / "resumed.json").read_text())
+    assert a["samples"] == b["samples"] and a["training"]["auto"]["model"] in (
+        "lt", "hdp", "sticky")
+    # control: a fresh run of the chosen model without the choice ends elsewhere
+    other, _ = _train(data, "--burn-in", "3", "--thin", "1", "--model",
+                      a["training"]["auto"]["model"], name="plain.json")
+    assert json.loads(other.read_text())["samples"] != a["samples"]
 
 
 @pytest.mark.parametrize("model", ["hdp", "sticky"])

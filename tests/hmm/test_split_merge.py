@@ -30,8 +30,10 @@ def _states():
     return [np.array(z) for z in itertools.product(range(L), repeat=DATA.num_tokens)]
 
 
-def _transition_matrix(move):
-    """T[z, z′] of one split–merge proposal and its accept/reject step."""
+def _transition_matrix(move, accept=None):
+    """T[z, z′] of one split–merge proposal and its accept/reject step (``accept``: the
+    log acceptance, the module's by default)."""
+    accept = accept or sm.log_acceptance
     zs = _states()
     index = {tuple(z): a for a, z in enumerate(zs)}
     N = DATA.num_tokens
@@ -39,9 +41,10 @@ def _transition_matrix(move):
     T = np.zeros((len(zs), len(zs)))
     for a, z in enumerate(zs):
         for i, j in pairs:
+            pick = np.exp(sm.pair_log_prob(move, z, i, j)) / N
             for z_new, q in _proposals(move, z, i, j):
-                acc = min(1.0, np.exp(sm.log_acceptance(move, z, z_new, i, j)))
-                T[a, index[tuple(z_new)]] += q * acc / len(pairs)
+                acc = min(1.0, np.exp(accept(move, z, z_new, i, j)))
+                T[a, index[tuple(z_new)]] += pick * q * acc
         T[a, a] += 1.0 - T[a].sum()
     return zs, T
 
@@ -108,7 +111,8 @@ def test_negative_control_proposal_probability_ignored(monkeypatch):
     p = _posterior(move, _states())
 
     def without_q(move, z, z_new, i, j):
-        gain = move.marginal(z_new) - move.marginal(z)
+        gain = (move.marginal(z_new) - move.marginal(z) + sm.pair_log_prob(move, z_new, i, j)
+                - sm.pair_log_prob(move, z, i, j))
         if z[i] == z[j]:
             return gain + np.log(sm._empty(z, L))
         return gain - np.log(sm._empty(z_new, L))
@@ -116,6 +120,29 @@ def test_negative_control_proposal_probability_ignored(monkeypatch):
     monkeypatch.setattr(sm, "log_acceptance", without_q)
     _, T = _transition_matrix(move)
     assert np.abs(p @ T - p).max() > 1e-3
+
+
+def test_pair_probabilities_sum_to_one_and_favour_alike_states():
+    move, z = _move(), np.array([0, 0, 1, 2, 2])
+    for i in range(DATA.num_tokens):
+        total = sum(np.exp(sm.pair_log_prob(move, z, i, j)) for j in range(5) if j != i)
+        assert total == pytest.approx(1.0, abs=1e-12)
+    # token 0 (symbol 0, state 0 = symbols 0, 1) prefers state 2 (symbols 1, 0) to
+    # state 1 (symbol 1 only)
+    assert sm.pair_log_prob(move, z, 0, 3) > sm.pair_log_prob(move, z, 0, 2)
+
+
+def test_negative_control_pair_probability_ignored():
+    """An acceptance that treats the partner as drawn uniformly breaks invariance."""
+    move = _move()
+    p = _posterior(move, _states())
+
+    def without_rho(move, z, z_new, i, j):
+        return (sm.log_acceptance(move, z, z_new, i, j) - sm.pair_log_prob(move, z_new, i, j)
+                + sm.pair_log_prob(move, z, i, j))
+
+    _, T = _transition_matrix(move, without_rho)
+    assert np.abs(p @ T - p).max() > 1e-4
 
 
 def test_negative_control_empty_slots_ignored(monkeypatch):
