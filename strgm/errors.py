@@ -107,6 +107,11 @@ class ConvergenceWarning(UserWarning):
     """An iterative procedure stopped at its iteration cap before converging."""
 
 
+class NoProjectionWarning(UserWarning):
+    """EP or PEP made no projection: every latent variable's messages were relayed exactly
+    (degree ≤ 2, as on a tree), so the result is exact BP's."""
+
+
 class ObjectiveDecreaseWarning(ConvergenceWarning):
     """An EM iteration lowered the training objective: with an exact E-step EM never
     does, so the approximate E-step (pruning, EP) is hiding what EM needs."""

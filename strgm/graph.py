@@ -40,10 +40,9 @@ class Variable:
 class FactorGraph:
     """A factor graph over strings on one alphabet.
 
-    >>> from strgm import display
-from strgm.alphabet import Alphabet
+    >>> import strgm
     >>> import strgm.transducers as ff
-    >>> g = FactorGraph(Alphabet("ab"))
+    >>> g = strgm.FactorGraph(strgm.Alphabet("ab"))
     >>> g.add_variable("M"); g.add_variable("S", observed="ab")
     >>> g.add_unary("prior", "M", ff.geometric_unigram_prior(2))
     >>> g.add_binary("edit", "M", "S", ff.edit_transducer(2))

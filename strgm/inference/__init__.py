@@ -15,7 +15,7 @@ from typing import Callable, Optional
 
 from threadpoolctl import threadpool_limits
 
-from strgm.errors import ConvergenceWarning
+from strgm.errors import ConvergenceWarning, NoProjectionWarning
 from strgm.graph import FactorGraph
 from strgm.inference.belief import Belief  # noqa: F401
 from strgm.inference.bp import ExactSide, PrunedSide  # noqa: F401
@@ -91,6 +91,11 @@ def _infer(graph, method, max_iters, tol, max_seconds, kbest, max_states, lim, p
         warnings.warn(f"{method} stopped at {why} after {stats.iterations} iterations "
                       f"without converging (last belief change {stats.deltas[-1]:.2e} > "
                       f"tol={tol})", ConvergenceWarning, stacklevel=3)
+    if getattr(side, "approximated", None) == [] and graph.latent:
+        warnings.warn(f"{method} made no projection: every latent variable has degree ≤ 2 "
+                      "and its messages were relayed exactly, so these are exact BP's "
+                      "beliefs (relay=False projects them anyway)", NoProjectionWarning,
+                      stacklevel=3)
     settings = {"max_iters": max_iters, "tol": tol, "max_seconds": max_seconds,
                 **side.settings}
     return InferenceResult(method, settings, time.perf_counter() - t0, stats.iterations,
