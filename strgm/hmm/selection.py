@@ -87,7 +87,7 @@ def split_sequences(seqs: Sequences, fraction: float, seed: int
     return Sequences.from_list(part[0]), Sequences.from_list(part[1])
 
 
-def one_standard_error(loglik, states, tokens: int) -> int:
+def one_standard_error(loglik, states) -> int:
     """The index of the chain chosen by the one-standard-error rule (Hastie, Tibshirani
     & Friedman 2009, §7.10): among the chains whose held-out log-likelihood is within
     one standard error of the best chain's, the one with the fewest ``states``; ties go
@@ -96,15 +96,14 @@ def one_standard_error(loglik, states, tokens: int) -> int:
     ``loglik`` is (C, S): each chain's log-likelihood of each of the S held-out
     sequences. Chain c is within one standard error when Σ_s d_s ≤ √S · sd(d), d_s =
     ℓ_best,s − ℓ_c,s (the paired deficit; its sum's standard error is √S·sd when the
-    sequences are independent). ``tokens`` only scales the scores reported per symbol.
-    O(C·S)."""
+    sequences are independent). O(C·S)."""
     ll = np.asarray(loglik, dtype=float)
     total = ll.sum(axis=1)
     best = int(np.argmax(total))
     d = ll[best] - ll
     se = np.sqrt(ll.shape[1]) * d.std(axis=1, ddof=1) if ll.shape[1] > 1 else 0 * total
     near = np.flatnonzero(total[best] - total <= se)
-    return int(min(near, key=lambda c: (states[c], -total[c] / tokens, c)))
+    return int(min(near, key=lambda c: (states[c], -total[c], c)))
 
 
 def choose_model(kernel_for, iters: int, burn_in: int, thin: int, seed: int,
@@ -138,7 +137,7 @@ def choose_model(kernel_for, iters: int, burn_in: int, thin: int, seed: int,
                 chains.append({"model": model, "start": start, "seed": s,
                                "score": float(lls[-1].sum() / held.num_tokens),
                                "states": int((used >= MIN_SHARE * len(finals[-1].z)).sum())})
-    c = one_standard_error(lls, [x["states"] for x in chains], held.num_tokens)
+    c = one_standard_error(lls, [x["states"] for x in chains])
     scores = {m: max(x["score"] for x in chains if x["model"] == m) for m in candidates}
     return Choice(chains[c]["model"], scores, chains, chains[c]["start"], chains[c]["seed"],
                   finals[c])

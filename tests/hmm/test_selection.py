@@ -54,9 +54,9 @@ def test_one_standard_error_rule_by_hand():
                    [-10.5, -9.8, -10.3, -9.9],      # −40.5; sd of d = 0.29, SE 0.58
                    [-12.0, -12.0, -12.0, -12.0],    # −48, deficit 8 with SE 0
                    [-10.4, -9.9, -10.3, -9.9]])     # −40.5 too, same states as chain 1
-    assert sel.one_standard_error(ll, [9, 5, 2, 5], 40) == 1  # fewest states within 1 SE
-    assert sel.one_standard_error(ll, [9, 9, 2, 9], 40) == 0  # equal states: the best
-    assert sel.one_standard_error(ll[2:3], [4], 40) == 0
+    assert sel.one_standard_error(ll, [9, 5, 2, 5]) == 1  # fewest states within 1 SE
+    assert sel.one_standard_error(ll, [9, 9, 2, 9]) == 0  # equal states: the best
+    assert sel.one_standard_error(ll[2:3], [4]) == 0
     # controls: the plain argmax, and a standard error without its √S, each miss chain 1
     assert int(np.argmax(ll.sum(axis=1))) != 1
     d = ll[0] - ll[1]
@@ -78,8 +78,7 @@ def test_choice_follows_the_rule_over_every_chain(restarts):
         [ll.sum() / held.num_tokens for ll, _ in every.values()], abs=1e-12)
     assert [v[1] for v in got.values()] == [n for _, n in every.values()]
     keys = list(every)
-    c = sel.one_standard_error([every[k][0] for k in keys], [every[k][1] for k in keys],
-                               held.num_tokens)
+    c = sel.one_standard_error([every[k][0] for k in keys], [every[k][1] for k in keys])
     assert (choice.model, choice.start, choice.seed) == keys[c]
     assert choice.scores == pytest.approx(
         {m: max(got[k][0] for k in keys if k[0] == m) for m in sel.CANDIDATES})
