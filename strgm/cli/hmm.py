@@ -75,9 +75,10 @@ def add_subparser(subparsers) -> None:
     t.add_argument("--save", required=True, metavar="MODEL", help="write the model here")
     t.add_argument("--model", choices=("auto", "lt", "hdp", "sticky"), default="auto",
                    help="lt: HDP-HMM with local transitions; hdp: HDP-HMM; sticky: sticky "
-                        "HDP-HMM; auto: the one of the three whose run on 90%% of the "
-                        "sequences predicts the other 10%% best, then trained on all "
-                        "(default: %(default)s)")
+                        "HDP-HMM; auto: a chain of each of the three from two starts on "
+                        "90%% of the sequences; of those predicting the other 10%% within "
+                        "one standard error of the best, the one with the fewest states, "
+                        "continued on all (default: %(default)s)")
     t.add_argument("--split-merge", type=int_arg(min=0), default=SPLIT_MERGE, metavar="N",
                    help="split-merge proposals per sweep for the hdp and sticky models "
                         "(0: none; default %(default)s)")
