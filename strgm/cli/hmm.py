@@ -17,8 +17,9 @@ are then Gaussian with a Normal–inverse-Wishart prior centred on the data.
 
 ``train`` runs the Gibbs sampler of docs/architecture.md §9 for ``--iters`` sweeps in
 all (resumed or not; ``--model auto``, the default, first runs a chain of each model
-from each start on 90% of the sequences and continues the one scoring best on the other
-10%; ``--restarts R``: R chains of each, :mod:`strgm.hmm.selection`) and writes the
+from each start on 90% of the sequences and continues the one with the fewest states
+among those scoring within one standard error of the best on the other 10%; ``--restarts
+R``: R chains of each, :mod:`strgm.hmm.selection`) and writes the
 thinned posterior samples after ``--burn-in`` (default half the sweeps; at most 20
 samples). One progress line every few sweeps goes to stderr
 (log-likelihood of the data, states in use, α, γ, κ, λ). ``--chains K`` runs K
@@ -105,9 +106,9 @@ def add_subparser(subparsers) -> None:
     t.add_argument("--no-length", action="store_true",
                    help="do not model sequence lengths (the model is then no string prior)")
     t.add_argument("--restarts", type=int_arg(min=1), default=1, metavar="R",
-                   help="chains per model tried on 90%% of the sequences (seeds --seed .. "
-                        "--seed+R-1); the one scoring best on the other 10%% is continued on "
-                        "all of them (default: %(default)s)")
+                   help="chains per model and start tried on 90%% of the sequences (seeds "
+                        "--seed .. --seed+R-1); the one chosen as for --model auto is "
+                        "continued on all of them (default: %(default)s)")
     t.add_argument("--chains", type=int_arg(min=1), default=1, metavar="K",
                    help="run K independent chains (seeds --seed .. --seed+K-1) and report "
                         "split R-hat and the effective sample size of the log-likelihood; "

@@ -169,7 +169,10 @@ def test_cli_restarts_record_every_chain_and_refuse_chains(tmp_path):
     chains = auto["chains"]
     assert [(c["model"], c["start"], c["seed"]) for c in chains] == [
         ("hdp", st, s) for st in sel.STARTS for s in (3, 4)]
-    assert (auto["start"], auto["seed"]) in {(c["start"], c["seed"]) for c in chains}
+    chosen = next(c for c in chains if (c["start"], c["seed"]) == (auto["start"], auto["seed"]))
+    best = max(chains, key=lambda c: c["score"])
+    assert chosen["states"] <= best["states"]  # the rule never adds states to the best's
+    assert chosen["score"] == best["score"] or chosen["states"] < best["states"]
     assert "trying hdp, random start, seed 4" in o.stderr
     o = run_cli(base + ["--restarts", "2", "--chains", "2"])
     assert o.code == 2 and "--restarts" in o.stderr and "--chains" in o.stderr
