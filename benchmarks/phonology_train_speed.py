@@ -19,7 +19,8 @@ are measured side by side. With ``--old REV`` each repeat also runs the library 
 revision REV (a temporary git worktree on PYTHONPATH) right before this checkout's, and
 the CPU ratio new/old of the medians is reported with each side's held-out results
 (``--words 0``: no synthetic input; ``--example``: the shipped english-verbs too).
-Writes benchmarks/results/phonology_train_speed.{json,md,png}.
+Writes benchmarks/results/phonology_train_speed.{json,md,png} (``--out NAME``:
+NAME.{json,md,png}).
 """
 import argparse
 import json
@@ -104,7 +105,7 @@ def _peak(runs: list) -> str:
 
 def write(rows: list, a) -> str:
     os.makedirs(OUT, exist_ok=True)
-    with open(os.path.join(OUT, "phonology_train_speed.json"), "w", encoding="utf-8") as fh:
+    with open(os.path.join(OUT, a.out + ".json"), "w", encoding="utf-8") as fh:
         json.dump({"settings": {"repeats": a.repeats, "words": a.words,
                                 "revision": revision(),
                                 "command": "strgm train FILE --holdout 0.1 --seed 0",
@@ -132,7 +133,7 @@ def write(rows: list, a) -> str:
           "--seed 0` in a subprocess with stdout/stderr to files. Longest silence: the "
           "longest time no new output appeared in those files (polled every 0.5 s).\n\n"
           + "\n".join(lines) + "\n")
-    with open(os.path.join(OUT, "phonology_train_speed.md"), "w", encoding="utf-8") as fh:
+    with open(os.path.join(OUT, a.out + ".md"), "w", encoding="utf-8") as fh:
         fh.write(md)
     try:
         import matplotlib
@@ -147,7 +148,7 @@ def write(rows: list, a) -> str:
     ax.set_xlabel("median wall seconds, strgm train defaults")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(os.path.join(OUT, "phonology_train_speed.png"), dpi=100)
+    fig.savefig(os.path.join(OUT, a.out + ".png"), dpi=100)
     plt.close(fig)
     return md
 
@@ -187,6 +188,8 @@ def main():
     ap.add_argument("--example", action="store_true")
     ap.add_argument("--compare-one-core", action="store_true")
     ap.add_argument("--old", default=None, metavar="REV")
+    ap.add_argument("--out", default="phonology_train_speed",
+                    help="base name of the result files in benchmarks/results")
     a = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as folder:
@@ -219,7 +222,7 @@ def main():
     md = write(rows, a)
     if a.old:
         md += "\n" + "\n".join(compare_lines(rows, a.old)) + "\n"
-        with open(os.path.join(OUT, "phonology_train_speed.md"), "a", encoding="utf-8") as fh:
+        with open(os.path.join(OUT, a.out + ".md"), "a", encoding="utf-8") as fh:
             fh.write("\n" + "\n".join(compare_lines(rows, a.old)) + "\n")
     print(md)
 

@@ -36,6 +36,8 @@ from strgm.wfsa.operations import intersect
 from strgm.wfsa.epsilon import trim
 from strgm.wfsa.measure import normalise, score_strings
 from strgm.wfsa.paths import kbest
+from strgm.wfsa.core import arc_table
+from strgm.wfsa.string_scores import COMPILED, LabelledArcs, labelled_arcs
 
 
 def intersect_all(fsts: list, max_states: int, what: str,
@@ -167,6 +169,7 @@ class PrunedSide(ExactSide):
         self.k = k
         self._kbest: dict[str, dict[str, list]] = {v: {} for v in graph.variables}
         self._scores: dict[str, dict[str, dict]] = {v: {} for v in graph.variables}
+        self._arcs: dict[str, dict[str, object]] = {v: {} for v in graph.variables}
         self._domains: dict[str, tuple[int, list]] = {}
         self._sweep = 0
 
@@ -181,6 +184,7 @@ class PrunedSide(ExactSide):
         if self._store(var, factor, message):
             self._kbest[var].pop(factor, None)
             self._scores[var][factor] = {}
+            self._arcs[var].pop(factor, None)
 
     def message_caches(self, var: str, factor: str) -> tuple:
         return self._kbest[var].get(factor), dict(self._scores[var].get(factor, {}))
@@ -196,7 +200,8 @@ class PrunedSide(ExactSide):
         """The k-best list of μ_{F→V} when V is pruned (degree ≥ 3), so that it travels
         with the message."""
         if self.graph.degree(var) > 2 and factor not in self._kbest[var]:
-            self._kbest[var][factor] = [s for s, _ in kbest(self.msgs[var][factor], self.k)]
+            self._kbest[var][factor] = [s for s, _ in kbest(self.msgs[var][factor], self.k,
+                                                            arcs=self._labelled(var, factor))]
 
     def domain(self, var: str) -> list[tuple[int, ...]]:
         """D_V = ∪_F k-best(μ_{F→V}) (k-best lists cached per message), recomputed at the
@@ -208,7 +213,7 @@ class PrunedSide(ExactSide):
         cache = self._kbest[var]
         for f, m in self.msgs[var].items():
             if f not in cache:
-                cache[f] = [s for s, _ in kbest(m, self.k)]
+                cache[f] = [s for s, _ in kbest(m, self.k, arcs=self._labelled(var, f))]
             for s in cache[f]:
                 d[s] = None
         dom = list(d)
@@ -222,9 +227,21 @@ class PrunedSide(ExactSide):
             cache = self._scores[var][f]
             missing = [s for s in dom if s not in cache]
             if missing:
-                cache.update(zip(missing, score_strings(m, missing)))
+                cache.update(zip(missing, score_strings(m, missing,
+                                                        self._labelled(var, f))))
             out[f] = np.array([cache[s] for s in dom])
         return out
+
+    def _labelled(self, var: str, factor: str) -> Optional[LabelledArcs]:
+        """The arcs of the current μ_{F→V} for scoring strings, read once per message
+        (right after the factor built it, usually without serialising: :mod:`strgm.
+        wfsa.known_tables`); None where the compiled walk does not apply."""
+        cache = self._arcs[var]
+        if factor not in cache:
+            m = self.msgs[var][factor]
+            cache[factor] = labelled_arcs(arc_table(m)) \
+                if COMPILED and m.num_states() else None
+        return cache[factor]
 
     def _outgoing(self, var: str, factor: str) -> pynini.Fst:
         if self.graph.degree(var) <= 2:  # the exact relay, unpruned

@@ -27,6 +27,7 @@ from scipy.sparse.csgraph import breadth_first_order
 from strgm.errors import DivergenceError
 from strgm.wfsa.components import factor_by_components
 from strgm.wfsa.construct import weighted_strings
+from strgm.wfsa.string_scores import COMPILED, LabelledArcs, labelled_arcs, scores_by_walk
 from strgm.wfsa.core import (ZERO, ArcTable, acyclic_distances, arc_table, is_acyclic,
                              shortest_distance, topological_levels, weight)
 from strgm.wfsa.fixed_point import iterative_solves as _iterative_solves
@@ -267,8 +268,26 @@ def normalise(fst: pynini.Fst, what: str = "automaton") -> tuple[pynini.Fst, flo
     return out, logz
 
 
-def score_strings(fst: pynini.Fst, strings: Sequence[Sequence[int]]) -> np.ndarray:
+def score_strings(fst: pynini.Fst, strings: Sequence[Sequence[int]],
+                  arcs: Optional[LabelledArcs] = None) -> np.ndarray:
     """log weight(v) of each string v under the acceptor (output tape) ``fst``.
+
+    When every arc of ``fst`` reads an output label, one compiled walk of the strings'
+    trie over its arc table (:mod:`strgm.wfsa.string_scores`; ``arcs``: that table, when
+    the caller keeps it) gives them; otherwise :func:`score_strings_by_composition`.
+    """
+    if COMPILED:
+        if arcs is None and fst.num_states():
+            arcs = labelled_arcs(arc_table(fst))
+        if arcs is not None:
+            return scores_by_walk(arcs, strings)
+    return score_strings_by_composition(fst, strings)
+
+
+def score_strings_by_composition(fst: pynini.Fst, strings: Sequence[Sequence[int]]
+                                 ) -> np.ndarray:
+    """:func:`score_strings` by composition, for any ``fst`` (output ε included): the
+    reference the compiled walk is tested against.
 
     One composition with a marker trie (see :func:`weighted_strings`) scores all strings:
     every accepting path of C = fst ∘ trie reads exactly one marker arc e (output label

@@ -32,6 +32,7 @@ from strgm.wfsa import guard
 from strgm.wfsa.interrupts import native
 from strgm.wfsa.core import arc_table, is_acyclic, shortest_distance
 from strgm.wfsa.measure import check_normalisable, score_strings
+from strgm.wfsa.string_scores import LabelledArcs
 
 
 PRUNE_NATS = 30.0
@@ -50,7 +51,7 @@ def candidate_strings(fst: pynini.Fst, n: int, prune: float = PRUNE_NATS
     spelled about 40 strings, and the 2n-path search halved the time of this call.)"""
     if n <= 0 or fst.num_states() == 0:
         return []
-    acceptor = fst.properties(pynini.ACCEPTOR, False) == pynini.ACCEPTOR
+    acceptor = fst.properties(pynini.ACCEPTOR, True) == pynini.ACCEPTOR  # no copy
     std = pynini.arcmap(fst if acceptor else pynini.project(fst.copy(), "output"),
                         map_type="to_std")
     if prune is not None and np.isfinite(prune):
@@ -80,16 +81,18 @@ def _spelled(paths: pynini.Fst) -> list[tuple[int, ...]]:
     return list(dict.fromkeys(out))
 
 
-def kbest(fst: pynini.Fst, k: int, n_candidates: Optional[int] = None
-          ) -> list[tuple[tuple[int, ...], float]]:
-    """The ``k`` strings of highest total weight, as (labels, log weight), best first."""
+def kbest(fst: pynini.Fst, k: int, n_candidates: Optional[int] = None,
+          arcs: Optional[LabelledArcs] = None) -> list[tuple[tuple[int, ...], float]]:
+    """The ``k`` strings of highest total weight, as (labels, log weight), best first
+    (``arcs``: ``fst``'s arcs for :func:`strgm.wfsa.measure.score_strings`, when the
+    caller keeps them)."""
     if k <= 0:
         return []
     n = n_candidates if n_candidates is not None else max(2 * k, k + 10)
     cands = candidate_strings(fst, n)
     if not cands:
         return []
-    scores = score_strings(fst, cands)
+    scores = score_strings(fst, cands, arcs)
     order = np.argsort(-scores, kind="stable")[:k]
     return [(cands[i], float(scores[i])) for i in order if scores[i] > -np.inf]
 

@@ -6,11 +6,13 @@ number of arcs — the last written as 0 by a string stream), then per state its
 weight (f64), its arc count (i64) and its arcs, each ilabel (i32), olabel (i32), weight
 (f64), nextstate (i32), packed in 20 bytes.
 
-:func:`read_arcs` walks that body twice in a compiled loop: once over the states' headers
-to count the arcs and check that the records end exactly at the end of the string, once
-to decode them into arrays. O(|Q| + |E|), with no per-state Python call (the numpy
-route of :func:`strgm.wfsa.core.arc_table_reference` asks OpenFst for every state's arc
-count and masks the headers out byte by byte). Anything unexpected — symbol tables in
+:func:`read_arcs` copies that body once into aligned 32-bit words (every record is a
+whole number of words) and walks it twice in a compiled loop: once over the states'
+headers to count the arcs and check that the records end exactly at the end of the
+string, once to decode them into arrays, the 64-bit fields assembled from two words.
+O(|Q| + |E|), with no per-state Python call (the numpy route of
+:func:`strgm.wfsa.core.arc_table_reference` asks OpenFst for every state's arc count and
+masks the headers out byte by byte). Anything unexpected — symbol tables in
 the header, another FST type, a body of another length — returns ``None``, and the
 caller takes the numpy route.
 """
@@ -25,6 +27,7 @@ import numpy as np
 from strgm.wfsa.compiled import COMPILED, njit
 
 _ARC_BYTES = 20
+_ARC_WORDS = _ARC_BYTES // 4
 _HAS_SYMBOLS = 0x3  # OpenFst's header flags for input / output symbol tables
 
 
@@ -45,58 +48,62 @@ def _body_offset(blob: bytes) -> Optional[int]:
     return pos + 40  # version, flags (i32), properties, start, #states, #arcs (i64)
 
 
+def _words(blob: bytes, body: int) -> Optional[np.ndarray]:
+    """The body from ``body`` as little-endian 32-bit words (one aligned copy), or None
+    when its length is not a whole number of words."""
+    if (len(blob) - body) % 4:
+        return None
+    return np.frombuffer(blob, dtype=np.uint8, offset=body).copy().view("<i4")
+
+
+@njit(cache=True, inline="always")
+def _i64(words, p):  # pragma: no cover - compiled
+    """The 64-bit value (as int64 bits) held in words p (low) and p + 1 (high)."""
+    return (np.int64(words[p]) & 0xFFFFFFFF) | (np.int64(words[p + 1]) << 32)
+
+
 @njit(cache=True)
-def _count_arcs(raw, body, n):  # pragma: no cover - compiled
-    """Total arcs of the ``n`` state records from ``body``; -1 unless they end the string."""
-    b8 = np.empty(8, np.uint8)
-    i8 = b8.view(np.int64)
-    pos = body
+def _count_arcs(words, n):  # pragma: no cover - compiled
+    """Total arcs of the ``n`` state records (4 words of header, 5 per arc); -1 unless
+    they end the body exactly."""
+    pos = 0
     m = 0
     for _ in range(n):
-        if pos + 16 > raw.shape[0]:
+        if pos + 4 > words.shape[0]:
             return -1
-        b8[:] = raw[pos + 8: pos + 16]
-        c = i8[0]
+        c = _i64(words, pos + 2)
         if c < 0:
             return -1
         m += c
-        pos += 16 + _ARC_BYTES * c
-    return m if pos == raw.shape[0] else -1
+        pos += 4 + _ARC_WORDS * c
+    return m if pos == words.shape[0] else -1
 
 
 @njit(cache=True)
-def _decode(raw, body, n, m):  # pragma: no cover - compiled
-    """The final weights and the arcs (src, dst, ilabel, olabel, weight), in state order."""
+def _decode(words, n, m):  # pragma: no cover - compiled
+    """The final weights and the arcs (src, dst, ilabel, olabel, weight), in state order;
+    the 64-bit fields are assembled from two words into int64 views of the outputs."""
     final = np.empty(n, np.float64)
+    final_bits = final.view(np.int64)
     src = np.empty(m, np.int64)
     dst = np.empty(m, np.int64)
     ilabel = np.empty(m, np.int64)
     olabel = np.empty(m, np.int64)
     weight = np.empty(m, np.float64)
-    b8 = np.empty(8, np.uint8)
-    f8 = b8.view(np.float64)
-    i8 = b8.view(np.int64)
-    b4 = np.empty(4, np.uint8)
-    i4 = b4.view(np.int32)
-    pos = body
+    weight_bits = weight.view(np.int64)
+    pos = 0
     k = 0
     for s in range(n):
-        b8[:] = raw[pos: pos + 8]
-        final[s] = f8[0]
-        b8[:] = raw[pos + 8: pos + 16]
-        c = i8[0]
-        pos += 16
+        final_bits[s] = _i64(words, pos)
+        c = _i64(words, pos + 2)
+        pos += 4
         for _ in range(c):
-            b4[:] = raw[pos: pos + 4]
-            ilabel[k] = i4[0]
-            b4[:] = raw[pos + 4: pos + 8]
-            olabel[k] = i4[0]
-            b8[:] = raw[pos + 8: pos + 16]
-            weight[k] = f8[0]
-            b4[:] = raw[pos + 16: pos + 20]
-            dst[k] = i4[0]
+            ilabel[k] = words[pos]
+            olabel[k] = words[pos + 1]
+            weight_bits[k] = _i64(words, pos + 2)
+            dst[k] = words[pos + 4]
             src[k] = s
-            pos += _ARC_BYTES
+            pos += _ARC_WORDS
             k += 1
     return final, src, dst, ilabel, olabel, weight
 
@@ -108,8 +115,10 @@ def read_arcs(blob: bytes, num_states: int) -> Optional[tuple]:
     body = _body_offset(blob)
     if body is None or not COMPILED:
         return None
-    raw = np.frombuffer(blob, dtype=np.uint8)
-    m = _count_arcs(raw, body, num_states)
+    words = _words(blob, body)
+    if words is None:
+        return None
+    m = _count_arcs(words, num_states)
     if m < 0:
         return None
-    return _decode(raw, body, num_states, m)
+    return _decode(words, num_states, m)

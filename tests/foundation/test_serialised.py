@@ -78,9 +78,9 @@ def test_a_misplaced_body_is_caught_by_the_length_check(monkeypatch):
     monkeypatch.setattr(S, "_body_offset", lambda b: good(b) + 20)
     assert S.read_arcs(blob, f.num_states()) is None
     # the walk itself, not only the header parse, refuses it
-    raw = np.frombuffer(blob, dtype=np.uint8)
-    assert S._count_arcs(raw, good(blob) + 20, f.num_states()) == -1
-    assert S._count_arcs(raw, good(blob), f.num_states()) == len(arcs)
+    assert S._count_arcs(S._words(blob, good(blob) + 20), f.num_states()) == -1
+    assert S._count_arcs(S._words(blob, good(blob)), f.num_states()) == len(arcs)
+    assert S._words(blob, good(blob) + 1) is None  # not a whole number of words
 
 
 def test_symbol_tables_take_the_numpy_route():
