@@ -76,3 +76,21 @@ def random_acceptor(rng: np.random.Generator, n_states: int, n_labels: int,
 def enumerate_strings(n_labels: int, max_len: int):
     for n in range(max_len + 1):
         yield from itertools.product(range(1, n_labels + 1), repeat=n)
+
+
+def dense_string_logweight(f, labels, string, tape="input"):
+    """weight(v) = e_startᵀ E* M_{v1} E* … M_{vn} E* ρ with E* = (I − A_ε)⁻¹ on ``tape``:
+    every path spelling v, however many ε-loops it takes (dense numpy oracle)."""
+    arcs, finals = arcs_of(f)
+    n = f.num_states()
+    m = np.zeros((labels + 1, n, n))
+    for q, lst in arcs.items():
+        for i, o, w, d in lst:
+            m[i if tape == "input" else o, q, d] += math.exp(-w)
+    close = np.linalg.inv(np.eye(n) - m[0])
+    vec = close[f.start()]
+    for a in string:
+        vec = vec @ m[a] @ close
+    rho = np.array([math.exp(-finals[q]) if q in finals else 0.0 for q in range(n)])
+    total = vec @ rho
+    return math.log(total) if total > 0 else -math.inf

@@ -14,7 +14,7 @@ from hypothesis import given, settings, strategies as st
 import strgm.wfsa.string_scores as S
 from strgm.wfsa import measure as W
 from strgm.wfsa.core import arc_table, new_fst, weight
-from foundation_oracles import arcs_of
+from foundation_oracles import dense_string_logweight
 
 
 def labelled_machine(rng, n, labels, transducer=False, density=0.35):
@@ -33,22 +33,6 @@ def labelled_machine(rng, n, labels, transducer=False, density=0.35):
         if rng.random() < 0.5:
             f.set_final(q, weight(round(rng.normal(), 4)))
     return f
-
-
-def dense_logweight(f, labels, string):
-    """log e_startᵀ M_{v1} ⋯ M_{vn} ρ over the output tape (dense numpy)."""
-    arcs, finals = arcs_of(f)
-    n = f.num_states()
-    m = np.zeros((labels + 1, n, n))
-    for q, lst in arcs.items():
-        for _, o, w, d in lst:
-            m[o, q, d] += math.exp(-w)
-    vec = np.eye(n)[f.start()]
-    for a in string:
-        vec = vec @ m[a]
-    rho = np.array([math.exp(-finals[q]) if q in finals else 0.0 for q in range(n)])
-    total = vec @ rho
-    return math.log(total) if total > 0 else -math.inf
 
 
 def all_strings(labels, longest):
@@ -71,7 +55,7 @@ def test_walk_equals_the_composition_and_the_dense_oracle(seed, n, labels, trans
     np.testing.assert_allclose(got[np.isfinite(ref)], ref[np.isfinite(ref)], rtol=0,
                                atol=1e-10)
     for s, g in zip(strings[:12], got):
-        want = dense_logweight(f, labels, s)
+        want = dense_string_logweight(f, labels, s, tape="output")
         assert g == -math.inf if want == -math.inf else g == pytest.approx(want, abs=1e-9)
     np.testing.assert_array_equal(W.score_strings(f, strings), got)  # the default route
 

@@ -11,8 +11,8 @@ from hypothesis import given, settings, strategies as st
 import strgm.wfsa as W
 from strgm.errors import DivergenceError
 from strgm.wfsa.core import new_fst, weight
-from foundation_oracles import (arcs_of, enumerate_paths, enumerate_strings, random_acceptor,
-                                string_distribution)
+from foundation_oracles import (arcs_of, dense_string_logweight, enumerate_paths,
+                                enumerate_strings, random_acceptor, string_distribution)
 
 SEEDS = st.integers(0, 10_000)
 
@@ -72,24 +72,6 @@ def epsilon_cyclic_acceptor(rng, n, labels):
         if rng.random() < 0.5 or s_ == n - 1:
             f.set_final(s_, pynini.Weight("log64", round(rng.exponential(), 4)))
     return f
-
-
-def dense_string_logweight(f, labels, string):
-    """weight(v) = e_startᵀ E* M_{v1} E* … M_{vn} E* ρ with E* = (I − A_ε)⁻¹: every path
-    spelling v, however many ε-loops it takes (dense numpy oracle)."""
-    arcs, finals = arcs_of(f)
-    n = f.num_states()
-    m = np.zeros((labels + 1, n, n))
-    for q, lst in arcs.items():
-        for a, _, w, d in lst:
-            m[a, q, d] += math.exp(-w)
-    close = np.linalg.inv(np.eye(n) - m[0])
-    vec = close[f.start()]
-    for a in string:
-        vec = vec @ m[a] @ close
-    rho = np.array([math.exp(-finals[q]) if q in finals else 0.0 for q in range(n)])
-    total = vec @ rho
-    return math.log(total) if total > 0 else -math.inf
 
 
 @settings(max_examples=15, deadline=None)
