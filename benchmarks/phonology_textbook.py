@@ -1,6 +1,6 @@
 """Textbook phonology problems: trained phonology (EM) vs no-training vs surface baseline.
 
-    python benchmarks/phonology_textbook.py [--seeds 5] [--em-iters 3] [--problems ...]
+    python benchmarks/phonology_textbook.py [--seeds 5] [--em-iters 1] [--problems ...]
                                             [--scheduler local:2]
 
 10% of words held out per seed; per problem: held-out exact match and mean −log p of the
@@ -277,7 +277,7 @@ def main():
                     help="run seeds first-seed .. seeds-1 (split a long run across processes)")
     ap.add_argument("--merge", nargs="+", metavar="TAG",
                     help="merge the JSONs of runs tagged TAG... (in order) into --tag's table")
-    ap.add_argument("--em-iters", type=int, default=3)
+    ap.add_argument("--em-iters", type=int, default=1)  # strgm train's default
     ap.add_argument("--problems", nargs="*")
     ap.add_argument("--tag", default="")
     ap.add_argument("--right-window", type=int, default=1, choices=[0, 1, 2])

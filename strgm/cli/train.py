@@ -43,7 +43,7 @@ def add_subparser(sub) -> None:
                         "the blocks run on the workers, with the same numbers as here)")
     p.add_argument("--method", default="pruned", choices=INFERENCE_METHODS,
                    help="inference of each E-step (default: %(default)s)")
-    p.add_argument("--em-iters", type=int_arg(0), default=3,
+    p.add_argument("--em-iters", type=int_arg(0), default=1,
                    help="EM iterations (M-steps) in all, counting those of a --resume "
                         "checkpoint; 0 evaluates the initial model (one E-step) without "
                         "training (default: %(default)s)")

@@ -220,7 +220,7 @@ def test_train_announces_its_plan(tmp_path, capsys):
     parse = lambda *a: build_parser().parse_args(["train", "example:english-verbs", *a])  # noqa: E731,E501
     line = plan_text(parse("--holdout", "0.1"), para, True)
     assert line.startswith("strgm train: harmony-tier screening (3 candidate vowel sets")
-    assert "then 3 EM iteration(s) (4 pruned E-steps) on 43 training words" in line
+    assert "then 1 EM iteration(s) (2 pruned E-steps) on 43 training words" in line
     assert line.endswith("; the rule family beside EM on a second core")
     line = plan_text(parse("--no-tier", "--family", "edit", "--em-iters", "2"), para, False)
     assert line == "strgm train: 2 EM iteration(s) (3 pruned E-steps) on 48 training words"
