@@ -13,10 +13,11 @@ shared by several strings is walked once (the strings' trie, never built). Each 
 holds only the states the prefix reaches, in one growing buffer.
 
 Cost: Σ over the trie's edges, over the states reached at the parent, of a binary
-search among the state's arcs (sorted by label) plus the arcs it matches, against a composition with a marker
-trie that builds, connects and serialises the product (:func:`strgm.wfsa.measure.
-score_strings`, the reference this route is tested against). An arc table of W is
-needed (:class:`LabelledArcs`): callers that score one automaton many times keep it.
+search among the state's arcs (sorted by label) plus the arcs it matches; a composition
+with a marker trie instead builds, connects and serialises the product
+(:func:`strgm.wfsa.measure.score_strings_by_composition`, the reference this route is
+tested against). An arc table of W is needed (:class:`LabelledArcs`): callers that score
+one automaton many times keep it.
 """
 
 from __future__ import annotations
@@ -34,9 +35,8 @@ from strgm.wfsa.core import ArcTable
 class LabelledArcs:
     """W's arcs grouped by source state (``indptr``: state q's arcs are
     ``indptr[q]:indptr[q + 1]``, sorted by label), their output labels, next states and
-    −log weights,
-    the −log final weights (``inf``: not final) and the start state. Compact: 16 bytes
-    per arc."""
+    −log weights, the −log final weights (``inf``: not final) and the start state.
+    Compact: 16 bytes per arc."""
 
     indptr: np.ndarray
     label: np.ndarray
