@@ -221,8 +221,11 @@ def p_hat_both_ways(p, theta):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(0, 2**32 - 1), st.booleans(), st.floats(0.0, 1.5))
+@given(st.integers(0, 2**32 - 1), st.booleans(), st.floats(0.5, 1.5))
 def test_p_hat_by_components_equals_the_composition_route(seed, cyclic, loop):
+    # loops of weight ≥ 0.5 nats: a loop near weight 0 (probability near 1) sends the
+    # reference's forward–backward to OpenFst's log-space iteration for many minutes
+    # (a CI run drew seed 8388607 with loop 1e-9 and did not finish in 9 minutes)
     p = random_message(seed, cyclic, loop_weight=loop)
     n = 3
     rng = np.random.default_rng(seed)
