@@ -34,6 +34,18 @@ def write_results(name: str, res: dict, markdown, plot) -> None:
     print(markdown(res))
 
 
+def add_replot_option(ap) -> None:
+    ap.add_argument("--replot", action="store_true",
+                    help="only rewrite the markdown and the plot from the stored JSON")
+
+
+def replot(name: str, markdown, plot) -> None:
+    """Rewrite OUT/name.{md,png} (and the JSON, unchanged) from the stored OUT/name.json."""
+    import json
+
+    write_results(name, json.loads((OUT / f"{name}.json").read_text()), markdown, plot)
+
+
 def pyplot():
     """matplotlib.pyplot with the Agg backend, or None (said on stderr) when matplotlib
     is not installed."""

@@ -39,7 +39,6 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_v, "1")
 
 import argparse  # noqa: E402
-import json  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -51,8 +50,8 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hmm_common import OUT, SPACING, SYN_K, SYN_V, commit_label, pyplot, synthetic, \
-    true_start, write_results  # noqa: E402
+from hmm_common import OUT, SPACING, SYN_K, SYN_V, add_replot_option, commit_label, \
+    pyplot, replot, synthetic, true_start, write_results  # noqa: E402
 
 from strgm.errors import TruncationWarning  # noqa: E402
 from strgm.hmm import Categorical, HMMSampler, HMMSettings  # noqa: E402
@@ -283,12 +282,10 @@ def main() -> int:
     ap.add_argument("--start-models", nargs="+", default=["lt", "hdp"])
     ap.add_argument("--quick", action="store_true",
                     help="one data set, 200 and 100 sweeps, a point every 25")
-    ap.add_argument("--replot", action="store_true",
-                    help="only rewrite the markdown and the plot from the stored JSON")
+    add_replot_option(ap)
     a = ap.parse_args()
     if a.replot:
-        write_results("hmm_diagnosis", json.loads((OUT / "hmm_diagnosis.json").read_text()),
-                      markdown, plot)
+        replot("hmm_diagnosis", markdown, plot)
         return 0
     if a.quick:
         a.long, a.short, a.every, a.seeds = 200, 100, 25, a.seeds[:1]

@@ -32,7 +32,6 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import itertools  # noqa: E402
-import json  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -44,8 +43,8 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hmm_common import OUT, commit_label, pyplot, true_start, tuned_synthetic, \
-    write_results  # noqa: E402
+from hmm_common import OUT, add_replot_option, commit_label, pyplot, replot, true_start, \
+    tuned_synthetic, write_results  # noqa: E402
 
 from strgm.errors import TruncationWarning  # noqa: E402
 from strgm.hmm import Categorical, HMMSampler, HMMSettings  # noqa: E402
@@ -178,12 +177,10 @@ def main() -> int:
     ap.add_argument("--iters", type=int, default=200)
     ap.add_argument("--starts", nargs="+", default=["default", "truth"],
                     choices=["default", "truth"])
-    ap.add_argument("--replot", action="store_true",
-                    help="only rewrite the markdown and the plot from the stored JSON")
+    add_replot_option(ap)
     a = ap.parse_args()
     if a.replot:
-        write_results("hmm_locality", json.loads((OUT / "hmm_locality.json").read_text()),
-                      markdown, plot)
+        replot("hmm_locality", markdown, plot)
         return 0
     t0, cpu0, source = time.time(), time.process_time(), commit_label()
     data = []

@@ -53,8 +53,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hmm_common import MIN_GAP, OUT, SYN_K, SYN_T, commit_label, pyplot, tuned_synthetic, \
-    write_results  # noqa: E402
+from hmm_common import MIN_GAP, OUT, SYN_K, SYN_T, add_replot_option, commit_label, pyplot, \
+    replot, tuned_synthetic, write_results  # noqa: E402
 
 from strgm.hmm.model_file import load_model  # noqa: E402
 
@@ -277,12 +277,10 @@ def main() -> int:
     ap.add_argument("--kinds", nargs="+", default=["local", "nonlocal"],
                     choices=["local", "nonlocal"])
     ap.add_argument("--data-seeds", type=int, nargs="+", default=[0, 1, 2])
-    ap.add_argument("--replot", action="store_true",
-                    help="only rewrite the markdown and the plot from the stored JSON")
+    add_replot_option(ap)
     a = ap.parse_args()
     if a.replot:
-        write_results("hmm_synthetic", json.loads((OUT / "hmm_synthetic.json").read_text()),
-                      markdown, plot)
+        replot("hmm_synthetic", markdown, plot)
         return 0
     t0, source = time.time(), commit_label()
     data, runs, once = [], [], {}
