@@ -7,8 +7,10 @@
 
 Every (file, seed, K) runs once as a user runs it, in a subprocess (``--jobs`` at a
 time); recorded: the families chosen per held-out word (exact match, mean −log p of
-the true form, as printed), the trained EM phonology's exact match, child CPU seconds and
-the number of EM iterations run. Default inputs: the 8 problems of
+the true form, as printed), the trained EM phonology's exact match, child CPU seconds,
+the number of EM iterations run, and the same two scores over the held-out words whose
+morphemes all occur in a training word (the protocol of
+``benchmarks/phonology_textbook.py``; the other words are counted). Default inputs: the 8 problems of
 ``../shared/data/phonology``. On those it is a check that removing work does not change
 the 5-seed table (the held-out words are the table's own); ``--synthetic WORDS SEED
 ...`` runs synthetic paradigms (:func:`strgm.datasets.synthetic.synthetic_paradigm`,
@@ -44,10 +46,13 @@ def synthetic_files(words: int, seeds: list, folder: str) -> list:
 
 
 def one_run(path: str, seed: int, iters: int) -> dict:
-    proc = subprocess.run(["/usr/bin/env", "time", "-f", "CPU %U %S", sys.executable,
-                           "-m", "strgm.cli", "train", path, "--holdout", "0.1",
-                           "--seed", str(seed), "--em-iters", str(iters), "--quiet"],
-                          capture_output=True, text=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        doc = os.path.join(tmp, "run.json")
+        proc = subprocess.run(["/usr/bin/env", "time", "-f", "CPU %U %S", sys.executable,
+                               "-m", "strgm.cli", "train", path, "--holdout", "0.1",
+                               "--seed", str(seed), "--em-iters", str(iters), "--quiet",
+                               "--json", doc], capture_output=True, text=True)
+        words = per_word(doc) if proc.returncode == 0 else {}
     if proc.returncode != 0:
         raise SystemExit(f"strgm train {path} --seed {seed} --em-iters {iters} failed: "
                          + proc.stderr[-500:])
@@ -61,13 +66,35 @@ def one_run(path: str, seed: int, iters: int) -> dict:
             "edit_exact": float(edit.group(1)) / 100 if edit else None,
             "family_exact": float(fam.group(1)) / 100 if fam else None,
             "family_neg_logp": float(fam.group(2)) if fam else None,
-            "em_lines": len(re.findall(r"^EM \d+: objective", text, re.M))}
+            "em_lines": len(re.findall(r"^EM \d+: objective", text, re.M)),
+            "per_word": words, **predictable(words)}
+
+
+def per_word(doc: str) -> dict:
+    """Held-out word -> the printed answer's record (``strgm train --json``)."""
+    with open(doc, encoding="utf-8") as fh:
+        pw = json.load(fh)["holdout"]["per_word"]
+    keep = ("gold", "predicted", "exact", "neg_logp", "family", "unseen_morphemes")
+    return {k: {f: v[f] for f in keep if f in v} for k, v in pw.items()}
+
+
+def predictable(words: dict) -> dict:
+    """Exact match and mean −log p over the held-out words whose morphemes all occur in
+    a training word (the protocol of benchmarks/phonology_textbook.py: no system can
+    spell a morpheme it never saw), and how many words were left out for that."""
+    seen = [w for w in words.values() if not w.get("unseen_morphemes")]
+    if not seen:
+        return {"seen_exact": None, "seen_neg_logp": None, "unseen_words": len(words)}
+    return {"seen_exact": statistics.mean(bool(w["exact"]) for w in seen),
+            "seen_neg_logp": statistics.mean(float(w["neg_logp"]) for w in seen),
+            "unseen_words": len(words) - len(seen)}
 
 
 def table(runs: list, iters: list) -> list:
     files = sorted({r["file"] for r in runs})
     head = "| problem | " + " | ".join(
-        f"K={k}: family exact / −log p / edit exact / CPU s (median)" for k in iters) + " |"
+        f"K={k}: family exact / −log p / edit exact / CPU s (median) / words with every "
+        "morpheme seen: exact / −log p (unseen-morpheme words)" for k in iters) + " |"
     lines = [head, "|---|" + "---|" * len(iters)]
     means = {k: [] for k in iters}
     for f in files:
@@ -78,14 +105,22 @@ def table(runs: list, iters: list) -> list:
             lp = statistics.mean(r["family_neg_logp"] for r in rs)
             ed = statistics.mean(r["edit_exact"] for r in rs)
             cpu = statistics.median(r["cpu_seconds"] for r in rs)
-            means[k].append((ex, lp, ed, cpu))
-            cells.append(f"{100 * ex:.1f}% / {lp:.3f} / {100 * ed:.1f}% / {cpu:.1f}")
+            se = [r for r in rs if r.get("seen_exact") is not None]
+            sx = statistics.mean(r["seen_exact"] for r in se) if se else float("nan")
+            sl = statistics.mean(r["seen_neg_logp"] for r in se) if se else float("nan")
+            un = sum(r.get("unseen_words", 0) for r in rs) if "per_word" in rs[0] else None
+            means[k].append((ex, lp, ed, cpu, sx, sl))
+            cells.append(f"{100 * ex:.1f}% / {lp:.3f} / {100 * ed:.1f}% / {cpu:.1f}"
+                         + (f" / {100 * sx:.1f}% / {sl:.3f} ({un})" if un is not None
+                            else " / – / – (–)"))
         lines.append(f"| {f} | " + " | ".join(cells) + " |")
     lines.append("| **mean over problems** | " + " | ".join(
         f"{100 * statistics.mean(m[0] for m in means[k]):.1f}% / "
         f"{statistics.mean(m[1] for m in means[k]):.3f} / "
         f"{100 * statistics.mean(m[2] for m in means[k]):.1f}% / "
-        f"{statistics.mean(m[3] for m in means[k]):.1f}" for k in iters) + " |")
+        f"{statistics.mean(m[3] for m in means[k]):.1f} / "
+        f"{100 * statistics.mean(m[4] for m in means[k]):.1f}% / "
+        f"{statistics.mean(m[5] for m in means[k]):.3f}" for k in iters) + " |")
     return lines
 
 
@@ -149,8 +184,10 @@ def main():
           + f"{rev.strip()}, {a.jobs} runs at a time on a 2-core machine: `strgm train FILE "
           "--holdout 0.1 --seed S --em-iters K`, one run per cell. Cells: means over the "
           "seeds of the families chosen per held-out word (exact match, mean −log p of "
-          "the true form), the EM phonology's exact match, and the median child CPU "
-          "seconds.", ""] + table(runs, a.iters)
+          "the true form), the EM phonology's exact match, the median child CPU "
+          "seconds, and the families' exact match and −log p over the words whose "
+          "morphemes all occur in a training word, with the number of other words "
+          "(summed over seeds) in brackets.", ""] + table(runs, a.iters)
     with open(os.path.join(OUT, a.out + ".md"), "w", encoding="utf-8") as fh:
         fh.write("\n".join(md) + "\n")
     plot(runs, a.iters, a.out)

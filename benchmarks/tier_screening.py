@@ -46,12 +46,12 @@ def one(path: str, seed: int) -> dict:
     subset = screening_words(para, set(held), 30, seed)
     starts = [with_transparent(base, c) for c in cands]
     t0 = time.process_time()
-    screened = screen_candidates(subset, starts, l2=L2, infer_opts=OPTS)
+    screened = screen_candidates(subset, starts, l2=L2, infer_opts=OPTS)[1]
     t1 = time.process_time()
     objective = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        for m, (_, _, theta) in zip(starts, screened):
+        for m, (_, _, theta, _) in zip(starts, screened):
             ll = e_step(m.with_theta(theta), subset, "pruned", OPTS)[1]
             objective.append(ll - 0.5 * L2 * float(theta @ theta))
     t2 = time.process_time()

@@ -82,6 +82,21 @@ class Checkpoint:
     settings: Optional[dict] = None  # None for checkpoints of format v1
 
 
+@dataclass(frozen=True)
+class FirstStep:
+    """EM's first iteration, already computed under the start's distribution p_θ₀(s | u)
+    on the same training words (the tier screening, :mod:`strgm.models.tier_choice`):
+    the E-step's ``messages`` (:func:`e_step_messages`' triple), optionally its
+    ``counts`` and Σ log Z ``ll`` in the start's templates, and the M-step's ``theta``
+    and ``q`` from the start's θ with EM's λ and no L1 (None: EM computes them)."""
+
+    messages: tuple
+    counts: Optional[np.ndarray] = None
+    ll: Optional[float] = None
+    theta: Optional[np.ndarray] = None
+    q: Optional[float] = None
+
+
 def split(paradigm: Paradigm, heldout: set) -> Paradigm:
     return Paradigm(tuple(e for e in paradigm.entries if e.key not in heldout
                           and e.surface is not None), paradigm.source)
@@ -146,7 +161,7 @@ def train_phonology(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
                     heldout: set = frozenset(),
                     progress: Optional[Callable[[str], None]] = None,
                     report: Optional[Callable[[dict], None]] = None,
-                    first_e_step: Optional[tuple] = None) -> TrainResult:
+                    first_step: Optional[FirstStep] = None) -> TrainResult:
     """EM (module docstring). Returns the trained model, the trace and the last E-step.
 
     ``l1`` ≥ 0 adds μ‖θ‖₁ to the penalty (sparse weights; :func:`m_step`).
@@ -154,7 +169,8 @@ def train_phonology(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
     ``tol`` finite and ≥ 0; bad values raise OptionError naming the keyword.
     ``report(entry)`` gets each trace entry as soon as its objective is known (restored
     ones first); a fall of the objective is flagged (:func:`_trace_entry_of`).
-    ``first_e_step``: the first E-step's ``messages`` (:func:`e_step`; not resuming)."""
+    ``first_step``: the first iteration's E-step (and M-step) already computed
+    (:class:`FirstStep`; not with ``resume``)."""
     method, em_iters, l2, tol, p_copy = _checked(method, em_iters, l2, tol, p_copy,
                                                  checkpoint)
     infer_opts = dict(infer_opts or {})
@@ -171,8 +187,8 @@ def train_phonology(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
                             infer_opts, checkpoint)
     for it in range(start, em_iters + 1):
         t0, tell = time.perf_counter(), _tagged(progress, f"EM iteration {it}/{em_iters}")
-        counts, ll, res, pm = e_step(model, train, method, infer_opts, tell,
-                                     first_e_step if it == start and not resume else None)
+        first = first_step if it == start and not resume else None
+        counts, ll, res, pm = _e_step_of(first, model, train, method, infer_opts, tell)
         unsettled += [] if res.converged or pm.graph.is_acyclic() else [res.deltas[-1]]
         obj = ll - 0.5 * l2 * float(model.theta @ model.theta) \
             - l1 * float(np.abs(model.theta).sum())
@@ -186,7 +202,8 @@ def train_phonology(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
                 _write_checkpoint(checkpoint, Checkpoint(model, trace, it, stop, settings))
             break
         prev = obj
-        theta, q = m_step(model.structure, counts, model.theta, l2, progress=tell, l1=l1)
+        theta, q = (first.theta, first.q) if first and first.theta is not None and not l1 \
+            else m_step(model.structure, counts, model.theta, l2, progress=tell, l1=l1)
         model = model.with_theta(theta)
         entry["q"] = q
         trace.append(entry)
@@ -196,6 +213,14 @@ def train_phonology(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
             _write_checkpoint(checkpoint, Checkpoint(model, trace, it + 1, None, settings))
     _warn_unsettled(unsettled, len(timing), method, infer_opts)
     return TrainResult(model, trace, res, pm, timing, stop)
+
+
+def _e_step_of(first: Optional[FirstStep], model, train, method, infer_opts, tell) -> tuple:
+    """:func:`e_step`'s (counts, ll, result, graph model), or what ``first`` computed of
+    it already."""
+    if first is not None and first.counts is not None:
+        return first.counts, first.ll, first.messages[1], first.messages[2]
+    return e_step(model, train, method, infer_opts, tell, first and first.messages)
 
 
 def _start_state(resume, settings, em_iters, report, model, alphabet, p_copy) -> tuple:

@@ -56,10 +56,10 @@ def train_with_restarts(paradigm: Paradigm, *, restarts: int = 1,
     if restarts > 1 and (em_opts.get("checkpoint") or em_opts.get("resume")):
         raise OptionError("restarts", restarts, "a checkpoint holds one run, so restarts "
                           "> 1 cannot be combined with checkpoint or resume")
-    first = em_opts.pop("first_e_step", None)  # restart 0's start only
+    first = em_opts.pop("first_step", None)  # restart 0's start only
     if restarts == 1:
         r = train_phonology(paradigm, model=model, p_copy=p_copy, report=report,
-                            first_e_step=first, **em_opts)
+                            first_step=first, **em_opts)
         return replace(r, restart_objectives=[r.trace[-1]["objective"]], restart=0)
     if model is None:
         model = PhonologyEditModel(em_opts.get("alphabet") or paradigm.alphabet()
@@ -71,7 +71,7 @@ def train_with_restarts(paradigm: Paradigm, *, restarts: int = 1,
         tell = (lambda msg, i=i: said(tagged(msg, f"restart {i} ({i + 1} of {restarts})"))
                 ) if said else None
         runs.append(train_phonology(paradigm, model=start, report=tag,
-                                    first_e_step=first if i == 0 else None,
+                                    first_step=first if i == 0 else None,
                                     **{**em_opts, "progress": tell}))
     finals = [r.trace[-1]["objective"] for r in runs]
     best = best_index(finals)

@@ -9,9 +9,9 @@ Which vowels are transparent is a fact about the language, so it is learned:
 1. candidates (:func:`transparent_candidates`): no vowel, the front unrounded vowels
    ([−back −round]), and the high front unrounded vowels — the transparent sets of the
    harmony systems in textbooks — where present and not all the vowels;
-2. every candidate starts from the same copy-biased θ₀ on at most ``screen_words``
-   training words (a seeded subset of 30 by default; the held-out words are never
-   used). θ₀ sets only the global biases, so every candidate's T_θ₀ defines the same
+2. every candidate starts from the same copy-biased θ₀ on the training words (all of
+   them by default, else a seeded subset of ``screen_words``; the held-out words are
+   never used). θ₀ sets only the global biases, so every candidate's T_θ₀ defines the same
    distribution p_θ₀(s | u): one E-step serves them all
    (:func:`strgm.models.em.e_step_messages`), and each candidate's expected counts
    are read off the same messages in its own feature templates;
@@ -23,9 +23,12 @@ Which vowels are transparent is a fact about the language, so it is learned:
    (Dempster, Laird & Rubin 1977), without an E-step per candidate.
 
 The candidates share every feature template and differ only in the tier's update, so
-their auxiliaries compare like for like. Cost: one E-step on the subset, and per
-candidate one pass of expected counts and one M-step. (Under split E-steps,
-:mod:`strgm.models.em_blocks`, each candidate runs its own E-step.)
+their auxiliaries compare like for like. On every training word the screening *is*
+EM's first iteration with the candidates' M-steps side by side: EM continues from the
+winner's θ_c (:class:`strgm.models.em.FirstStep`). Cost: one E-step, and per candidate
+one pass of expected counts and one M-step; over plain EM, the losers' counts and
+M-steps. (Under split E-steps, :mod:`strgm.models.em_blocks`, each candidate runs its
+own E-step.)
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ import numpy as np
 from strgm.datasets.paradigm import Paradigm
 from strgm.errors import ConvergenceWarning
 from strgm.models.edit_model import PhonologyEditModel
-from strgm.models.em import e_step, e_step_messages, split
+from strgm.models.em import FirstStep, e_step, e_step_messages, split
 from strgm.models.em_blocks import active_block_setting
 from strgm.models.training import expected_counts, m_step
 from strgm.models.ipa_features import feature_table, vowels
@@ -75,24 +78,27 @@ def with_transparent(model: PhonologyEditModel, transparent: tuple,
 class TierScreening:
     """What :func:`choose_transparent` found: the start ``model`` with the chosen
     transparent set, ``scores`` [(candidate, maximised Q)], the screening ``words`` and
-    the E-step they shared (``e_step``: :func:`strgm.models.em.e_step_messages`' triple,
-    None when there was no screening or under split E-steps). The chosen start defines
-    the distribution that E-step ran under, so EM on the same words may begin with it."""
+    the chosen candidate's iteration on them (``first_step``: the shared E-step, its
+    counts and the M-step; None when there was no screening or under split E-steps).
+    The chosen start defines the distribution that E-step ran under, so EM on the same
+    words begins with it."""
 
     model: PhonologyEditModel
     scores: list = field(default_factory=list)
     words: Optional[Paradigm] = None
-    e_step: Optional[tuple] = None
+    first_step: Optional[FirstStep] = None
 
 
 def choose_transparent(paradigm: Paradigm, heldout: set, model: PhonologyEditModel, *,
-                       screen_words: int = 30, seed: int = 0, method: str = "pruned",
+                       screen_words: Optional[int] = None, seed: int = 0,
+                       method: str = "pruned",
                        l2: float = 1.0, infer_opts: Optional[dict] = None,
                        p_copy: float = 0.99,
                        progress: Optional[Callable[[str], None]] = None) -> TierScreening:
     """The screening of the module docstring. Without a tier, or with one candidate
     only, ``model`` comes back unchanged with no scores."""
-    screen_words = check_int("screen_words", screen_words, min=1)
+    if screen_words is not None:
+        screen_words = check_int("screen_words", screen_words, min=1)
     cands = transparent_candidates(model.alphabet.segment_symbols)
     if not model.spec.tier or len(cands) < 2:
         return TierScreening(model)
@@ -100,18 +106,20 @@ def choose_transparent(paradigm: Paradigm, heldout: set, model: PhonologyEditMod
     shared, screened = screen_candidates(
         subset, [with_transparent(model, c, p_copy) for c in cands], method=method, l2=l2,
         infer_opts=infer_opts, progress=progress)
-    scores = [(c, q) for c, q, _ in screened]
+    scores = [(c, q) for c, q, _, _ in screened]
     best = max(range(len(cands)), key=lambda i: (scores[i][1], -i))
+    first = None if shared is None else FirstStep(shared, *screened[best][3],
+                                                  screened[best][2], scores[best][1])
     return TierScreening(with_transparent(model, cands[best], p_copy), scores, subset,
-                         shared)
+                         first)
 
 
 def screening_words(paradigm: Paradigm, heldout: set, screen_words: int,
                     seed: int) -> Paradigm:
     """The training words of ``paradigm`` (``heldout`` keys removed), or a seeded subset
-    of ``screen_words`` of them in paradigm order."""
+    of ``screen_words`` of them in paradigm order (None: all of them)."""
     words = list(split(paradigm, set(heldout)).observed)
-    if len(words) > screen_words:
+    if screen_words is not None and len(words) > screen_words:
         pick = np.sort(np.random.default_rng(seed).choice(len(words), screen_words,
                                                           replace=False))
         words = [words[i] for i in pick]
@@ -121,9 +129,10 @@ def screening_words(paradigm: Paradigm, heldout: set, screen_words: int,
 def screen_candidates(train: Paradigm, starts: list, *, method: str = "pruned",
                       l2: float = 1.0, infer_opts: Optional[dict] = None,
                       progress: Optional[Callable[[str], None]] = None) -> tuple:
-    """(the shared E-step or None, [(transparent set, Q_c(θ_c) − ½λ‖θ_c‖², θ_c)]) for
-    the copy-biased ``starts`` (one distribution: module docstring) on the words of
-    ``train``: one shared E-step, then each candidate's counts and M-step."""
+    """(the shared E-step or None, [(transparent set, Q_c(θ_c) − ½λ‖θ_c‖², θ_c,
+    (counts, Σ log Z))]) for the copy-biased ``starts`` (one distribution: module
+    docstring) on the words of ``train``: one shared E-step, then each candidate's
+    counts and M-step."""
     opts = dict(infer_opts or {})
     shared = None
     if active_block_setting() is None:
@@ -137,11 +146,11 @@ def screen_candidates(train: Paradigm, starts: list, *, method: str = "pruned",
         if shared is None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
-                counts = e_step(m, train, method, opts, tell)[0]
+                counts, ll = e_step(m, train, method, opts, tell)[:2]
         else:
-            counts = expected_counts(m.structure, m.theta, shared[0], tell)[0]
+            counts, ll = expected_counts(m.structure, m.theta, shared[0], tell)
         theta, q = m_step(m.structure, counts, m.theta, l2, progress=tell)
-        out.append((tuple(m.classes["transparent"]), float(q), theta))
+        out.append((tuple(m.classes["transparent"]), float(q), theta, (counts, ll)))
     return shared, out
 
 

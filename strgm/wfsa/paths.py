@@ -44,11 +44,11 @@ def candidate_strings(fst: pynini.Fst, n: int, prune: float = PRUNE_NATS
                       ) -> list[tuple[int, ...]]:
     """Up to ``n`` distinct strings with the best single-path weights (output tape).
 
-    On a cyclic machine the ``2n`` best paths are searched first and the ``5n`` best only
-    when they spell fewer than ``n`` strings: paths come best first, so the first ``n``
-    distinct strings of the shorter list are those of the longer one, up to the order of
-    paths of equal weight. (On pruned BP's concatenation messages the first 40 paths
-    spelled about 40 strings, and the 2n-path search halved the time of this call.)"""
+    On a cyclic machine the ``n`` best paths are searched first, then the ``2n`` and the
+    ``5n`` best, each only when the shorter list spells fewer than ``n`` strings: paths
+    come best first, so the first ``n`` distinct strings of a shorter list are those of
+    a longer one, up to the order of paths of equal weight. (Pruned BP's concatenation
+    messages mostly spell one string per path, so the first search usually suffices.)"""
     if n <= 0 or fst.num_states() == 0:
         return []
     acceptor = fst.properties(pynini.ACCEPTOR, True) == pynini.ACCEPTOR  # no copy
@@ -64,7 +64,7 @@ def candidate_strings(fst: pynini.Fst, n: int, prune: float = PRUNE_NATS
         # unique=True determinises, which treats ε as a symbol: remove it first
         return _spelled(guard.shortestpath(guard.rmepsilon(std), nshortest=n,
                                            unique=True))[:n]
-    for paths in (2 * n, 5 * n):
+    for paths in (n, 2 * n, 5 * n):
         out = _spelled(guard.shortestpath(std, nshortest=paths))
         if len(out) >= n:
             break

@@ -82,8 +82,9 @@ def train_paradigm(paradigm: Paradigm, method: str = "pruned",
     with using_ur_prior(ur_prior):
         sc = _tier_start(paradigm, set(held), model, transparent, method, seed, progress,
                          em_opts)
-        if sc.e_step is not None and sc.words.entries == split(paradigm, set(held)).entries:
-            em_opts = dict(em_opts, first_e_step=sc.e_step)  # the same words, one start
+        if sc.first_step is not None and \
+                sc.words.entries == split(paradigm, set(held)).entries:
+            em_opts = dict(em_opts, first_step=sc.first_step)  # the same words, one start
         r = train_with_restarts(paradigm, method=method, heldout=set(held), model=sc.model,
                                 progress=progress, **em_opts)
     scores = score_trained(r, list(held.values())) if held and r.result is not None else None

@@ -163,6 +163,59 @@ def test_kbest_on_cyclic_machine_with_epsilons_matches_exhaustive_scoring(seed):
         assert g == pytest.approx(lw[i], abs=1e-9)
 
 
+def best_path_costs(f, max_len: int) -> dict:
+    """String -> cost of its best path (tropical), for every string of at most
+    ``max_len`` labels that the acceptor ``f`` accepts: a label-synchronous search over
+    (state, string) with the acyclic ε arcs closed at each length."""
+    arcs, finals = arcs_of(f)
+    frontier, out = {(f.start(), ()): 0.0}, {}
+    for length in range(max_len + 1):
+        todo, best = list(frontier.items()), dict(frontier)
+        while todo:  # ε closure
+            (q, v), c = todo.pop()
+            for a, _, w, d in arcs[q]:
+                if a == 0 and c + w < best.get((d, v), np.inf):
+                    best[(d, v)] = c + w
+                    todo.append(((d, v), c + w))
+        nxt = {}
+        for (q, v), c in best.items():
+            if q in finals:
+                out[v] = min(out.get(v, np.inf), c + finals[q])
+            for a, _, w, d in arcs[q]:
+                if a != 0 and length < max_len:
+                    nxt[(d, v + (a,))] = min(nxt.get((d, v + (a,)), np.inf), c + w)
+        frontier = nxt
+    return out
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_candidate_strings_are_the_best_single_path_strings(seed):
+    """The n strings with the best single paths, best first (oracle: every string up to
+    8 labels; each labelled arc of these cyclic machines costs ≥ 1.5, so no longer string
+    can beat the n-th). Negative control: the n best *paths* alone, without the wider
+    searches, spell fewer than n strings on a machine with two paths per string."""
+    from strgm.wfsa.paths import _spelled, candidate_strings
+    from strgm.wfsa.core import new_fst, weight
+
+    rng = np.random.default_rng(seed)
+    f = random_acceptor(rng, 4, 2, acyclic=False, eps=True)
+    n, max_len = 5, 8
+    costs = best_path_costs(f, max_len)
+    want = sorted(costs, key=lambda v: costs[v])[:n]
+    assert len(want) == n and costs[want[-1]] < 1.5 * (max_len + 1)
+    assert candidate_strings(f, n, prune=None) == want
+    twice = new_fst()
+    twice.add_states(3)
+    twice.set_start(0)
+    for d, w in ((1, 0.1), (2, 0.2)):  # two paths spell every string a+ b
+        twice.add_arc(0, pynini.Arc(1, 1, weight(w), d))
+        twice.add_arc(d, pynini.Arc(1, 1, weight(1.0), d))
+        twice.set_final(d)
+    std = pynini.arcmap(twice, map_type="to_std")
+    assert len(_spelled(pynini.shortestpath(std, nshortest=n))) < n
+    assert len(candidate_strings(twice, n, prune=None)) == n
+
+
 def test_sampling_matches_exact_probabilities():
     f = W.weighted_strings({(1,): 0.0, (2, 1): 1.0, (): 2.0})
     p = np.exp(-np.array([0.0, 1.0, 2.0]))

@@ -136,25 +136,31 @@ def test_the_screening_candidates_share_one_e_step():
     assert abs(ll - ll_shared) > 1e-3
 
 
-def test_em_begins_with_the_screening_e_step():
-    """When the screening ran on every training word, EM's first E-step is the
-    screening's (same distribution): the same trace and θ as running it again; the
-    messages of another distribution (p_copy 0.9) give another trace."""
-    from strgm.models.em import e_step_messages, split, train_phonology
+def test_em_begins_with_the_screening_iteration():
+    """When the screening ran on every training word (the default), EM's first iteration
+    is the screening's winner (same distribution, same counts, same M-step): the same
+    trace and θ as running it again, with the E-step alone or with counts and M-step
+    reused; the messages of another distribution (p_copy 0.9) give another trace, and so
+    does a reused M-step from another candidate (the negative controls)."""
+    from strgm.models.em import FirstStep, e_step_messages, split, train_phonology
 
     para = neutral_harmony_paradigm(4, seed=0)
     base = PhonologyEditModel(para.alphabet()).initial()
     opts = {"max_iters": 2}
     sc = choose_transparent(para, set(), base, infer_opts=opts)
-    assert sc.words.entries == split(para, set()).entries and sc.e_step is not None
-    run = lambda first: train_phonology(para, model=sc.model, em_iters=1,  # noqa: E731
-                                        infer_opts=opts, first_e_step=first)
-    reused, again = run(sc.e_step), run(None)
-    assert [round(e["objective"], 8) for e in reused.trace] == \
-        [round(e["objective"], 8) for e in again.trace]
-    assert np.allclose(reused.model.theta, again.model.theta, atol=1e-6)
+    assert sc.words.entries == split(para, set()).entries and sc.first_step is not None
+    run = lambda first, iters=1: train_phonology(  # noqa: E731
+        para, model=sc.model, em_iters=iters, infer_opts=opts, first_step=first)
+    again = run(None)
+    objectives = [round(e["objective"], 8) for e in again.trace]
+    for first in (sc.first_step, FirstStep(sc.first_step.messages)):
+        reused = run(first)
+        assert [round(e["objective"], 8) for e in reused.trace] == objectives
+        assert np.allclose(reused.model.theta, again.model.theta, atol=1e-6)
     other = e_step_messages(with_transparent(base, (), p_copy=0.9), sc.words, "pruned", opts)
     # the control compares first E-steps only: no M-step and second E-step after it
-    wrong = train_phonology(para, model=sc.model, em_iters=0, infer_opts=opts,
-                            first_e_step=other)
+    wrong = run(FirstStep(other), iters=0)
     assert abs(wrong.trace[0]["objective"] - again.trace[0]["objective"]) > 1e-3
+    f = sc.first_step
+    moved = run(FirstStep(f.messages, f.counts, f.ll, 0.5 * f.theta, f.q))
+    assert abs(moved.trace[-1]["objective"] - again.trace[-1]["objective"]) > 1e-3
