@@ -10,8 +10,8 @@ time); recorded: the families chosen per held-out word (exact match, mean −log
 the true form, as printed), the trained EM phonology's exact match, child CPU seconds,
 the number of EM iterations run, and the same two scores over the held-out words whose
 morphemes all occur in a training word (the protocol of
-``benchmarks/phonology_textbook.py``; the other words are counted). Default inputs: the 8 problems of
-``../shared/data/phonology``. On those it is a check that removing work does not change
+``benchmarks/phonology_textbook.py``; the other words are counted). Default inputs:
+the 8 problems of ``../shared/data/phonology``. On those it is a check that removing work does not change
 the 5-seed table (the held-out words are the table's own); ``--synthetic WORDS SEED
 ...`` runs synthetic paradigms (:func:`strgm.datasets.synthetic.synthetic_paradigm`,
 one per seed) instead, a development set that no table is read from. Writes

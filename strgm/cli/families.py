@@ -43,10 +43,13 @@ def family_report(run, prog, job) -> dict:
         print(f"families chosen per held-out word: exact match {choice.exact_match:.1%}   "
               f"mean -log p(true form): {choice.mean_neg_logp:.3f} nats")
         for key, w in choice.per_word.items():
-            print(f"  {key}  {w['predicted']}  ({w['family']})  true {w['gold']}  "
+            unseen = run.scores.per_word.get(key, {}).get("unseen_morphemes")
+            print(f"  {key}  {w['predicted'] or '—'}  ({w['family']})  true {w['gold']}  "
                   f"{'✓' if w['predicted'] == w['gold'] else '✗'}"
                   + (undecided_note(w["rules_forms"], w["rules_weights"])
-                     if w["family"] == "rules" else ""))
+                     if w["family"] == "rules" else "")
+                  + (f"  (no prediction: {', '.join(unseen)} in no training word)"
+                     if unseen else ""))
         out["family_choice"] = choice.to_dict()
         out["holdout"] = answer_record(choice, run.scores.per_word)
     return out

@@ -18,6 +18,8 @@ from typing import Optional
 import numpy as np
 import pynini
 
+from strgm.wfsa import acyclic
+from strgm.wfsa.compiled import COMPILED
 from strgm.wfsa.known_tables import KNOWN
 from strgm.wfsa.serialised import read_arcs
 from strgm.wfsa.interrupts import native
@@ -141,10 +143,19 @@ def arc_table_reference(fst: pynini.Fst) -> ArcTable:
 
 
 def topological_levels(t: ArcTable) -> Optional[np.ndarray]:
-    """Longest-path depth of every state from any source, or None if there is a cycle.
+    """Longest-path depth of every state from any source, or None if there is a cycle
+    (:func:`strgm.wfsa.acyclic.depths`, O(|Q| + |E|); without numba the reference
+    :func:`topological_levels_reference`)."""
+    if not COMPILED:
+        return topological_levels_reference(t)
+    depth, ok = acyclic.depths(t.num_states, acyclic.as_int64(t.src),
+                               acyclic.as_int64(t.dst))
+    return depth if ok else None
 
-    Relaxation depth[dst] = max(depth[src] + 1) repeated until stable: at most (longest
-    path + 1) vectorised passes over the arcs."""
+
+def topological_levels_reference(t: ArcTable) -> Optional[np.ndarray]:
+    """:func:`topological_levels` by relaxation, depth[dst] = max(depth[src] + 1)
+    repeated until stable: at most (longest path + 1) vectorised passes over the arcs."""
     depth = np.zeros(t.num_states, dtype=np.int64)
     for _ in range(t.num_states + 1):
         new = depth.copy()
@@ -159,8 +170,25 @@ def topological_levels(t: ArcTable) -> Optional[np.ndarray]:
 def acyclic_distances(t: ArcTable, reverse: bool = False,
                       levels: Optional[np.ndarray] = None) -> np.ndarray:
     """Log-semiring shortest distances (-log α, or -log β with ``reverse``) of an acyclic
-    automaton, by one vectorised log-sum-exp pass per topological level. Exact in float64.
-    """
+    automaton, by one pass over the arcs grouped by topological level
+    (:func:`strgm.wfsa.acyclic.distances`: the additions of
+    :func:`acyclic_distances_reference`, in its order)."""
+    if not COMPILED:
+        return acyclic_distances_reference(t, reverse, levels)
+    if levels is None:
+        levels = topological_levels(t)
+        if levels is None:
+            raise ValueError("acyclic_distances needs an acyclic automaton")
+    return acyclic.distances(t.num_states, int(t.start), acyclic.as_int64(t.src),
+                             acyclic.as_int64(t.dst), acyclic.as_float64(t.weight),
+                             acyclic.as_float64(t.final), acyclic.as_int64(levels),
+                             bool(reverse))
+
+
+def acyclic_distances_reference(t: ArcTable, reverse: bool = False,
+                                levels: Optional[np.ndarray] = None) -> np.ndarray:
+    """:func:`acyclic_distances` by one vectorised log-sum-exp pass per topological
+    level. Exact in float64."""
     if levels is None:
         levels = topological_levels(t)
         if levels is None:

@@ -284,3 +284,30 @@ def test_the_family_report_prints_the_q_it_scores(capsys):
     want = dict(zip(forms, posterior(list(s.values()),
                                      out["family_choice"]["concentration"])))
     assert all(math.isclose(x, want[tuple(f)]) for f, x in q.items())
+
+
+def test_the_family_report_names_a_morpheme_seen_in_no_training_word(capsys, monkeypatch):
+    """A held-out word whose morpheme no training word has gets no prediction: the report
+    prints a dash and names the morpheme, never the text "None"; a word with a
+    prediction gets no such note (the control)."""
+    import strgm.workflows.family_choice as fc
+    from strgm.cli.families import family_report
+
+    run = deletion_run({})
+    per_word = {"R9 FEM": {"gold": "bantə", "predicted": "bantə", "family": "edit",
+                           "neg_logp": 0.1},
+                "R99": {"gold": "xlep", "predicted": None, "family": "edit",
+                        "neg_logp": math.inf}}
+    choice = SimpleNamespace(rules=run, per_word=per_word, exact_match=0.5,
+                             mean_neg_logp=math.inf, to_dict=lambda: {})
+    monkeypatch.setattr(fc, "choose_family", lambda *a, **k: choice)
+    edit = {"R9 FEM": {"gold": "bantə", "predicted": "bantə", "p_gold": 0.9},
+            "R99": {"gold": "xlep", "predicted": None, "p_gold": 0.0,
+                    "unseen_morphemes": ["R99"]}}
+    train_run = SimpleNamespace(scores=SimpleNamespace(per_word=edit))
+    family_report(train_run, SimpleNamespace(done=lambda: None), None)
+    lines = {ln.split()[0]: ln for ln in capsys.readouterr().out.splitlines()
+             if ln.startswith("  R")}
+    assert "None" not in lines["R99"] and "  —  (edit)" in lines["R99"]
+    assert "(no prediction: R99 in no training word)" in lines["R99"]
+    assert "no prediction" not in lines["R9"]

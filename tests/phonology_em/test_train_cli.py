@@ -268,7 +268,7 @@ def test_train_json_holdout_is_the_answer_printed(tmp_path, capsys):
     assert h["n"] == len(printed) == em["n"] and set(h["per_word"]) == set(printed)
     assert h["exact_match"] == answer
     assert f"families chosen per held-out word: exact match {answer:.1%}" in text
-    assert {k: (str(w["predicted"]), w["exact"]) for k, w in h["per_word"].items()} == printed
+    assert {k: (w["predicted"] or "—", w["exact"]) for k, w in h["per_word"].items()} == printed
     assert f"exact match: {100 * em['exact_match']:.1f}%" in text
     assert all("p_gold" in w for w in h["per_word"].values())  # `strgm plot predictions`
     # control: the two systems differ here, so the version-1 layout (EM's scores as
