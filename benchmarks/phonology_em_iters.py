@@ -132,16 +132,20 @@ def plot(runs: list, iters: list, name: str) -> None:
     except ImportError:
         return
     files = sorted({r["file"] for r in runs})
+    seen = all(r.get("seen_neg_logp") is not None for r in runs)
+    lp = "seen_neg_logp" if seen else "family_neg_logp"
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     width = 0.8 / len(iters)
     for j, k in enumerate(iters):
         xs = [i + j * width for i in range(len(files))]
-        for ax, key in zip(axes, ("family_neg_logp", "cpu_seconds")):
+        for ax, key in zip(axes, (lp, "cpu_seconds")):
             ax.bar(xs, [statistics.mean(r[key] for r in runs
                                         if r["file"] == f and r["em_iters"] == k)
                         for f in files], width, label=f"--em-iters {k}")
-    for ax, title in zip(axes, ("mean −log p of the true form (5 seeds)",
-                                "CPU s (mean of 5 seeds)")):
+    n = len({r["seed"] for r in runs})
+    for ax, title in zip(axes, ("mean −log p of the true form" + (
+            "\n(words with every morpheme seen in training)" if seen else "")
+            + f" ({n} seeds)", f"CPU s (mean of {n} seeds)")):
         ax.set_xticks([i + 0.4 - width / 2 for i in range(len(files))])
         ax.set_xticklabels([f.split("_")[-1].replace(".tsv", "") for f in files],
                            rotation=45)

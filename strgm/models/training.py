@@ -68,10 +68,22 @@ def _labels(fst: pynini.Fst) -> np.ndarray:
 
 def event_counts(structure: EditStructure, b: pynini.Fst) -> tuple[np.ndarray, float]:
     """(expected count of every decision event under B, log Z(B))."""
+    c, log_z = id_counts(structure, b)
+    return events_of(structure, c), log_z
+
+
+def id_counts(structure: EditStructure, b: pynini.Fst) -> tuple[np.ndarray, float]:
+    """(expected count of every id of B — 0, T's arcs 1…|E|, then T's final states —,
+    log Z(B)). Linear in the posterior, so counts of many beliefs may be summed before
+    :func:`events_of` maps them to events once."""
     post = expected_arc_counts(b, what="phonology factor belief")
-    lab = post.table.ilabel
-    c = np.bincount(lab, weights=post.arc_counts,
-                    minlength=structure.num_arcs + structure.num_states + 1)
+    return np.bincount(post.table.ilabel, weights=post.arc_counts,
+                       minlength=structure.num_arcs + structure.num_states + 1), post.log_z
+
+
+def events_of(structure: EditStructure, c: np.ndarray) -> np.ndarray:
+    """Event counts of the id counts ``c`` (:func:`id_counts`): each arc of T counts for
+    its one or two decision events, each final state for its stop event."""
     arc_c, fin_c = c[1:structure.num_arcs + 1], c[structure.num_arcs + 1:]
     ev = np.zeros(structure.num_events)
     for evs in (structure.ev1, structure.ev2):
@@ -80,7 +92,7 @@ def event_counts(structure: EditStructure, b: pynini.Fst) -> tuple[np.ndarray, f
     mf = structure.final_ev >= 0
     ev += np.bincount(structure.final_ev[mf], weights=fin_c[:structure.num_states][mf],
                       minlength=structure.num_events)
-    return ev, post.log_z
+    return ev
 
 
 def expected_counts(structure: EditStructure, theta: np.ndarray, pairs: list,
@@ -93,16 +105,16 @@ def expected_counts(structure: EditStructure, theta: np.ndarray, pairs: list,
 
     if t_ids is None:
         t_ids = compile_fst(structure, theta, ids=True)
-    total = np.zeros(structure.num_events)
+    total = np.zeros(structure.num_arcs + structure.num_states + 1)
     ll = 0.0
     for i, (mu, s) in enumerate(pairs):
         if progress:
             progress(Status(f"expected edit counts: word {i + 1}/{len(pairs)}", i + 1,
                             len(pairs), "expected counts"))
-        c, lz = event_counts(structure, id_belief(t_ids, structure, mu, s))
+        c, lz = id_counts(structure, id_belief(t_ids, structure, mu, s))
         total += c
         ll += lz
-    return total, ll
+    return events_of(structure, total), ll
 
 
 # ---------------------------------------------------------------- M-step

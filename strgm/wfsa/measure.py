@@ -284,6 +284,16 @@ def score_strings(fst: pynini.Fst, strings: Sequence[Sequence[int]],
     return score_strings_by_composition(fst, strings)
 
 
+def warm_compiled() -> None:
+    """Load the compiled kernels every inference uses — the arc-table decoder, the
+    acyclic passes, the string walk — into this process (from numba's on-disk cache),
+    so that a process forked afterwards inherits them instead of loading them again."""
+    f = weighted_strings({(1,): 0.5, (1, 2): 1.0})
+    t = arc_table(f)
+    acyclic_distances(t, levels=topological_levels(t))
+    score_strings(f, [(1,), (1, 2)])
+
+
 def score_strings_by_composition(fst: pynini.Fst, strings: Sequence[Sequence[int]]
                                  ) -> np.ndarray:
     """:func:`score_strings` by composition, for any ``fst`` (output ε included): the

@@ -42,6 +42,7 @@ import numpy as np
 from strgm.errors import StrgmError
 from strgm.models.rule_calibration import calibrated_forms
 from strgm.models.rule_phonology import RuleRun, train_rule_phonology
+from strgm.wfsa.measure import warm_compiled
 from strgm.workflows.background import Job, start
 
 
@@ -106,7 +107,9 @@ def start_rule_family(paradigm, heldout, *, progress=None, parallel: bool = True
     ``heldout`` (word keys) with :func:`~strgm.models.rule_phonology.
     train_rule_phonology`: in a child process on another core when ``parallel`` and
     the machine allows (:func:`strgm.workflows.background.start`), else now. Pass the
-    job to :func:`choose_family`."""
+    job to :func:`choose_family`. The compiled kernels are loaded first, so that the
+    child inherits them (:func:`strgm.wfsa.measure.warm_compiled`)."""
+    warm_compiled()
     return start(train_rule_phonology, paradigm, sorted(heldout), parallel=parallel,
                  progress=progress, **rule_opts)
 

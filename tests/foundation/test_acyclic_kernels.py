@@ -102,3 +102,25 @@ def test_a_cycle_anywhere_has_no_depths():
                      np.zeros(3))
     assert list(topological_levels(empty)) == [0, 0, 0]
     assert list(itertools.islice(acyclic_distances(empty), 3)) == [0.0, np.inf, np.inf]
+
+
+def test_warm_compiled_loads_the_shared_kernels_in_a_fresh_process():
+    """Before the rule family is forked, the parent loads the kernels both processes
+    use, so the child inherits them; in a fresh interpreter none is loaded before the
+    call (the control) and each is after it."""
+    import subprocess
+    import sys
+
+    code = ("import strgm.wfsa.acyclic as a, strgm.wfsa.serialised as s, "
+            "strgm.wfsa.string_scores as w\n"
+            "from strgm.wfsa.compiled import COMPILED\n"
+            "from strgm.wfsa.measure import warm_compiled\n"
+            "ks = [a.depths, a.distances, s._decode, w._walk]\n"
+            "before = [len(k.signatures) for k in ks] if COMPILED else [0] * 4\n"
+            "warm_compiled()\n"
+            "after = [len(k.signatures) for k in ks] if COMPILED else [1] * 4\n"
+            "print(before, after)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split("]")
+    assert out[0].strip("[ ") == "0, 0, 0, 0"
+    assert all(int(x) > 0 for x in out[1].strip("[ ,").split(","))

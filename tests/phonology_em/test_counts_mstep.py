@@ -61,6 +61,27 @@ def test_expected_counts_match_brute_force(spec):
     assert c.sum() > 1
 
 
+@pytest.mark.parametrize("spec", [ContextSpec(), ContextSpec(1, 2, 1, True)])
+def test_counts_of_many_words_are_summed_then_mapped_to_events(spec):
+    """expected_counts adds the words' id counts and maps them to events once: the
+    brute-force counts of each word, summed, and Σ log Z. Control: the per-word sum
+    without the final states' stop events differs (the map covers both kinds of id)."""
+    from strgm.models.training import expected_counts
+
+    st = build_structure(tiny_info(2), spec)
+    th = random_theta(st, 3)
+    words = [([((1, 2), 0.3), ((2,), 1.2)], (2, 1)), ([((1,), 0.1), ((1, 1), 0.9)], (1,)),
+             ([((2, 2), 0.5)], (2, 2, 1))]
+    got, ll = expected_counts(st, th, [(weighted_strings(u), s) for u, s in words])
+    want = [brute_counts(st, th, u, s) for u, s in words]
+    assert np.allclose(got, sum(c for c, _ in want), atol=1e-8)
+    assert abs(ll - sum(z for _, z in want)) < 1e-8
+    stops = np.zeros(st.num_events, dtype=bool)
+    stops[st.final_ev[st.final_ev >= 0]] = True
+    no_stops = sum(np.where(stops, 0.0, c) for c, _ in want)
+    assert not np.allclose(got, no_stops, atol=1e-8)
+
+
 def test_gradient_matches_finite_differences():
     st = build_structure(tiny_info(2), ContextSpec())
     rng = np.random.default_rng(0)
