@@ -117,6 +117,8 @@ class _Search:
         self.pair_word = np.array([p[0] for p in pairs], dtype=np.int64)
         self.pair_morph = np.array([p[1] for p in pairs], dtype=np.int64)
         self.cascades = CascadeCache(self.n)
+        self._screened: dict = {}  # (rules, URs, …) -> the screen's list (screen())
+        self._urs_key: tuple = ()
 
     def set_urs(self, urs: dict) -> None:
         """The rows scored for a rule: every word under ``urs``, then every word with one
@@ -140,6 +142,7 @@ class _Search:
         self.row_cand = np.array(cand, dtype=np.int64)
         self.rows = pack(mats, self.n)
         self.row_gold = self.gold[self.row_word]
+        self._urs_key = tuple(sorted((m, tuple(u)) for m, u in urs.items()))
 
     def residual(self, mat: np.ndarray) -> int:
         """Segments where the rows of ``mat`` (the training words' outputs) and their
@@ -211,8 +214,14 @@ class _Search:
 
     def screen(self, rules: list, wrong_words: np.ndarray, base: int,
                progress=None, limit=None) -> list:
-        """Candidate rules, best first (:func:`strgm.models.rule_proposals.screen`)."""
-        return screen(self, rules, wrong_words, base, progress, limit)
+        """Candidate rules, best first (:func:`strgm.models.rule_proposals.screen`), for
+        the URs of the last :meth:`set_urs`. The screen is a function of the cascade and
+        those URs, and beam entries often share both: each list is computed once."""
+        key = (tuple(rules), self._urs_key, np.asarray(wrong_words).tobytes(), base, limit)
+        if key not in self._screened:
+            self._screened[key] = tuple(screen(self, rules, wrong_words, base, progress,
+                                               limit))
+        return list(self._screened[key])
 
 
 def learn_rules(symbols: Sequence[str], words: Sequence, candidates: dict, *,

@@ -67,6 +67,33 @@ def test_a_beam_keeps_the_analysis_whose_first_rule_gains_less():
     assert greedy.grammar.description_length > beam.grammar.description_length
 
 
+def test_the_search_screens_each_cascade_and_urs_once_with_the_same_result(monkeypatch):
+    """Beam entries share cascades and URs, so the search keeps each screen's list; the
+    grammar it learns is the one it learns when every screen is computed afresh, and
+    the screens it asked for did repeat (so the memo is exercised: the control)."""
+    import strgm.models.rule_search as rs
+
+    para = nasal_prefixed_paradigm(["sofa", "ɡena", "ʧupi", "kasa", "bari", "pelu",
+                                    "tiko", "kilo", "tuma", "potu", "dumo"])
+    held = ["3 R03", "3 R06"]
+    calls = []
+    real = rs._Search.screen
+
+    def counted(self, rules, wrong_words, base, progress=None, limit=None):
+        calls.append((tuple(rules), self._urs_key, base, limit))
+        return real(self, rules, wrong_words, base, progress, limit)
+    monkeypatch.setattr(rs._Search, "screen", counted)
+    kept = train_rule_phonology(para, held, beam=2)
+    assert len(calls) > len(set(calls))
+
+    def fresh(self, rules, wrong_words, base, progress=None, limit=None):
+        return rs.screen(self, rules, wrong_words, base, progress, limit)
+    monkeypatch.setattr(rs._Search, "screen", fresh)
+    again = train_rule_phonology(para, held, beam=2)
+    assert grammar_to_dict(kept.grammar) == grammar_to_dict(again.grammar)
+    assert kept.predictions() == again.predictions()
+
+
 # ----------------------------------------------------- the description length
 @pytest.mark.parametrize("ur_cost", [pytest.param(0.0, marks=pytest.mark.slow), 1.0,
                                      pytest.param(2.5, marks=pytest.mark.slow)])
