@@ -108,8 +108,9 @@ def choose_transparent(paradigm: Paradigm, heldout: set, model: PhonologyEditMod
         infer_opts=infer_opts, progress=progress)
     scores = [(c, q) for c, q, _, _ in screened]
     best = max(range(len(cands)), key=lambda i: (scores[i][1], -i))
-    first = None if shared is None else FirstStep(shared, *screened[best][3],
-                                                  screened[best][2], scores[best][1])
+    _, q, theta, (counts, ll) = screened[best]
+    first = None if shared is None else FirstStep(shared, counts=counts, ll=ll,
+                                                  theta=theta, q=q)
     return TierScreening(with_transparent(model, cands[best], p_copy), scores, subset,
                          first)
 

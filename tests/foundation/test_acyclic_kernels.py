@@ -108,10 +108,11 @@ def test_warm_compiled_loads_the_shared_kernels_in_a_fresh_process():
     """Before the rule family is forked, the parent loads the kernels both processes
     use, so the child inherits them; in a fresh interpreter none is loaded before the
     call (the control) and each is after it."""
+    import json
     import subprocess
     import sys
 
-    code = ("import strgm.wfsa.acyclic as a, strgm.wfsa.serialised as s, "
+    code = ("import json, strgm.wfsa.acyclic as a, strgm.wfsa.serialised as s, "
             "strgm.wfsa.string_scores as w\n"
             "from strgm.wfsa.compiled import COMPILED\n"
             "from strgm.wfsa.measure import warm_compiled\n"
@@ -119,8 +120,9 @@ def test_warm_compiled_loads_the_shared_kernels_in_a_fresh_process():
             "before = [len(k.signatures) for k in ks] if COMPILED else [0] * 4\n"
             "warm_compiled()\n"
             "after = [len(k.signatures) for k in ks] if COMPILED else [1] * 4\n"
-            "print(before, after)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.split("]")
-    assert out[0].strip("[ ") == "0, 0, 0, 0"
-    assert all(int(x) > 0 for x in out[1].strip("[ ,").split(","))
+            "print(json.dumps([before, after]))\n")
+    before, after = json.loads(subprocess.run([sys.executable, "-c", code],
+                                              capture_output=True, text=True,
+                                              check=True).stdout)
+    assert before == [0, 0, 0, 0]
+    assert all(n > 0 for n in after)
