@@ -55,15 +55,16 @@ METHODS = {
     "pruned20": ("pruned", {"kbest": 20}),
     "pep": ("pep", {}),
     "pep_paper": ("pep", {"lam": 0.01, "eta": 0.05, "K_early": 20, "early_iters": 3}),
-    "pep_ml2": ("pep", {"activation_levels": 2}),
-    "pep_ml3": ("pep", {"activation_levels": 3}),
-    "pep_ml2_k10": ("pep", {"activation_levels": 2, "K_early": 10}),
     "pep_rr": ("pep", {"block": False}),
     "pep_ku5": ("pep", {"K_unigram": 5}),
     "pep_ref": ("pep", {"fused": False}),
     "ep2": ("ep", {"order": 2}),
     "ep3": ("ep", {"order": 3}),
 }
+#: The rows' order in the report: the methods above, with those of removed options
+#: (multi-level activation, ``activation_levels``) after PEP's, as they were measured.
+ORDER = ["pruned20", "pep", "pep_paper", "pep_ml2", "pep_ml3", "pep_ml2_k10",
+         *[m for m in METHODS if m not in ("pruned20", "pep", "pep_paper")]]
 
 
 def paradigm_of(ds: str, words: int, seed: int = 0):
@@ -209,7 +210,7 @@ def report() -> None:
                   "| words | method | code | CPU s | all runs | × pruned | iterations | "
                   "converged | gold −log b | held-out exact | held-out −log p |",
                   "|---|---|---|---|---|---|---|---|---|---|---|"]
-        for r in sorted(sel, key=lambda r: (r["words"], list(METHODS).index(r["method"]))):
+        for r in sorted(sel, key=lambda r: (r["words"], ORDER.index(r["method"]))):
             if "error" in r:
                 lines.append(f"| {r['words']} | {r['method']} | {r.get('code', '')} | failed: "
                              f"{r['error'][:160]} | | | | | | | |")
@@ -225,7 +226,7 @@ def report() -> None:
                 f"{_f(r.get('heldout_exact'))} | {_f(r.get('heldout_neglogp'))} |")
         ok = [r for r in sel if "error" not in r]
         groups = sorted({(r["method"], r.get("code", "")) for r in ok},
-                        key=lambda g: (list(METHODS).index(g[0]), g[1]))
+                        key=lambda g: (ORDER.index(g[0]), g[1]))
         lines += ["", "Cost growth (least-squares slope of log CPU on log words, per method "
                   "and revision): " + ", ".join(
                       f"{m} ({c}) {s:.2f}" for m, c in groups
@@ -262,7 +263,7 @@ def plot(rows: list) -> None:
         sel = [r for r in rows if r["dataset"] == ds and r["phonology"] == ph
                and "error" not in r]
         codes = sorted({r.get("code", "") for r in sel}, key=_commits_behind)
-        for i, m in enumerate(METHODS):  # one line per method and revision (see the table)
+        for i, m in enumerate(ORDER):  # one line per method and revision (see the table)
             for code in codes:
                 pts = sorted((r["words"], r["cpu_seconds"]) for r in sel
                              if r["method"] == m and r.get("code", "") == code)

@@ -47,10 +47,6 @@ def check_paths(args) -> None:
         raise OptionError("--projection", projection,
                           f"projection {projection!r} is not available for {args.method!r} "
                           "(ep: gradient or closed; pep: prox or grow)")
-    levels = getattr(args, "activation_levels", None)
-    if levels is not None and (args.method != "pep" or projection not in (None, "prox")):
-        raise OptionError("--activation-levels", levels, "applies to --method pep with the "
-                          "prox projection")
 
 
 def _as_list(files) -> list:
@@ -145,9 +141,6 @@ def _add_engine_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--lambda", dest="lam", type=float_arg(0), default=None,
                    help="PEP penalty λ (default: 0.03 for prox, 0.01 for grow)")
     g.add_argument("--anneal", action="store_true", help="PEP: decay λ over iterations")
-    g.add_argument("--activation-levels", type=int, default=None, choices=[1, 2, 3, 4],
-                   help="PEP-prox: trie levels one proximal step may activate (multi-level "
-                        "activation; default: the engine's, see strgm.inference.ep_settings)")
     g.add_argument("--max-iters", type=int_arg(1), default=10, help="default: %(default)s")
     g.add_argument("--tol", type=float_arg(0), default=None,
                    help="convergence: max change of top-5 belief probabilities (bp, "
@@ -222,9 +215,8 @@ def engine_options(args) -> dict:
         opts.update(order=args.order, projection=args.projection)
     elif args.method == "pep":
         opts.update(projection=args.projection, anneal=args.anneal)
-        for key in ("lam", "activation_levels"):
-            if getattr(args, key, None) is not None:
-                opts[key] = getattr(args, key)
+        if args.lam is not None:
+            opts["lam"] = args.lam
     return opts
 
 

@@ -14,7 +14,6 @@ import sys
 
 from strgm.cli.common import INFERENCE_METHODS, add_limit_options, add_scheduler_option, \
     check_outputs, run_batch, scheduler_spec
-from strgm.cli.blocks import check_blocks, e_steps_in_blocks
 from strgm.cli.families import family_report, rules_beside_em
 from strgm.cli.paradigm import add_prior_option, note_unseen, resolve_prior, run_inputs
 from strgm.cli.errors import announce_written
@@ -37,10 +36,6 @@ def add_subparser(sub) -> None:
                    "directories or globs: one task per file, one table (--json: one "
                    "strgm-batch document)")
     add_scheduler_option(p)
-    p.add_argument("--blocks", type=int_arg(1), default=None, metavar="N",
-                   help="split each E-step over N blocks of words that exchange messages "
-                        "every round (methods bp and pruned; with --scheduler and one FILE "
-                        "the blocks run on the workers, with the same numbers as here)")
     p.add_argument("--method", default="pruned", choices=INFERENCE_METHODS,
                    help="inference of each E-step (default: %(default)s)")
     p.add_argument("--em-iters", type=int_arg(0), default=1,
@@ -260,13 +255,14 @@ def cmd_train(args) -> int:
     spec = scheduler_spec(args)  # checked before any work
     files, several = expand_inputs(args.file, "FILE")
     if several:
-        check_blocks(args, None)
         _check_run_options(args)
         resolve_prior(args)
         return run_batch(args, files, "train", train_task, _train_summary,
                          [("--save", args.save), ("--checkpoint", args.checkpoint),
                           ("--resume", args.resume), ("--plot", getattr(args, "plot", None))])
-    check_blocks(args, spec)
+    if spec is not None:
+        print("strgm: note: --scheduler runs one task per file; a single file runs here",
+              file=sys.stderr)
     args.file = files[0]
     resumed = "the --resume checkpoint"
     check_outputs([(args.json, "--json", False), (args.save, "--save", False),
@@ -285,9 +281,8 @@ def cmd_train(args) -> int:
         print(plan_text(args, para, parallel_rules=spec is None and not args.one_core),
               file=sys.stderr, flush=True)
     try:
-        with e_steps_in_blocks(args, spec, prog):
-            run, out = _trained(args, para, prog, prior,
-                                parallel_rules=spec is None and not args.one_core)
+        run, out = _trained(args, para, prog, prior,
+                            parallel_rules=spec is None and not args.one_core)
     finally:
         prog.done()  # the heartbeat stops, also on an error
     if args.save:
@@ -315,9 +310,8 @@ def plan_text(args, para, parallel_rules: bool) -> str:
     steps = []
     k = len(transparent_candidates(para.alphabet().segment_symbols))
     if not (args.resume or args.no_tier) and args.transparent == "auto" and k > 1:
-        shared = "one E-step each" if args.blocks else "one shared E-step"
-        steps.append(f"harmony-tier screening ({k} candidate vowel sets, {shared} and "
-                     f"one M-step each on {min(30, n)} words)")
+        steps.append(f"harmony-tier screening ({k} candidate vowel sets, one shared "
+                     f"E-step and one M-step each on {n} words: EM's first iteration)")
     runs = f"{args.restarts} × " if args.restarts > 1 else ""
     steps.append(f"{runs}{args.em_iters} EM iteration(s) ({args.em_iters + 1} {args.method} "
                  f"E-steps) on {n} training words")
@@ -365,8 +359,7 @@ def train_task(path: str, options: dict) -> dict:
     prior = resolve_prior(args)
     para = read_paradigm(path)
     note_unseen(prior, para.alphabet())
-    with e_steps_in_blocks(args, None, None):  # --blocks: serially, inside this task
-        return _trained(args, para, Progress(False), prior, sys.stdout)[1]
+    return _trained(args, para, Progress(False), prior, sys.stdout)[1]
 
 
 def _train_summary(rec) -> list:

@@ -121,18 +121,6 @@ class ExactSide(VariableSide):
         self._versions[var] += 1
         return True
 
-    def message_caches(self, var: str, factor: str) -> tuple:
-        """(k-best strings, {string: log μ(string)}) known of the current μ_{F→V}: none
-        here; pruned BP's, so that a message can travel with them to another process
-        (:mod:`strgm.inference.blocks`)."""
-        return None, {}
-
-    def seed_caches(self, var: str, factor: str, kbest, scores: dict) -> None:
-        """Take caches of the current μ_{F→V} computed elsewhere (none kept here)."""
-
-    def prepare_caches(self, var: str, factor: str) -> None:
-        """Compute now what the next use of μ_{F→V} will need (nothing here)."""
-
     def incoming_to_factor(self, var: str, factor: str) -> pynini.Fst:
         if self.graph.variables[var].is_observed:
             return observation_message(self.graph, var)
@@ -185,23 +173,6 @@ class PrunedSide(ExactSide):
             self._kbest[var].pop(factor, None)
             self._scores[var][factor] = {}
             self._arcs[var].pop(factor, None)
-
-    def message_caches(self, var: str, factor: str) -> tuple:
-        return self._kbest[var].get(factor), dict(self._scores[var].get(factor, {}))
-
-    def seed_caches(self, var: str, factor: str, kbest, scores: dict) -> None:
-        """Caches of the current μ_{F→V} computed by another side from the same message
-        (the same k-best list; more scored strings)."""
-        if kbest is not None:
-            self._kbest[var][factor] = [tuple(s) for s in kbest]
-        self._scores[var].setdefault(factor, {}).update(scores)
-
-    def prepare_caches(self, var: str, factor: str) -> None:
-        """The k-best list of μ_{F→V} when V is pruned (degree ≥ 3), so that it travels
-        with the message."""
-        if self.graph.degree(var) > 2 and factor not in self._kbest[var]:
-            self._kbest[var][factor] = [s for s, _ in kbest(self.msgs[var][factor], self.k,
-                                                            arcs=self._labelled(var, factor))]
 
     def domain(self, var: str) -> list[tuple[int, ...]]:
         """D_V = ∪_F k-best(μ_{F→V}) (k-best lists cached per message), recomputed at the

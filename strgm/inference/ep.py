@@ -114,7 +114,6 @@ class EPSide(VariableSide):
         self.repairs = 0
         self.repairs_by_kind: dict[str, int] = {}
         self.skipped = 0
-        self.passes_saved = 0
         self.project_seconds = 0.0
         self._empty = FeatureSet([], self.n)
         self._enc_cache: dict[tuple[str, str], tuple[int, pynini.Fst]] = {}
@@ -141,7 +140,7 @@ class EPSide(VariableSide):
 
     def diagnostics(self) -> dict:
         feats = [self.num_features(v) for v in self.approximated]
-        return {"updates": self.updates, "updates_saved": self.passes_saved,
+        return {"updates": self.updates,
                 "message_repairs": self.repairs, "skipped_updates": self.skipped,
                 "message_repairs_by_kind": dict(self.repairs_by_kind),
                 "projection_seconds": self.project_seconds,
@@ -168,11 +167,6 @@ class EPSide(VariableSide):
         if self.unigram_only and self.s["K_unigram"]:
             self.K = self.s["K_unigram"]
         self.lam = self.s["lam"] * (self.s["decay"] ** iteration if self.s["anneal"] else 1)
-        # ``reproject``: every stored μ_{F→V} re-projected once per iteration (not re-sent)
-        for v in self.graph.latent:
-            if v not in self._relay and self.s["reproject"]:
-                for f in self.mu[v]:
-                    self.pending[v].setdefault(f, None)
         if iteration > 0:  # factors that learn their parameters from p̂ (grammars)
             for m in {id(m): m for msgs in self.mu.values() for m in msgs.values()
                       if hasattr(m, "end_iteration")}.values():
@@ -355,7 +349,7 @@ class EPSide(VariableSide):
         self.pending[var] = {}
         t0 = time.perf_counter()
         passes = 1 if (self.projection.exact and len(pend) == 1) else self.K
-        self.passes_saved += run_visit(self, var, pend, passes)
+        run_visit(self, var, pend, passes)
         self.project_seconds += time.perf_counter() - t0
 
     def _target(self, var: str, factor: str) -> Target:

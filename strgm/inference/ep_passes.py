@@ -1,19 +1,11 @@
-"""The passes of one EP/PEP visit: which pending messages are re-projected, in what
-order, and when the remaining passes are skipped (:meth:`strgm.inference.ep.EPSide._visit`).
+"""The passes of one EP/PEP visit: which pending messages are re-projected, and in what
+order (:meth:`strgm.inference.ep.EPSide._visit`).
 
 A visit to V takes K passes over its pending messages μ_{F→V} (``K_early`` on the early
 iterations, PEP §7). Round robin (the default): a pass re-projects every pending message
 once. Block Gauss–Seidel (``block``): all K passes on one message, then the next.
 
-Residual stop (``pass_tol`` > 0). A pass that moved θ_V by at most ``pass_tol`` in every
-coordinate, max_f |θ_V^after(f) − θ_V^before(f)| ≤ ``pass_tol``, ends the unit's passes.
-A heuristic: a pass that barely moved θ_V suggests the passes are near a fixed point
-(each step is η times a gradient, so a small move means small gradients on the active
-set), and the messages are re-projected again on the next iteration anyway. The passes
-saved are counted (``updates_saved``). Off (``pass_tol`` = 0) the visit is exactly the
-fixed K passes. Measured: docs/architecture.md §3.
-
-Fused block (``fused``, default on for PEP-prox with block passes and no residual stop):
+Fused block (``fused``, default on for PEP-prox with block passes):
 the same passes on one message, but every run of passes whose working set stays fixed is
 one compiled call (:mod:`strgm.projection.fused`); the first pass and every pass that
 grows the working set or meets a divergent step stay reference passes
@@ -24,10 +16,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-import numpy as np
 import pynini
-
-from strgm.features.theta import Theta
 
 
 def pass_units(pending: list, passes: int, block: bool) -> list:
@@ -41,45 +30,26 @@ def pass_units(pending: list, passes: int, block: bool) -> list:
     return [[(f, shared) for f in pending]]
 
 
-def theta_moved(before: Theta, after: Theta) -> float:
-    """max |after − before| over the union of their features (absent entries are 0)."""
-    if before is after:
-        return 0.0
-    fs = before.features.union(after.features)
-    d = after.align(fs, strict=False).values - before.align(fs, strict=False).values
-    return float(np.max(np.abs(d), initial=0.0))
-
-
-def run_passes(units: list, passes: int, update: Callable[[str, Optional[dict]], None],
-               theta: Callable[[], Theta], pass_tol: float) -> int:
-    """Run every unit's passes (``update(factor, cache)`` per message), ending a unit
-    early once one of its passes moved θ_V by ≤ ``pass_tol`` (module docstring).
-    Returns the number of message updates saved."""
-    saved = 0
+def run_passes(units: list, passes: int,
+               update: Callable[[str, Optional[dict]], None]) -> None:
+    """Run every unit's passes: ``update(factor, cache)`` per message and pass."""
     for unit in units:
-        for k in range(passes):
-            before = theta() if pass_tol > 0 and k + 1 < passes else None
+        for _ in range(passes):
             for f, cache in unit:
                 update(f, cache)
-            if before is not None and theta_moved(before, theta()) <= pass_tol:
-                saved += (passes - k - 1) * len(unit)
-                break
-    return saved
 
 
-def run_visit(side, var: str, pending: list, passes: int) -> int:
+def run_visit(side, var: str, pending: list, passes: int) -> None:
     """A visit's ``passes`` passes over its ``pending`` messages: fused blocks
-    (:func:`run_fused_block`) when PEP-prox takes block passes with no residual stop and
-    ``fused`` is on, else :func:`run_passes`. Returns the message updates saved."""
+    (:func:`run_fused_block`) when PEP-prox takes block passes and ``fused`` is on, else
+    :func:`run_passes`."""
     s = side.s
-    if passes > 1 and s["block"] and s["fused"] and s["pass_tol"] == 0 \
-            and hasattr(side.projection, "fit_fused"):
+    if passes > 1 and s["block"] and s["fused"] and hasattr(side.projection, "fit_fused"):
         for f in pending:
             run_fused_block(side, var, f, passes)
-        return 0
-    return run_passes(pass_units(pending, passes, s["block"]), passes,
-                      lambda f, cache: side._guarded_update(var, f, cache),
-                      lambda: side.theta(var), s["pass_tol"])
+        return
+    run_passes(pass_units(pending, passes, s["block"]), passes,
+               lambda f, cache: side._guarded_update(var, f, cache))
 
 
 def run_fused_block(side, var: str, factor: str, passes: int) -> None:

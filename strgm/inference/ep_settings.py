@@ -24,20 +24,14 @@ option                 default   meaning
 ``unigram_first``      True      unigram features only on the first iteration (PEP §7)
 ``max_len``            None      longest PEP feature (unbounded)
 ``relay``              True      exact WFSA relay at latent variables of degree ≤ 2
-``reproject``          False     re-project every stored μ_{F→V} once per iteration
 ``on_divergence``      damp      ``damp``: a divergent update is damped; ``skip``: skipped
-``activation_levels``  1         PEP-prox: trie levels one step may activate (multi-level
-                                 activation, :func:`strgm.projection.prox.prox_step`)
-``pass_tol``           0         end a visit's K passes after a pass that moved θ_V by at
-                                 most this in every coordinate (0: all K;
-                                 :mod:`strgm.inference.ep_passes`)
 ``fused``              True      PEP-prox block passes: runs of steps on a fixed working set
                                  as one compiled call (:mod:`strgm.projection.fused`; the
                                  same steps as with False, the reference)
 =====================  ========  ============================================================
 
-PEP's schedule (λ = 0.03, η = 0.1, K = 20 on two early iterations, block passes;
-``activation_levels`` and ``pass_tol`` off) was chosen by measurement
+PEP's schedule (λ = 0.03, η = 0.1, K = 20 on two early iterations, block passes) was
+chosen by measurement
 (``benchmarks/results/pep_schedule.md``, ``benchmarks/results/pep_speed.md``), not taken
 from the paper; the reasons and figures are in ``docs/decisions/pep_schedule.md``.
 The paper's setting is ``lam=0.01, eta=0.05, K_early=20, early_iters=3``.
@@ -57,8 +51,7 @@ _DEFAULTS = {
 }
 _COMMON = {"lam": 0.01, "anneal": False, "decay": 0.5, "eta": 0.05, "K_early": 20,
            "early_iters": 3, "block": False, "unigram_first": True, "max_len": None, "steps": 1,
-           "relay": True, "reproject": False, "on_divergence": "damp",
-           "activation_levels": 1, "pass_tol": 0.0, "fused": True, "K_unigram": None}
+           "relay": True, "on_divergence": "damp", "fused": True, "K_unigram": None}
 
 
 def projections_for(method: str) -> tuple[str, ...]:
@@ -93,15 +86,9 @@ def ep_settings(method: str, options: dict) -> dict:
         raise StrgmError(f"K_unigram must be a positive integer or None, got {ku!r}")
     if s["lam"] < 0 or s["eta"] <= 0 or s["K_early"] < 1 or s["steps"] < 1:
         raise StrgmError("need lam >= 0, eta > 0, K_early >= 1, steps >= 1")
-    for flag in ("block", "anneal", "unigram_first", "relay", "reproject", "fused"):
+    for flag in ("block", "anneal", "unigram_first", "relay", "fused"):
         if not isinstance(s[flag], bool):
             raise StrgmError(f"{flag} must be True or False, got {s[flag]!r}")
-    lv = s["activation_levels"]
-    if isinstance(lv, bool) or not isinstance(lv, int) or not 1 <= lv <= 4:
-        raise StrgmError(f"activation_levels must be an integer from 1 to 4, got {lv!r}")
-    pt = s["pass_tol"]
-    if isinstance(pt, bool) or not isinstance(pt, (int, float)) or not 0 <= pt < float("inf"):
-        raise StrgmError(f"pass_tol must be a finite number >= 0, got {pt!r}")
     if s["on_divergence"] not in ("damp", "skip"):
         raise StrgmError(f"on_divergence must be 'damp' or 'skip', got "
                          f"{s['on_divergence']!r}")

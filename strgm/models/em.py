@@ -38,7 +38,6 @@ from strgm.datasets.paradigm import Paradigm
 from strgm.errors import ConvergenceWarning, InputError, ObjectiveDecreaseWarning, check_kind
 from strgm.inference import METHODS, infer
 from strgm.models.edit_model import PhonologyEditModel
-from strgm.models.em_blocks import active_block_setting, split_e_step
 from strgm.models.phonology import build_phonology_model
 from strgm.progress import tagged
 from strgm.models.training import expected_counts, m_step
@@ -51,7 +50,7 @@ CHECKPOINT_FORMAT = "strgm-em-checkpoint-v2"
 _BUDGET_OPTIONS = ("max_memory", "max_states")
 _SETTING_NAMES = {"l2": "l2 (--l2)", "l1": "l1 (--l1)", "method": "method (--method)",
                   "infer_opts": "inference options (--max-iters ...)",
-                  "blocks": "blocks (--blocks)"}
+                  "blocks": "blocks (--blocks, since removed)"}
 
 
 @dataclass
@@ -104,16 +103,12 @@ def split(paradigm: Paradigm, heldout: set) -> Paradigm:
 
 def e_step(model: PhonologyEditModel, train: Paradigm, method: str, infer_opts: dict,
            progress=None, messages: Optional[tuple] = None):
-    """Inference with T_θ, then (counts, Σ_w log Z_w, result, graph model); split over
-    blocks of words inside :func:`strgm.models.em_blocks.block_e_step`. The result is
+    """Inference with T_θ, then (counts, Σ_w log Z_w, result, graph model). The result is
     detached (:meth:`strgm.inference.InferenceResult.detach`): it keeps the morphemes'
     beliefs, which is all prediction needs, and frees the engine's caches before the
     M-step. ``messages``: :func:`e_step_messages`' triple of an inference already run
     on ``train`` under a model with ``model``'s distribution p_θ(s | u), used instead of
     inference (only the counts are computed)."""
-    setting = active_block_setting()
-    if messages is None and setting is not None:
-        return split_e_step(model, train, method, infer_opts, setting, progress)
     pairs, res, pm = messages or e_step_messages(model, train, method, infer_opts,
                                                  progress)
     counts, ll = expected_counts(model.structure, model.theta, pairs, progress)
@@ -122,7 +117,7 @@ def e_step(model: PhonologyEditModel, train: Paradigm, method: str, infer_opts: 
 
 def e_step_messages(model: PhonologyEditModel, train: Paradigm, method: str,
                     infer_opts: dict, progress=None) -> tuple:
-    """:func:`e_step`'s inference (no blocks): (pairs, detached result, graph model);
+    """:func:`e_step`'s inference: (pairs, detached result, graph model);
     ``pairs``: per training word (μ_{phonology→U}, surface labels), for
     :func:`strgm.models.training.expected_counts`. They depend on T_θ only through
     p_θ(s | u): models with one distribution share them (:mod:`strgm.models.tier_choice`)."""
@@ -146,10 +141,9 @@ def run_settings(train: Paradigm, method: str, l2: float, tol: float,
     words = json.dumps([[e.key, list(e.morphemes), e.surface] for e in train.observed],
                        ensure_ascii=False)
     opts = {k: v for k, v in sorted(infer_opts.items()) if k not in _BUDGET_OPTIONS}
-    setting = active_block_setting()
     return json.loads(strict_json({
         "method": method, "l2": l2, "tol": tol, "infer_opts": opts,
-        **({"l1": l1} if l1 else {}), **({"blocks": setting.n} if setting else {}),
+        **({"l1": l1} if l1 else {}),
         "training_words": hashlib.sha256(words.encode("utf-8")).hexdigest()}))
 
 
@@ -310,7 +304,7 @@ def _stop_reason(obj: float, prev: Optional[float], tol: float, it: int,
 def _check_same_run(ck: Checkpoint, settings: dict, em_iters: int, path: str) -> None:
     if ck.settings is not None:
         mine, theirs = {"l1": 0.0, **settings}, {"l1": 0.0, **ck.settings}  # l1 is new
-        for key in list(mine) + [k for k in theirs if k not in mine]:  # blocks: optional
+        for key in list(mine) + [k for k in theirs if k not in mine]:  # blocks: old checkpoints
             value = mine.get(key)
             if theirs.get(key) != value:
                 what = ("other training words (another paradigm, --holdout or --seed)"

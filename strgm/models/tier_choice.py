@@ -27,8 +27,7 @@ their auxiliaries compare like for like. On every training word the screening *i
 EM's first iteration with the candidates' M-steps side by side: EM continues from the
 winner's θ_c (:class:`strgm.models.em.FirstStep`). Cost: one E-step, and per candidate
 one pass of expected counts and one M-step; over plain EM, the losers' counts and
-M-steps. (Under split E-steps, :mod:`strgm.models.em_blocks`, each candidate runs its
-own E-step.)
+M-steps.
 """
 
 from __future__ import annotations
@@ -42,8 +41,7 @@ import numpy as np
 from strgm.datasets.paradigm import Paradigm
 from strgm.errors import ConvergenceWarning
 from strgm.models.edit_model import PhonologyEditModel
-from strgm.models.em import FirstStep, e_step, e_step_messages, split
-from strgm.models.em_blocks import active_block_setting
+from strgm.models.em import FirstStep, e_step_messages, split
 from strgm.models.training import expected_counts, m_step
 from strgm.models.ipa_features import feature_table, vowels
 from strgm.progress import tagged
@@ -79,7 +77,7 @@ class TierScreening:
     """What :func:`choose_transparent` found: the start ``model`` with the chosen
     transparent set, ``scores`` [(candidate, maximised Q)], the screening ``words`` and
     the chosen candidate's iteration on them (``first_step``: the shared E-step, its
-    counts and the M-step; None when there was no screening or under split E-steps).
+    counts and the M-step; None when there was no screening).
     The chosen start defines the distribution that E-step ran under, so EM on the same
     words begins with it."""
 
@@ -109,8 +107,7 @@ def choose_transparent(paradigm: Paradigm, heldout: set, model: PhonologyEditMod
     scores = [(c, q) for c, q, _, _ in screened]
     best = max(range(len(cands)), key=lambda i: (scores[i][1], -i))
     _, q, theta, (counts, ll) = screened[best]
-    first = None if shared is None else FirstStep(shared, counts=counts, ll=ll,
-                                                  theta=theta, q=q)
+    first = FirstStep(shared, counts=counts, ll=ll, theta=theta, q=q)
     return TierScreening(with_transparent(model, cands[best], p_copy), scores, subset,
                          first)
 
@@ -130,26 +127,19 @@ def screening_words(paradigm: Paradigm, heldout: set, screen_words: int,
 def screen_candidates(train: Paradigm, starts: list, *, method: str = "pruned",
                       l2: float = 1.0, infer_opts: Optional[dict] = None,
                       progress: Optional[Callable[[str], None]] = None) -> tuple:
-    """(the shared E-step or None, [(transparent set, Q_c(θ_c) − ½λ‖θ_c‖², θ_c,
+    """(the shared E-step, [(transparent set, Q_c(θ_c) − ½λ‖θ_c‖², θ_c,
     (counts, Σ log Z))]) for the copy-biased ``starts`` (one distribution: module
     docstring) on the words of ``train``: one shared E-step, then each candidate's
     counts and M-step."""
     opts = dict(infer_opts or {})
-    shared = None
-    if active_block_setting() is None:
-        with warnings.catch_warnings():  # a screening: its E-step's convergence is moot
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            shared = e_step_messages(starts[0], train, method, opts,
-                                     _tell(progress, "harmony tier"))
+    with warnings.catch_warnings():  # a screening: its E-step's convergence is moot
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        shared = e_step_messages(starts[0], train, method, opts,
+                                 _tell(progress, "harmony tier"))
     out = []
     for i, m in enumerate(starts):
         tell = _tell(progress, f"harmony tier, candidate {i + 1}/{len(starts)}")
-        if shared is None:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                counts, ll = e_step(m, train, method, opts, tell)[:2]
-        else:
-            counts, ll = expected_counts(m.structure, m.theta, shared[0], tell)
+        counts, ll = expected_counts(m.structure, m.theta, shared[0], tell)
         theta, q = m_step(m.structure, counts, m.theta, l2, progress=tell)
         out.append((tuple(m.classes["transparent"]), float(q), theta, (counts, ll)))
     return shared, out

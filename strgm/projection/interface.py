@@ -195,8 +195,7 @@ class Prox(_Stepwise):
         r = prox_step(t.mu, old, t.cavity if t.cavity.nnz else None, sched.lam,
                       self.settings["eta"], self._max_len(sched),
                       p_cache=cache.get("p") if cache is not None else None, what=t.what,
-                      q_cache=last, compositions=self.compositions,
-                      levels=self.settings.get("activation_levels", 1))
+                      q_cache=last, compositions=self.compositions)
         if cache is not None:
             cache["p"] = r.p
             cache["step"] = r
@@ -210,8 +209,7 @@ class Prox(_Stepwise):
         done), or None when the next pass must be a reference one (:meth:`fit`)."""
         last = cache.get("step")
         if (last is None or t.message is not last.x or "p" not in cache
-                or self.settings["steps"] != 1
-                or self.settings.get("activation_levels", 1) != 1):
+                or self.settings["steps"] != 1):
             return None
         out = fused_steps(last, t.message, t.cavity if t.cavity.nnz else None, cache["p"],
                           passes, sched.lam, self.settings["eta"], self._max_len(sched))

@@ -18,11 +18,7 @@ of the always-active root ε; the constant features BOS and EOS also count as ac
 their gradient is always 0, so they would otherwise block every BOS·x and x·EOS) and the
 one-symbol extensions w·a of nonzero w whose suffix (w·a)[1:] is also nonzero (the
 conjunction test, PEP footnote 7). Features beyond ``max_len`` are never activated.
-So the active set deepens by one trie level per step. Multi-level activation
-(``levels`` > 1 in :func:`prox_step`) lets a step look further: a frontier feature whose
-gradient would survive the prox on its own (|g| > λ) is counted as nonzero, its own
-extensions are activated, and the gradient is taken again on the larger set (up to
-``levels`` − 1 times per step; each is one more p̂ and q moment computation).
+So the active set deepens by one trie level per step.
 
 Step (PEP §7: one step per visit, η = 0.05, λ = 0.01):
     x ← prox_{ηλΩ}(x + η (E_p[f] − E_q[f])) on the active set, halving η while Z = ∞.
@@ -257,8 +253,7 @@ def prox_step(p: pynini.Fst, x: Theta, base: Optional[Theta], lam: float, eta: f
               max_len: Optional[int] = None, p_cache: Optional[Moments] = None,
               max_halvings: int = 30, what: str = "automaton",
               q_cache: Optional[tuple[Theta, Moments]] = None,
-              compositions: Optional[CompositionCache] = None,
-              levels: int = 1) -> ProxStep:
+              compositions: Optional[CompositionCache] = None) -> ProxStep:
     """One proximal-gradient step on D(p̂ ‖ q_{base+x}) + λΩ(x), p̂ ∝ p ⊙ ENCODE(base).
 
     ``p_cache``: moments of p̂ from an earlier call with the same (p, base); reused when
@@ -268,24 +263,10 @@ def prox_step(p: pynini.Fst, x: Theta, base: Optional[Theta], lam: float, eta: f
     ``compositions``: where p's composition with the feature DFA is kept across steps
     (:class:`strgm.features.moments.CompositionCache`; its cover grows with the working
     set, so K passes compose each message about once).
-
-    ``levels`` > 1 (multi-level activation): a frontier feature whose gradient passes
-    the penalty's threshold, |g| > λ (a lone group would survive the prox), counts as
-    nonzero for activation, so that its own extensions join the active set in the same
-    step, and the gradient is taken again on the larger set; up to ``levels`` − 1 times
-    per step (each costs one more p̂ and q moment computation).
     """
     act = active_set(x, max_len)
-    grad = _gradient(p, x, base, act, p_cache, q_cache, what, compositions)
-    for _ in range(levels - 1):
-        work, xa, g = grad[0], grad[2], grad[5]
-        hot = (xa.values != 0) | ((work.positions_in(act) >= 0) & (np.abs(g) > lam))
-        deeper = active_set(Theta(work, hot.astype(float)).restrict(), max_len)
-        if not (deeper.positions_in(act) < 0).any():
-            break
-        act = act.union(deeper)
-        grad = _gradient(p, x, base, act, grad[1], None, what, compositions)
-    work, pm, xa, b, _, g = grad
+    work, pm, xa, b, _, g = _gradient(p, x, base, act, p_cache, q_cache, what,
+                                      compositions)
     for _ in range(max_halvings + 1):
         y = Theta(work, xa.values + eta * g)
         xn = tree_prox(y, eta * lam)
@@ -345,11 +326,9 @@ def _on(m: Moments, fs: FeatureSet) -> np.ndarray:
 
 def proximal_projection(p: pynini.Fst, num_labels: int, lam: float = 0.01, eta: float = 0.5,
                         iters: int = 200, max_len: Optional[int] = None,
-                        theta0: Optional[Theta] = None, tol: float = 1e-9,
-                        levels: int = 1) -> Theta:
+                        theta0: Optional[Theta] = None, tol: float = 1e-9) -> Theta:
     """Approximately minimise D(p ‖ q_θ) + λΩ(θ) (eq. 3 with eq. 9) from θ0 (default: the
-    closed-form unigram fit of p) by repeated :func:`prox_step` (``levels``: its
-    multi-level activation). Returns θ restricted to its nonzero features."""
+    closed-form unigram fit of p) by repeated :func:`prox_step`. Returns θ restricted to its nonzero features."""
     if theta0 is None:
         from strgm.projection.closed_form import closed_form, order_feature_set
 
@@ -357,7 +336,7 @@ def proximal_projection(p: pynini.Fst, num_labels: int, lam: float = 0.01, eta: 
     x = theta0.restrict()
     cache = None
     for _ in range(iters):
-        r = prox_step(p, x, None, lam, eta, max_len, cache, levels=levels)
+        r = prox_step(p, x, None, lam, eta, max_len, cache)
         cache = r.p
         delta = r.x.align(r.x.features.union(x.features), strict=False).values - \
             x.align(r.x.features.union(x.features), strict=False).values

@@ -127,15 +127,10 @@ def test_a_projection_of_the_other_method_is_refused_before_reading(tmp_path):
     assert_clean_error(o, "--projection", "'closed'", "pep")
 
 
-@pytest.mark.parametrize("argv,named", [
-    (["--method", "pruned", "--activation-levels", "2"], "pep"),
-    (["--method", "pep", "--projection", "grow", "--activation-levels", "2"], "2"),
-    (["--method", "pep", "--activation-levels", "5"], "5"),
-    (["--method", "pep", "--activation-levels", "two"], "'two'"),
-])
-def test_activation_levels_are_checked_before_reading(tmp_path, argv, named):
-    o = run_cli(["infer", str(tmp_path / "absent.tsv"), *argv], watch=tmp_path)
-    assert_clean_error(o, "--activation-levels", named)
+def test_the_removed_activation_levels_option_is_a_clean_error(tmp_path):
+    o = run_cli(["infer", str(tmp_path / "absent.tsv"), "--method", "pep",
+                 "--activation-levels", "2"], watch=tmp_path)
+    assert_clean_error(o, "--activation-levels")
 
 
 def test_holdout_with_a_single_observed_word_names_the_file(tmp_path):

@@ -229,17 +229,18 @@ def test_sharded_em_checkpoint_resumes_serially_to_the_same_grammar(tmp_path, ad
         _weights((tmp_path / "c.lt").read_text()), rel=1e-10, abs=1e-12)
 
 
-def test_train_one_file_splits_its_e_steps_and_equals_serial_blocks(files, address):
-    """One FILE with --scheduler and --blocks: the E-steps run in blocks of words on the
-    cluster, with the numbers of the same --blocks run here."""
-    argv = ["train", files / "a.tsv", "--em-iters", "1", "--quiet", "--family", "edit",
-            "--show-processes", "0", "--no-tier", "--max-iters", "2", "--blocks", "2"]
+def test_train_one_file_with_a_scheduler_runs_here_and_says_so(files, address):
+    """One FILE with --scheduler: the run is the serial one (one task per file), and a
+    note says so; --blocks, which split one file's E-steps, is gone."""
+    argv = ["train", files / "a.tsv", "--em-iters", "1", "--family", "edit",
+            "--show-processes", "0", "--no-tier", "--max-iters", "2"]
     s, d = _serial_and_cluster(argv, files, address, "strgm-train")
     assert _without_seconds(s) == _without_seconds(d)
-    o = run_cli(["train", files / "a.tsv", "--method", "pep", "--scheduler", address,
-                 "--blocks", "2", "--json", files / "e.json"], watch=files)
-    assert o.code == 2 and len(o.stderr.strip().splitlines()) == 1
-    assert "--method" in o.stderr and not (files / "e.json").exists()
+    o = run_cli(argv + ["--scheduler", address, "--quiet"])
+    assert o.code == 0 and "a single file runs here" in o.stderr
+    o = run_cli(["train", files / "a.tsv", "--blocks", "2", "--json", files / "e.json"],
+                watch=files)
+    assert o.code == 2 and "--blocks" in o.stderr and not (files / "e.json").exists()
 
 
 def test_pcfg_parse_on_sentence_shards_prints_the_serial_lines(tmp_path, address):

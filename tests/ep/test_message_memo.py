@@ -7,13 +7,20 @@ variable. Controls: a side that skips the re-delivery (the unsafe residual sched
 gives other θ; a memo keyed on no input versions (a message never recomputed) too.
 """
 
+import numpy as np
 import pytest
 
 from test_phonology_ep import small_paradigm
 from strgm.factors import BinaryFactor
 from strgm.inference import infer
 from strgm.inference.ep import EPSide
-from strgm.inference.ep_passes import theta_moved
+
+
+def theta_moved(before, after) -> float:
+    """max |after − before| over the union of the two θ's features (absent entries 0)."""
+    fs = before.features.union(after.features)
+    d = after.align(fs, strict=False).values - before.align(fs, strict=False).values
+    return float(np.max(np.abs(d), initial=0.0))
 
 
 def _thetas(result, model):

@@ -126,23 +126,13 @@ def test_train_counters_name_the_restart_and_the_iterations_asked(tiny, capsys,
                  "--show-processes", "0"]) == 0
     err = capsys.readouterr().err
     assert err.startswith("strgm train: harmony-tier screening (3 candidate vowel sets, "
-                          "one shared E-step and one M-step each on 6 words), then 2 × 2 "
-                          "EM iteration(s)")
+                          "one shared E-step and one M-step each on 6 words: EM's first "
+                          "iteration), then 2 × 2 EM iteration(s)")
     assert _counters(err, "EM iteration") == {2} and _counters(err, "candidate") == {3}
     for i in (0, 1):
         for it in (0, 1, 2):
             said = f"restart {i} ({i + 1} of 2): EM iteration {it}/2: " in err
             assert said == ((i, it) != (0, 0))
-
-
-def test_train_plan_says_each_candidate_has_its_own_e_step_with_blocks(tiny):
-    from strgm.cli.app import build_parser
-    from strgm.cli.train import plan_text
-    from strgm.datasets.paradigm import read_paradigm
-
-    args = build_parser().parse_args(["train", tiny, "--blocks", "2"])
-    line = plan_text(args, read_paradigm(tiny), False)
-    assert "(3 candidate vowel sets, one E-step each and one M-step each on 6 words)" in line
 
 
 HEARTBEAT = re.compile(r"^\[ +\d+\.\ds\] still in sweeps 2/3 … \(\d+ s since it started\)$")

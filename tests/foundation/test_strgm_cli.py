@@ -183,8 +183,7 @@ def test_textbook_english_roots_recover_bare_forms(tmp_path):
     (["--method", "ep", "--order", "2"], "gradient"),
     (["--method", "ep", "--order", "1", "--projection", "closed"], "closed"),
     (["--method", "pep", "--lambda", "0.02"], "prox"),
-    (["--method", "pep", "--projection", "grow"], "grow"),
-    (["--method", "pep", "--activation-levels", "3"], "prox")])
+    (["--method", "pep", "--projection", "grow"], "grow")])
 def test_infer_ep_and_pep_options_reach_the_engine(tmp_path, argv, projection):
     f = tmp_path / "toy.tsv"
     f.write_text(TOY, encoding="utf-8")
@@ -196,8 +195,6 @@ def test_infer_ep_and_pep_options_reach_the_engine(tmp_path, argv, projection):
     assert data["settings"]["projection"] == projection
     if "--lambda" in argv:
         assert data["settings"]["lam"] == 0.02
-    if "--activation-levels" in argv:
-        assert data["settings"]["activation_levels"] == 3
     if "--order" in argv:
         assert data["settings"]["order"] == int(argv[3])
 
