@@ -72,7 +72,7 @@ def dataset(name: str, words: int, seed: int, holdout: float = 0.1):
 
 
 def code_revision() -> str:
-    """The last commit that changed the library (``strgm``, ``strgm.transducers``), plus
+    """The last commit that changed the library (``strgm``, ``fst_factors.transducers``), plus
     ``+dirty`` for uncommitted library changes: the code a record was produced with."""
     import subprocess
 
@@ -129,7 +129,7 @@ def report(_args) -> None:
              "gold_missed counts floored morphemes); held-out = 10% of the words hidden "
              "(exact match of the 1-best surface form, mean −log p of the true one); "
              "features_per_belief = mean nonzero θ entries at the approximated variables; "
-             "code = last library commit (`strgm`, `strgm.transducers`) the run used.", ""]
+             "code = last library commit (`strgm`, `fst_factors.transducers`) the run used.", ""]
     for ds in sorted({r["dataset"] for r in rows}):
         lines += [f"## {ds}", "", "| words | method | " + " | ".join(cols) + " |",
                   "|---" * (len(cols) + 2) + "|"]

@@ -170,7 +170,7 @@ def main() -> None:
     ap.add_argument("--limit-gb", type=float, default=6.0)
     ap.add_argument("--baseline", default=None, help="checkout before the guard")
     a = ap.parse_args()
-    from strgm.wfsa.guard import available_memory
+    from fst_factors.wfsa.guard import available_memory
 
     rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                          text=True, cwd=HERE).stdout.strip()

@@ -23,7 +23,7 @@ of the words hidden; the phonology is the untrained copy-biased edit transducer 
 cached in ``results/pep_speed_trained/``). Timings are medians over ``--reps`` runs of
 process CPU time; accuracy is from the first run (the methods are deterministic). Before
 timing, every method runs once untimed on 50 words of the same data, so that compiling
-the kernels (once per source revision, :mod:`strgm.wfsa.compiled`) is not timed.
+the kernels (once per source revision, :mod:`fst_factors.wfsa.compiled`) is not timed.
 
     python benchmarks/pep_speed.py run --dataset english --words 100 200 500 --reps 3
     python benchmarks/pep_speed.py run --dataset synthetic --words 500 --phonology trained

@@ -5,7 +5,7 @@ M = pruned and pep side by side (each problem's PEP CPU time over its pruned-BP 
     python benchmarks/pep_textbook.py collect DIR     # summarise an earlier run's outputs
 
 ``run`` first runs each method once untimed on the bundled English verbs (compiling the
-kernels, once per source digest: :mod:`strgm.wfsa.compiled`), then starts one ``strgm
+kernels, once per source digest: :mod:`fst_factors.wfsa.compiled`), then starts one ``strgm
 infer`` process per problem (exactly the user's command) and records exit status, wall
 and CPU seconds (children's rusage), peak memory, and from the JSON written: iterations,
 whether the belief change fell below tol, and how many roots' 1-best UR equals their bare

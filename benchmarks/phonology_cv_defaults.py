@@ -28,7 +28,7 @@ import numpy as np
 from strgm.datasets.paradigm import Paradigm, read_paradigm
 from strgm.models.edit_model import PhonologyEditModel
 from strgm.models.phonology import holdout_split
-from strgm.transducers.contextual_edit import ContextSpec
+from fst_factors.transducers.contextual_edit import ContextSpec
 from strgm.workflows.training import train_paradigm
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "phonology")

@@ -38,8 +38,8 @@ import warnings
 
 import numpy as np
 
-import strgm.transducers as ff
-from strgm.alphabet import Alphabet
+import fst_factors.transducers as ff
+from fst_factors.alphabet import Alphabet
 from strgm.datasets import synthetic as sy
 from strgm.datasets.paradigm import Paradigm
 

@@ -38,7 +38,7 @@ MAX_ITERS = 2
 def initial_model(para, right_window=1, right_classes="coarse", sub=None):
     """The default copy-biased phonology, or one with a wider/finer right context or
     another maximum substitution distance ``sub``."""
-    from strgm.transducers.contextual_edit import ContextSpec
+    from fst_factors.transducers.contextual_edit import ContextSpec
     from strgm.models.edit_model import PhonologyEditModel
 
     spec = ContextSpec(1, right_window, 1, True)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pynini
 
 import strgm
-import strgm.transducers as ff
+import fst_factors.transducers as ff
 from strgm.factors import Factor
 
 

@@ -34,7 +34,7 @@ __version__ = "0.1.0"
 #: Public name → the module that defines it (imported on first use, PEP 562).
 _LAZY = {
     # strings, graphs and inference
-    "Alphabet": "strgm.alphabet",
+    "Alphabet": "fst_factors.alphabet",
     "FactorGraph": "strgm.graph",
     "infer": "strgm.inference",
     "Belief": "strgm.inference.belief",

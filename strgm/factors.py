@@ -22,18 +22,18 @@ from typing import Mapping, Optional
 
 import pynini
 
-from strgm.transducers.concat import (concat_acceptors, concat_context_transducer,
+from fst_factors.transducers.concat import (concat_acceptors, concat_context_transducer,
                                       part_message_by_quotient)
 from strgm.errors import GraphError
-from strgm.wfsa import guard
-from strgm.wfsa.operations import compose
-from strgm.wfsa.epsilon import trim
+from fst_factors.wfsa import guard
+from fst_factors.wfsa.operations import compose
+from fst_factors.wfsa.epsilon import trim
 
 
 def _clean(fst: pynini.Fst, what: str = "message", num_labels: Optional[int] = None
            ) -> pynini.Fst:
     """Trimmed, ε-free, arc-sorted; first checked against the run's ``max_states`` (and
-    arc cap, :func:`strgm.wfsa.guard.check_result`) so that an oversized message is
+    arc cap, :func:`fst_factors.wfsa.guard.check_result`) so that an oversized message is
     refused before trimming copies it."""
     guard.check_result(fst, what, guard.current().max_states, num_labels)
     return pynini.arcsort(trim(fst, what), sort_type="ilabel")

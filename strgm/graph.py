@@ -19,10 +19,10 @@ import networkx as nx
 import pynini
 
 from strgm import display
-from strgm.alphabet import Alphabet
+from fst_factors.alphabet import Alphabet
 from strgm.errors import GraphError
 from strgm.factors import BinaryFactor, ConcatFactor, Factor, UnaryFactor, factor_builder
-from strgm.transducers.relabel import to_alphabet
+from fst_factors.transducers.relabel import to_alphabet
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class FactorGraph:
     """A factor graph over strings on one alphabet.
 
     >>> import strgm
-    >>> import strgm.transducers as ff
+    >>> import fst_factors.transducers as ff
     >>> g = strgm.FactorGraph(strgm.Alphabet("ab"))
     >>> g.add_variable("M"); g.add_variable("S", observed="ab")
     >>> g.add_unary("prior", "M", ff.geometric_unigram_prior(2))
@@ -114,7 +114,7 @@ class FactorGraph:
         """A weighted acceptor on ``var`` (e.g. a prior). Any ``pynini.Fst``: its weights
         become log64 and its labels the alphabet's, by symbol table (the FST's, or
         ``symbols``), by byte/UTF-8 code point, or as they are
-        (:func:`strgm.transducers.relabel.to_alphabet`; ``labels`` picks the way)."""
+        (:func:`fst_factors.transducers.relabel.to_alphabet`; ``labels`` picks the way)."""
         fst = self._as_factor_fst(name, fst, labels, symbols)
         self._add_factor(UnaryFactor(name, var=var, fst=pynini.arcsort(fst, "ilabel")))
 
@@ -164,7 +164,7 @@ class FactorGraph:
                      output_var: Optional[str] = None, labels: str = "auto") -> None:
         """Load an OpenFst file as a factor: unary if ``output_var`` is None; its labels
         are mapped as in :meth:`add_unary`."""
-        from strgm.transducers.loading import load_fst_factor
+        from fst_factors.transducers.loading import load_fst_factor
 
         fst = load_fst_factor(path, self.alphabet, labels=labels)
         if output_var is None:

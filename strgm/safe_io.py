@@ -29,13 +29,10 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterator, Optional, Union
 
+from fst_factors.files import MAX_INPUT_BYTES, check_file, read_file_bytes  # noqa: F401
 from strgm.errors import InputError, OptionError
 
 PathLike = Union[str, os.PathLike]
-
-#: Larger inputs are refused before they are read (a paradigm or corpus of this size is a
-#: mistake, such as a binary file passed by accident).
-MAX_INPUT_BYTES = 1 << 30
 
 _NONFINITE = {"Infinity": math.inf, "-Infinity": -math.inf, "NaN": math.nan}
 
@@ -84,39 +81,15 @@ def read_text(path: PathLike, what: str = "input") -> str:
 
 def read_bytes(path: PathLike, what: str = "input") -> bytes:
     """The bytes of ``path``, with :class:`InputError` for a missing, unreadable or
-    oversized file (the size is checked before reading)."""
-    p = check_input(path, what)
-    try:
-        return p.read_bytes()
-    except OSError as e:
-        raise InputError(f"cannot read {what}: {e.strerror or e}", path=str(p)) from None
+    oversized file (the size is checked before reading; ``example:NAME`` resolved)."""
+    return read_file_bytes(resolve_input(path), what)
 
 
 def check_input(path: PathLike, what: str = "input", directory: bool = False) -> Path:
     """``path`` as a :class:`Path` once it is known to exist with the right type and size
-    (``example:NAME`` resolved to the shipped file); otherwise :class:`InputError` naming
-    it."""
-    p = resolve_input(path)
-    try:
-        st = p.stat()
-    except FileNotFoundError:
-        raise InputError(f"{what} not found", path=str(p)) from None
-    except OSError as e:
-        raise InputError(f"cannot open {what}: {e.strerror or e}", path=str(p)) from None
-    if directory:
-        if not p.is_dir():
-            raise InputError(f"{what} must be a directory", path=str(p))
-        return p
-    if p.is_dir():
-        raise InputError(f"{what} is a directory, expected a file", path=str(p))
-    if not stat.S_ISREG(st.st_mode):  # a FIFO or device would block or never end
-        raise InputError(f"{what} is not a regular file (a pipe or device?)", path=str(p))
-    if st.st_size > MAX_INPUT_BYTES:
-        raise InputError(f"{what} is {st.st_size / 2**30:.1f} GiB; the limit is "
-                         f"{MAX_INPUT_BYTES / 2**30:.0f} GiB", path=str(p))
-    if not os.access(p, os.R_OK):
-        raise InputError(f"cannot read {what}: permission denied", path=str(p))
-    return p
+    (``example:NAME`` resolved to the shipped file; :func:`fst_factors.files.check_file`);
+    otherwise :class:`InputError` naming it."""
+    return check_file(resolve_input(path), what, directory)
 
 
 def write_target(path: PathLike) -> Path:

@@ -36,7 +36,7 @@ from strgm.cli.help_text import OVERVIEW, finish
 from strgm.cli.suggest import SuggestingParser
 from strgm.cli.version import package_version
 from strgm.errors import StrgmError
-from strgm.wfsa.interrupts import hard_stop
+from fst_factors.wfsa.interrupts import hard_stop
 
 #: Exit statuses of :func:`main`.
 EXIT_INPUT, EXIT_BUG, EXIT_INTERRUPTED, EXIT_PIPE = 2, 3, 130, 141

@@ -42,7 +42,7 @@ def _check_names(r, names, where: str) -> None:
 
 def _query(b, args) -> tuple[dict, dict]:
     """(the JSON row of belief ``b``, strings -> their segments outside the alphabet)."""
-    from strgm.alphabet import segment
+    from fst_factors.alphabet import segment
 
     row = {"top": [[s, p] for s, p in b.kbest(args.top)]}
     unknown = {}

@@ -114,7 +114,7 @@ def _add_context_options(p) -> None:
 
 def initial_model(args, alphabet):
     """The copy-biased starting phonology with the context options of ``args``."""
-    from strgm.transducers.contextual_edit import ContextSpec
+    from fst_factors.transducers.contextual_edit import ContextSpec
     from strgm.models.edit_model import PhonologyEditModel
 
     spec = ContextSpec(args.left_window, args.right_window, args.output_window,

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from strgm.alphabet import segment
+from fst_factors.alphabet import segment
 from strgm.datasets.paradigm import read_paradigm
 from strgm.errors import InputError
 from strgm.safe_io import EXAMPLE_PREFIX, EXAMPLES, read_text, resolve_input

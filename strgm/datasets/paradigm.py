@@ -25,7 +25,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence
 
-from strgm.alphabet import Alphabet, describe_char, segment
+from fst_factors.alphabet import Alphabet, describe_char, segment
 from strgm.errors import InputError, did_you_mean
 from strgm.safe_io import read_text
 
@@ -35,7 +35,7 @@ UNKNOWN = "?"
 @dataclass(frozen=True)
 class ParadigmEntry:
     """One word: its morphemes in order, its surface (None: to predict) and the surface's
-    segments, computed once here (:func:`strgm.alphabet.segment`) and used by everything
+    segments, computed once here (:func:`fst_factors.alphabet.segment`) and used by everything
     downstream (alphabet, model building, training, scoring) instead of re-segmenting."""
 
     morphemes: tuple[str, ...]

@@ -2,7 +2,7 @@
 
 Morpheme URs are sampled from CV templates over a small inventory, words are a root alone
 or a root plus one suffix, and surfaces are produced by a known cascade of obligatory
-``pynini.cdrewrite`` rules (:func:`strgm.transducers.rule_cascade`), in this order:
+``pynini.cdrewrite`` rules (:func:`fst_factors.transducers.rule_cascade`), in this order:
 
 1. vowel harmony: a front vowel (i, e) becomes back (u, o) after a back vowel and up to
    two consonants;
@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pynini
 
-import strgm.transducers as ff
-from strgm.alphabet import Alphabet
+import fst_factors.transducers as ff
+from fst_factors.alphabet import Alphabet
 from strgm.datasets.paradigm import Paradigm
 from strgm.errors import StrgmError
-from strgm.wfsa.construct import string_acceptor
-from strgm.wfsa.paths import candidate_strings
+from fst_factors.wfsa.construct import string_acceptor
+from fst_factors.wfsa.paths import candidate_strings
 
 VOICELESS = "ptks"
 VOICED = "bdgz"

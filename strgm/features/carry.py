@@ -15,7 +15,7 @@ the old:
 
 and the lifted backward solution β̃ is the new β exactly, the lifted Collatz–Wielandt
 vector certifies the same bound r. For the next cavity θ (which moved a little) they
-are the candidates :class:`strgm.wfsa.reweighted.Reweighted` tries first: the
+are the candidates :class:`fst_factors.wfsa.reweighted.Reweighted` tries first: the
 certificate is checked by one product with the new matrix (and replaced by a full
 certification when it fails), and β̃ is only a starting point of sweeps that run to an
 exact fixed point, so a wrong candidate costs time, never accuracy. This saves the

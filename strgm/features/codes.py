@@ -32,7 +32,7 @@ from typing import Sequence
 
 import numpy as np
 
-from strgm.wfsa.compiled import njit
+from strgm.compiled import njit
 
 Feature = tuple
 

@@ -17,14 +17,14 @@ binding, which is several times faster at a few hundred states (measured in
 
 A factorisation fails (returns False) exactly when a pivot is zero, in both routes.
 The certificate constants are those of
-:func:`strgm.wfsa.components.certifies_normalisable` and
+:func:`fst_factors.wfsa.components.certifies_normalisable` and
 :func:`strgm.features.moments.q_moments`."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from strgm.wfsa.compiled import COMPILED, njit
+from strgm.compiled import COMPILED, njit
 
 try:  # numba's binding of LAPACK's dgetrf (the one np.linalg.inv uses)
     from numba import types as _types

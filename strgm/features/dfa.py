@@ -39,8 +39,8 @@ import pynini
 from strgm.errors import InputError
 from strgm.features import codes
 from strgm.features.symbols import bos, eos
-from strgm.wfsa.compiled import njit
-from strgm.wfsa.core import from_arc_table
+from strgm.compiled import njit
+from fst_factors.wfsa.core import from_arc_table
 
 #: Kept under its old name: the builder now lives in the WFSA layer.
 fst_from_arrays = from_arc_table

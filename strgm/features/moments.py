@@ -6,7 +6,7 @@ transition matrix of ENCODE(θ) restricted to the states reachable from the star
 
     Z_θ = e_sᵀ (I − P)⁻¹ φ,   finite  ⟺  ρ(P) < 1  ⟺  (I − P) x = 1 has a solution x ≥ 1
 
-(the last equivalence as in :mod:`strgm.wfsa.measure`; one dense LU up to
+(the last equivalence as in :mod:`fst_factors.wfsa.measure`; one dense LU up to
 ``_DENSE_MAX`` states; above, BiCGSTAB with a Collatz–Wielandt certificate, and a sparse
 LU when that fails). With β = (I − P)⁻¹ φ and α = (I − P)⁻ᵀ e_s, the expected counts are
 c(h, a) = α_h e^{A[h,a]} β_{goto(h,a)} / Z and c(h, $) = α_h φ_h / Z, and E_q[f] follows by
@@ -15,14 +15,14 @@ serves all three solves: O(LU(|C|)) + O(|C|·N), or O(iterations · |C|·N) by B
 
 p side (PEP §6 "closed form", Li et al. 2009 fn. 9): for an arbitrary, possibly cyclic
 WFSA p, compose p·EOS with the counting transducer of the feature DFA (output labels =
-DFA arc ids), run forward–backward (:func:`strgm.wfsa.expected_arc_counts`), sum the arc
+DFA arc ids), run forward–backward (:func:`fst_factors.wfsa.expected_arc_counts`), sum the arc
 posteriors per DFA arc id and accumulate. Optionally the transducer carries ENCODE(θ)'s
 weights, which yields the moments of p ⊙ ENCODE(θ) (EP's p̂_V, eq. 5) in the same pass.
 Cost O(|p ∘ DFA|) plus the forward–backward on it. The composition is kept per message
 (:class:`CompositionCache`) and re-weighted for each new θ; it serves every feature set
 whose contexts it contains, so PEP's changing working sets rarely recompose it. A cyclic
 one keeps its system, certificate and solutions across re-weightings, and hands them on
-to its regrowth (:class:`strgm.wfsa.reweighted.Reweighted`, :mod:`strgm.features.carry`;
+to its regrowth (:class:`fst_factors.wfsa.reweighted.Reweighted`, :mod:`strgm.features.carry`;
 ``REWEIGHTED = False``: the reference).
 """
 
@@ -46,12 +46,12 @@ from strgm.features import q_solves
 from strgm.features.q_solves import _DENSE_MAX, _solve_dense, _solve_krylov, _solve_sparse
 from strgm.features.symbols import eos
 from strgm.features.theta import FeatureSet, Theta
-from strgm.wfsa.construct import string_acceptor
-from strgm.wfsa.core import ArcTable, arc_table, is_acyclic, topological_levels
-from strgm.wfsa.operations import compose
-from strgm.wfsa.expectations import table_arc_counts
-from strgm.wfsa.measure import TrimmedTopology, arcs_to_csr, trimmed_topology
-from strgm.wfsa.reweighted import Reweighted
+from fst_factors.wfsa.construct import string_acceptor
+from fst_factors.wfsa.core import ArcTable, arc_table, is_acyclic, topological_levels
+from fst_factors.wfsa.operations import compose
+from fst_factors.wfsa.expectations import table_arc_counts
+from fst_factors.wfsa.measure import TrimmedTopology, arcs_to_csr, trimmed_topology
+from fst_factors.wfsa.reweighted import Reweighted
 
 #: exp() of larger log weights would overflow the linear solves.
 _MAX_LOG = 600.0
@@ -284,7 +284,7 @@ def compose_counting_reference(p: pynini.Fst, cover: FeatureSet,
 
 #: Shared by callers that bring no cache of their own.
 _SHARED = CompositionCache(max_size=16)
-#: Cyclic compositions by :class:`strgm.wfsa.reweighted.Reweighted` (else the reference)
+#: Cyclic compositions by :class:`fst_factors.wfsa.reweighted.Reweighted` (else the reference)
 REWEIGHTED = True
 
 

@@ -12,7 +12,7 @@ On its k trimmed states (accessible and co-accessible) let M be the k × k weigh
 and φ the final weights; M is block triangular over the strongly connected components
 (Tarjan), so every solve below runs component by component, sinks first for β and
 sources first for α, with one dense LU per component. Z = e_sᵀ(I − M)⁻¹φ is finite iff ρ(M) < 1, proved here by
-x = (I − M)⁻¹1 ≥ 1 (:func:`strgm.wfsa.components.certifies_normalisable`). With
+x = (I − M)⁻¹1 ≥ 1 (:func:`fst_factors.wfsa.components.certifies_normalisable`). With
 β = (I − M)⁻¹φ and α = (I − M)⁻ᵀe_s, the expected count of a product arc s → t of weight
 m is α_s m β_t / Z and of s's final weight α_s φ_s / Z; summed per DFA arc (h, a) they
 are the counts that :meth:`strgm.features.dfa.FeatureDFA.accumulate` turns into E_p̂[f].
@@ -20,7 +20,7 @@ The spectrum of M is the union of its diagonal blocks', so the
 certificate is checked per component. Cost O(Σ_c k_c³ + arcs).
 :func:`strgm.features.moments.p_moments` takes this route for products up to
 :data:`MAX_STATES` states with components up to :data:`MAX_COMPONENT`, and keeps the composition route
-(:class:`strgm.features.moments.CompositionCache`, :mod:`strgm.wfsa.reweighted`) as the
+(:class:`strgm.features.moments.CompositionCache`, :mod:`fst_factors.wfsa.reweighted`) as the
 reference and for larger products; the tests hold the two to 1e-10.
 """
 
@@ -34,8 +34,8 @@ from strgm.features.product import (MAX_PAIRS, _number_states, message_arrays,
                                     reverse_reachable)
 from strgm.features.dense_lu import CERT_SLACK, MAX_LOG, _lu, _lu_solve
 from strgm.features.p_hat_levels import level_order, p_hat_levels_kernel
-from strgm.wfsa.compiled import njit
-from strgm.wfsa.core import ArcTable
+from strgm.compiled import njit
+from fst_factors.wfsa.core import ArcTable
 
 #: Largest product (states) and largest strongly connected component solved here.
 MAX_STATES = 20_000

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from strgm.features.dense_lu import CERT_SLACK, _lu, _lu_solve
-from strgm.wfsa.compiled import njit
+from strgm.compiled import njit
 
 OK, DIVERGED, FAILED, TOO_BIG = 0, 1, 2, 3
 

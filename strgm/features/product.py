@@ -30,9 +30,9 @@ from typing import Optional
 import numpy as np
 
 from strgm.errors import InconsistentEvidenceError
-from strgm.wfsa.compiled import njit
-from strgm.wfsa.core import ArcTable
-from strgm.wfsa.measure import TrimmedTopology, trimmed_topology
+from strgm.compiled import njit
+from fst_factors.wfsa.core import ArcTable
+from fst_factors.wfsa.measure import TrimmedTopology, trimmed_topology
 
 #: Largest |Q_p|·|C_DFA| for the dense pair index and queue (24 bytes per cell: 96 MB);
 #: a larger product returns None before any allocation, and the caller takes OpenFst's
@@ -207,7 +207,7 @@ def product_topology(t: ArcTable) -> Optional[TrimmedTopology]:
     the sink, is last; states are accessible by construction and arcs sorted by source):
     every state kept when every state reaches the sink — the usual case, since every
     DFA state has an EOS arc, so (q, h) is co-accessible whenever q is in p — checked in
-    one compiled reverse search; otherwise :func:`strgm.wfsa.measure.trimmed_topology`."""
+    one compiled reverse search; otherwise :func:`fst_factors.wfsa.measure.trimmed_topology`."""
     n = t.num_states
     if not _all_coaccessible(t.src, t.dst, n, n - 1):
         return trimmed_topology(t)

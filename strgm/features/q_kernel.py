@@ -4,7 +4,7 @@
 A = the arc log weights (failure-tree pass of
 :meth:`strgm.features.dfa.FeatureDFA.arc_logweights`), M = I − P on the reachable states,
 one LU with partial pivoting (:mod:`strgm.features.dense_lu`), x = M⁻¹1 as the
-certificate of ρ(P) < 1 (x ≥ 1, :func:`strgm.wfsa.components.certifies_normalisable`),
+certificate of ρ(P) < 1 (x ≥ 1, :func:`fst_factors.wfsa.components.certifies_normalisable`),
 β = M⁻¹φ, α = M⁻ᵀe_s, c(h, a) = α_h e^{A[h,a]} β_{goto(h,a)} / Z and the pass up the
 failure tree (:meth:`strgm.features.dfa.FeatureDFA.accumulate`). O(k³ + |C|·N) for k
 reachable states.
@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from strgm.features.dense_lu import CERT_SLACK, MAX_LOG, _lu, _lu_solve
-from strgm.wfsa.compiled import njit
+from strgm.compiled import njit
 
 OK, DIVERGED, FAILED = 0, 1, 2
 

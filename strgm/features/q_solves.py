@@ -1,7 +1,7 @@
 """The linear solves of the q side (:func:`strgm.features.moments.q_moments`): solvers
 for I − P_r, P_r the weighted transition matrix of ENCODE(θ) on its reachable states,
 each returned only with a proof that ρ(P_r) < 1 (a positive x = (I − P_r)⁻¹ 1 checked by
-:func:`strgm.wfsa.components.certifies_normalisable`, or a Collatz–Wielandt bound).
+:func:`fst_factors.wfsa.components.certifies_normalisable`, or a Collatz–Wielandt bound).
 A solver is called as ``solve(b, transposed)``. Dense LU up to ``_DENSE_MAX`` states,
 above it BiCGSTAB with a sparse LU as fallback.
 """
@@ -17,7 +17,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from strgm.errors import DivergenceError
-from strgm.wfsa.components import certifies_normalisable
+from fst_factors.wfsa.components import certifies_normalisable
 
 #: Largest DFA solved with a dense LU (faster than the sparse one below a few hundred
 #: states, where multithreaded BLAS starts to cost more than it gains; the q-side DFAs of

@@ -3,7 +3,7 @@
 A PCFG G with rule probabilities θ_G defines P_G(v) = Σ_{t:
 yield(t)=v} Π_{r∈t} θ_r over strings v of its terminals; the terminals are labels 1..N of a
 string variable V (a mapping ``labels`` terminal → label, e.g. an
-:class:`~strgm.alphabet.Alphabet`). The factor F(v) = P_G(v) joins G to the factor graph.
+:class:`~fst_factors.alphabet.Alphabet`). The factor F(v) = P_G(v) joins G to the factor graph.
 Given the incoming message μ = μ_{V→F} (any log64 acceptor, e.g. ENCODE(θ_{V→F})), EP needs
 the moments of the substring features f_w (w over Σ ∪ {BOS, EOS}, see
 :mod:`strgm.features.symbols`) under
@@ -55,8 +55,8 @@ from strgm.grammars.factor_product import ProductAutomaton, product_automaton, \
     terminal_labels
 from strgm.grammars.factor_sampling import SampledMoments, sample_strings, sampled_moments, \
     string_features
-from strgm.wfsa.operations import intersect
-from strgm.wfsa.construct import weighted_strings
+from fst_factors.wfsa.operations import intersect
+from fst_factors.wfsa.construct import weighted_strings
 
 __all__ = ["PCFGFactor", "pcfg_moments", "sampled_moments", "SampledMoments",
            "ProductAutomaton", "product_automaton", "sample_strings", "string_features",

@@ -22,15 +22,15 @@ from strgm.errors import DivergenceError, InconsistentEvidenceError, InputError,
     MessageTooLargeError, UnknownSymbolError
 from strgm.features.theta import FeatureSet
 from strgm.grammars.cfg import Grammar
-from strgm.wfsa import guard
-from strgm.wfsa.core import arc_table
+from fst_factors.wfsa import guard
+from fst_factors.wfsa.core import arc_table
 
 __all__ = ["ProductAutomaton", "product_automaton", "terminal_labels"]
 
 
 def terminal_labels(grammar: Grammar, labels) -> dict:
     """terminal → label for every terminal of ``grammar``; ``labels`` is a mapping or an
-    object with ``label(sym)`` (an :class:`~strgm.alphabet.Alphabet`)."""
+    object with ``label(sym)`` (an :class:`~fst_factors.alphabet.Alphabet`)."""
     out = {}
     for t in grammar.terminals:
         if isinstance(labels, Mapping):

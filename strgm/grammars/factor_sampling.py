@@ -20,7 +20,7 @@ from strgm.errors import InconsistentEvidenceError
 from strgm.features.theta import FeatureSet
 from strgm.grammars.cfg import Grammar
 from strgm.grammars.factor_product import terminal_labels
-from strgm.wfsa.measure import score_strings
+from fst_factors.wfsa.measure import score_strings
 
 __all__ = ["sample_strings", "string_features", "SampledMoments", "sampled_moments",
            "weighted_estimate"]

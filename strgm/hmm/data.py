@@ -7,7 +7,7 @@ over time steps within batches of equal-length sequences (:meth:`Sequences.batch
 so a sweep costs O(Σ_T T) Python steps whatever the number of sequences.
 
 Symbol files hold one sequence per line: tokens separated by spaces, or one word of
-segmented IPA (``strgm.alphabet.segment``: "tʃaːt" is t͡ʃ… by tie bars and diacritics).
+segmented IPA (``fst_factors.alphabet.segment``: "tʃaːt" is t͡ʃ… by tie bars and diacritics).
 Blank lines and empty sequences are refused with the file and line.
 
 The vocabulary ends with :data:`UNK`, a symbol never seen in training: its emission
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from strgm.alphabet import segment
+from fst_factors.alphabet import segment
 from strgm.errors import InputError
 from strgm.safe_io import read_text
 

@@ -35,7 +35,7 @@ from strgm.errors import InputError
 from strgm.hmm.emissions import emitter
 from strgm.hmm.forward import log_likelihoods, viterbi
 from strgm.hmm.transitions import jump_probabilities, similarity
-from strgm.wfsa.core import from_arc_table
+from fst_factors.wfsa.core import from_arc_table
 
 __all__ = ["HMM", "HMMPosterior", "hmm_of_state"]
 

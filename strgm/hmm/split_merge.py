@@ -44,7 +44,7 @@ import numpy as np
 from scipy.special import betaln, gammaln
 
 from strgm.hmm.transitions import PI_FLOOR, jump_counts
-from strgm.wfsa.compiled import njit
+from strgm.compiled import njit
 
 __all__ = ["log_marginal", "allocation_log_prob", "log_acceptance", "split_merge",
            "draw_rows"]

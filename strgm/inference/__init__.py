@@ -25,7 +25,7 @@ from strgm.inference.result import InferenceResult
 from strgm.inference.schedule import Progress, run_sweeps  # noqa: F401
 from strgm.inference.side import VariableSide  # noqa: F401
 from strgm.validate import check_float, check_int, check_size
-from strgm.wfsa import guard
+from fst_factors.wfsa import guard
 
 
 def infer(graph: FactorGraph, method: str = "pruned", *, max_iters: int = 10,
@@ -39,7 +39,7 @@ def infer(graph: FactorGraph, method: str = "pruned", *, max_iters: int = 10,
     * ``"ep"`` / ``"pep"``: expectation propagation with n-gram θ messages (see
       :mod:`strgm.inference.ep`; options such as ``order``, ``projection``, ``lam``).
 
-    Memory, for every method (:mod:`strgm.wfsa.guard`): ``max_states`` bounds the states
+    Memory, for every method (:mod:`fst_factors.wfsa.guard`): ``max_states`` bounds the states
     of every message and belief; ``max_memory`` (bytes, or a size such as ``"4G"``;
     default: current RSS plus half of the available memory) caps the process's resident
     memory.

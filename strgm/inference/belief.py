@@ -12,11 +12,11 @@ import numpy as np
 import pynini
 
 from strgm import display
-from strgm.alphabet import Alphabet
+from fst_factors.alphabet import Alphabet
 from strgm.errors import DivergenceError, InconsistentEvidenceError, StrgmError
-from strgm.wfsa import entropy as _entropy
-from strgm.wfsa import kbest as _kbest
-from strgm.wfsa import log_partition, sample as _sample, score_strings
+from fst_factors.wfsa import entropy as _entropy
+from fst_factors.wfsa import kbest as _kbest
+from fst_factors.wfsa import log_partition, sample as _sample, score_strings
 
 
 #: The notebook display computes the entropy only of beliefs with at most this many
@@ -84,7 +84,7 @@ class Belief:
 
     def entropy(self, return_stderr: bool = False, **kw):
         """Entropy in nats (exact when possible, else a Monte-Carlo estimate; see
-        :func:`strgm.wfsa.entropy`)."""
+        :func:`fst_factors.wfsa.entropy`)."""
         return _entropy(self._fst, return_stderr=return_stderr, **kw)
 
     def __repr__(self) -> str:

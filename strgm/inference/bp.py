@@ -30,20 +30,20 @@ from strgm.errors import DivergenceError
 from strgm.graph import FactorGraph
 from strgm.inference.belief import Belief
 from strgm.inference.side import VariableSide, observation_message
-from strgm.wfsa import guard
-from strgm.wfsa.construct import empty_acceptor, sigma_star, weighted_strings
-from strgm.wfsa.operations import intersect
-from strgm.wfsa.epsilon import trim
-from strgm.wfsa.measure import normalise, score_strings
-from strgm.wfsa.paths import kbest
-from strgm.wfsa.core import arc_table
-from strgm.wfsa.string_scores import COMPILED, LabelledArcs, labelled_arcs
+from fst_factors.wfsa import guard
+from fst_factors.wfsa.construct import empty_acceptor, sigma_star, weighted_strings
+from fst_factors.wfsa.operations import intersect
+from fst_factors.wfsa.epsilon import trim
+from fst_factors.wfsa.measure import normalise, score_strings
+from fst_factors.wfsa.paths import kbest
+from fst_factors.wfsa.core import arc_table
+from fst_factors.wfsa.string_scores import COMPILED, LabelledArcs, labelled_arcs
 
 
 def intersect_all(fsts: list, max_states: int, what: str,
                   num_labels: Optional[int] = None) -> pynini.Fst:
     """⊙ of acceptors, smallest first. Each intersection is bounded before it is built
-    (:mod:`strgm.wfsa.guard`) and each result checked against ``max_states`` (and
+    (:mod:`fst_factors.wfsa.guard`) and each result checked against ``max_states`` (and
     ``max_states·(num_labels + 1)`` arcs) before it is trimmed: MessageTooLargeError
     naming ``what``."""
     fsts = sorted(fsts, key=lambda f: f.num_states())

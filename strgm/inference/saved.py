@@ -44,13 +44,13 @@ import shutil
 from pathlib import Path
 from typing import Optional
 
-from strgm.alphabet import Alphabet
+from fst_factors.alphabet import Alphabet
 from strgm.errors import InputError, StrgmError
 from strgm.inference.belief import Belief
 from strgm.safe_io import (atomic_directory, atomic_write_json, check_input, check_output,
                            json_float, read_text, sha256_file)
-from strgm.wfsa import log_partition
-from strgm.wfsa.fst_file import read_fst
+from fst_factors.wfsa import log_partition
+from fst_factors.wfsa.fst_file import read_fst
 
 FORMAT = "strgm-beliefs-v2"
 OLD_FORMATS = ("strgm-beliefs-v1",)

@@ -29,7 +29,7 @@ import pynini
 from strgm.errors import MessageTooLargeError
 from strgm.progress import Status, StatusProgress as Progress  # noqa: F401 (re-exported)
 from strgm.graph import FactorGraph
-from strgm.wfsa import guard
+from fst_factors.wfsa import guard
 from strgm.inference.side import VariableSide
 from strgm.inference.terminal import terminal_messages
 
@@ -59,7 +59,7 @@ def run_sweeps(graph: FactorGraph, side: VariableSide, max_iters: int = 10,
 
     ``max_states`` bounds every factor-to-variable message; a larger one raises
     :class:`MessageTooLargeError` naming the message and suggesting what to do (the
-    advice of the run's :mod:`strgm.wfsa.guard` limits).
+    advice of the run's :mod:`fst_factors.wfsa.guard` limits).
 
     Convergence is judged on the latent variables of degree ≥ 3 (all latent variables if
     there are none). A message that can change none of those beliefs

@@ -39,7 +39,7 @@ import pynini
 
 from strgm.factors import Factor
 from strgm.graph import FactorGraph
-from strgm.wfsa.construct import string_acceptor
+from fst_factors.wfsa.construct import string_acceptor
 
 
 def belief_signature(belief, k: int = 5) -> dict:

@@ -16,7 +16,7 @@ from collections import Counter
 
 import numpy as np
 
-import strgm.transducers as ff
+import fst_factors.transducers as ff
 from strgm.inference import infer
 from strgm.models.em import split
 from strgm.models.prediction import predict, predict_word

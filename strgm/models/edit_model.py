@@ -14,9 +14,9 @@ from typing import Optional
 import numpy as np
 import pynini
 
-from strgm.transducers.contextual_edit import (ContextSpec, EditStructure, build_structure,
+from fst_factors.transducers.contextual_edit import (ContextSpec, EditStructure, build_structure,
                                          compile_fst)
-from strgm.alphabet import Alphabet
+from fst_factors.alphabet import Alphabet
 from strgm.errors import InputError, MessageTooLargeError, check_kind
 from strgm.models.ipa_features import symbol_info
 from strgm.safe_io import json_float

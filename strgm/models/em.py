@@ -33,7 +33,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from strgm.alphabet import Alphabet
+from fst_factors.alphabet import Alphabet
 from strgm.datasets.paradigm import Paradigm
 from strgm.errors import ConvergenceWarning, InputError, ObjectiveDecreaseWarning, check_kind
 from strgm.inference import METHODS, infer

@@ -114,7 +114,7 @@ class PCFGPrior:
 
     def restore(self, learned: dict) -> None:
         """Set the rule weights :meth:`record` saved (segments joined by spaces -> θ)."""
-        from strgm.alphabet import Alphabet
+        from fst_factors.alphabet import Alphabet
 
         for key, theta in learned.items():
             params = self.params(Alphabet(key.split()))

@@ -198,7 +198,7 @@ def symbol_info(symbols: Sequence[str], *, boundary: bool = False,
                 output_context: str = "coarse", max_sub_distance: int = 2,
                 transparent: Sequence[str] = (), tier_features: bool = False,
                 overrides: Optional[Mapping[str, dict]] = None):
-    """The integer maps :class:`strgm.transducers.contextual_edit.SymbolInfo` needs.
+    """The integer maps :class:`fst_factors.transducers.contextual_edit.SymbolInfo` needs.
 
     ``context`` classes serve L, ``right_context`` K/R, ``output_context`` O; substitutions
     are allowed between segments of the same type differing in at most
@@ -206,10 +206,10 @@ def symbol_info(symbols: Sequence[str], *, boundary: bool = False,
     skips (they keep their own tier class but do not set the context); each must be a
     vowel of ``symbols``, else :class:`InputError`. ``tier_features``: add the harmony
     templates over single vowel features (back, round, high) to the (back, round) class
-    ones (:class:`~strgm.transducers.contextual_edit.SymbolInfo`)."""
+    ones (:class:`~fst_factors.transducers.contextual_edit.SymbolInfo`)."""
     import numpy as np
 
-    from strgm.transducers.contextual_edit import SymbolInfo
+    from fst_factors.transducers.contextual_edit import SymbolInfo
 
     table = feature_table(symbols, overrides)
     fs = [table[s] for s in symbols]

@@ -1,7 +1,7 @@
 """The phonology model of Cotterell, Peng & Eisner (2015) as a string factor graph.
 
 For each morpheme m: a latent underlying form M_m with a prior factor (by default geometric
-length × unigram, ``strgm.transducers.priors``; or any acceptor over the segments, e.g. a
+length × unigram, ``fst_factors.transducers.priors``; or any acceptor over the segments, e.g. a
 learned HMM: :mod:`strgm.models.ur_prior`, docs/architecture.md §5). For each word
 w = m_1 … m_k: its underlying form U_w = M_{m_1} · (b ·) … · M_{m_k} (a concatenation
 factor; for k = 1 the morpheme itself), and its surface S_w = phonology(U_w), a binary
@@ -21,15 +21,15 @@ from typing import Iterable, Optional
 import numpy as np
 import pynini
 
-import strgm.transducers as ff
-from strgm.alphabet import Alphabet, segment
+import fst_factors.transducers as ff
+from fst_factors.alphabet import Alphabet, segment
 from strgm.datasets.paradigm import Paradigm
 from strgm.errors import InputError, OptionError, UnknownSymbolError, did_you_mean
 from strgm.factors import BinaryFactor, UnaryFactor
 from strgm.graph import FactorGraph
 from strgm.models.scoring import HoldoutScores, score_words
 from strgm.models.ur_prior import active_ur_prior
-from strgm.transducers.relabel import to_alphabet
+from fst_factors.transducers.relabel import to_alphabet
 from strgm.validate import check_float, check_int, check_probability
 
 
@@ -193,7 +193,7 @@ def _model_alphabet(paradigm: Paradigm, alphabet: Optional[Alphabet],
 
 def factor_machine(phonology: pynini.Fst, alphabet: Alphabet) -> pynini.Fst:
     """The phonology as every word's factor holds it: converted to ``alphabet``'s labels
-    (:func:`~strgm.transducers.relabel.to_alphabet`) and sorted on its output tape, since
+    (:func:`~fst_factors.transducers.relabel.to_alphabet`) and sorted on its output tape, since
     a message to a word's UR is T ∘ μ_{S→F} (composition then uses the machine as it
     is). A new machine."""
     return pynini.arcsort(to_alphabet(phonology, alphabet, where="the phonology"), "olabel")

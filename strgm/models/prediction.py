@@ -14,11 +14,11 @@ from typing import Optional
 import numpy as np
 import pynini
 
-from strgm.alphabet import Alphabet
+from fst_factors.alphabet import Alphabet
 from strgm.errors import InputError
 from strgm.inference.belief import Belief
 from strgm.models.scoring import score_words
-from strgm.wfsa import compose, guard, weighted_strings
+from fst_factors.wfsa import compose, guard, weighted_strings
 
 __all__ = ["morpheme_kbest", "predict", "predict_word", "score"]
 

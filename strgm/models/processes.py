@@ -1,6 +1,6 @@
 """What a trained phonology learned, in phonological notation: ``d → t / _ #``.
 
-The contextual edit transducer (:mod:`strgm.transducers.contextual_edit`) is a set of
+The contextual edit transducer (:mod:`fst_factors.transducers.contextual_edit`) is a set of
 locally normalised decisions. For every substitution, deletion and insertion event e in
 context c = (L, O, T, R) it gives p(e | c). A *process* is an event that wins its
 decision, p > ``min_prob`` (default ½), in some contexts; it is written
@@ -28,7 +28,7 @@ import numpy as np
 
 from strgm.models.edit_model import PhonologyEditModel
 from strgm.models.ipa_features import feature_table
-from strgm.transducers.edit_actions import DEL, INS, SUB
+from fst_factors.transducers.edit_actions import DEL, INS, SUB
 from strgm.validate import check_float, check_int
 
 _BOOLEAN = ("voice", "sib", "high", "low", "back", "round", "long", "nas", "asp")

@@ -47,7 +47,7 @@ from typing import Optional, Sequence
 import numpy as np
 import pynini
 
-from strgm.transducers.rewrite import sigma_star_std
+from fst_factors.transducers.rewrite import sigma_star_std
 
 EDGE = -1  # the word edge in a context set; a matrix uses label n + 1
 

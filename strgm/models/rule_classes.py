@@ -42,7 +42,7 @@ SEGMENT_COST = 3.0
 
 @dataclass(frozen=True)
 class NaturalClass:
-    """A set of segment labels (1-based, as in :class:`strgm.alphabet.Alphabet`) and the
+    """A set of segment labels (1-based, as in :class:`fst_factors.alphabet.Alphabet`) and the
     shortest description found (``"[+voice C]"``; a single segment is its symbol)."""
 
     members: frozenset

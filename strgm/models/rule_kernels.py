@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from strgm.models.rule_apply import EDGE, SegmentRule, apply_rules
-from strgm.wfsa.compiled import njit
+from strgm.compiled import njit
 
 SIM, INSERT, TIER_LEFT, TIER_RIGHT, SPREAD_RIGHT, SPREAD_LEFT = range(6)
 #: bit k of a rule's ``none`` flags: context k (left, right, left2, right2) is absent

@@ -23,7 +23,7 @@ import numpy as np
 from strgm.models.rule_kernels import (EDGE, INSERT, SPREAD_LEFT, SPREAD_RIGHT, TIER_LEFT,
                                        TIER_RIGHT, RuleBank, load_rule, row_cells,
                                        rule_on_rows, rules_on_work)
-from strgm.wfsa.compiled import njit
+from strgm.compiled import njit
 
 
 @njit(cache=True, inline="always")

@@ -25,7 +25,7 @@ from typing import Mapping, Optional, Union
 
 import numpy as np
 
-from strgm.alphabet import Alphabet, segment
+from fst_factors.alphabet import Alphabet, segment
 
 __all__ = ["HoldoutScores", "score_words"]
 

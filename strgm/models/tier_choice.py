@@ -1,7 +1,7 @@
 """Which vowels the harmony tier skips, learned from the training words.
 
 The contextual edit model's tier context T is the (back, round) class of the nearest
-preceding output vowel that *sets* the tier (:mod:`strgm.transducers.contextual_edit`).
+preceding output vowel that *sets* the tier (:mod:`fst_factors.transducers.contextual_edit`).
 In Turkish every vowel sets it; in Hungarian or Finnish back harmony the front unrounded
 vowels are *neutral*: transparent, so a suffix after ``…a…i`` harmonises with the ``a``.
 Which vowels are transparent is a fact about the language, so it is learned:

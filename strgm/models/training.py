@@ -3,7 +3,7 @@
 E-step. Inference (any method) on the factor graph of the *training* words gives, for
 each observed word w, the message μ_{U→F} into its phonology factor F. The factor belief
 is b_F(u, s_w) ∝ μ_{U→F}(u)·T_θ(s_w | u). Expected arc counts of T_θ under b_F come from
-forward–backward (:func:`strgm.wfsa.expectations.expected_arc_counts`) on the acceptor
+forward–backward (:func:`fst_factors.wfsa.expectations.expected_arc_counts`) on the acceptor
 over T's *arc ids*
 
     B_w = in-project( relabel_out( in-project(T_θ^{ids} ∘ s_w), id → x(id) ) ∘ μ_{U→F} )
@@ -40,10 +40,10 @@ import pynini
 from scipy.optimize import minimize
 
 from strgm.progress import Status
-from strgm.transducers.contextual_edit import EditStructure
-from strgm.wfsa.operations import compose
-from strgm.wfsa.expectations import expected_arc_counts
-from strgm.wfsa.construct import string_acceptor
+from fst_factors.transducers.contextual_edit import EditStructure
+from fst_factors.wfsa.operations import compose
+from fst_factors.wfsa.expectations import expected_arc_counts
+from fst_factors.wfsa.construct import string_acceptor
 
 
 # ---------------------------------------------------------------- expected counts
@@ -61,7 +61,7 @@ def id_belief(t_ids: pynini.Fst, structure: EditStructure, mu_u: pynini.Fst,
 
 
 def _labels(fst: pynini.Fst) -> np.ndarray:
-    from strgm.wfsa.core import arc_table
+    from fst_factors.wfsa.core import arc_table
 
     return arc_table(fst).ilabel
 
@@ -101,7 +101,7 @@ def expected_counts(structure: EditStructure, theta: np.ndarray, pairs: list,
     """Σ over (μ_U acceptor, surface labels) pairs of event counts, and Σ log Z.
     ``progress(message)`` hears of every word (it decides how often to show one);
     ``t_ids``: T_θ over arc ids, when already compiled."""
-    from strgm.transducers.contextual_edit import compile_fst
+    from fst_factors.transducers.contextual_edit import compile_fst
 
     if t_ids is None:
         t_ids = compile_fst(structure, theta, ids=True)

@@ -4,7 +4,7 @@ Two priors (docs/architecture.md §5):
 
 * ``unigram`` (the default): geometric length × unigram,
   p(u) = s·(1 − s)^|u|·Π_i q(u_i), s = 1/(1 + mean length), q the add-1 segment
-  frequencies of the observed surfaces (:func:`strgm.transducers.geometric_unigram_prior`);
+  frequencies of the observed surfaces (:func:`fst_factors.transducers.geometric_unigram_prior`);
 * ``hmm:MODEL``: a learned infinite HMM (a ``strgm hmm train`` model file) as a prior over
   strings of the paradigm's segments (:func:`strgm.hmm.string_prior.hmm_string_prior`):
   p(ε) = ``empty``, p(u) = (1 − ``empty``)·p_HMM(u) under the posterior-mean HMM, with the

@@ -21,7 +21,7 @@ import numpy as np
 
 from strgm.features.q_kernel import q_moments_kernel
 from strgm.projection.prox import _prox_scales
-from strgm.wfsa.compiled import njit
+from strgm.compiled import njit
 
 OK, DIVERGED, FAILED, OPEN = 0, 1, 2, 3
 

@@ -38,7 +38,7 @@ from strgm.features.moments import CompositionCache, Moments, p_moments, q_momen
 from strgm.features import codes
 from strgm.features.symbols import bos, eos
 from strgm.features.theta import FeatureSet, Theta
-from strgm.wfsa.compiled import njit
+from strgm.compiled import njit
 
 
 @dataclass(frozen=True)

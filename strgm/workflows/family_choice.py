@@ -42,7 +42,7 @@ import numpy as np
 from strgm.errors import StrgmError
 from strgm.models.rule_calibration import calibrated_forms
 from strgm.models.rule_phonology import RuleRun, train_rule_phonology
-from strgm.wfsa.measure import warm_compiled
+from fst_factors.wfsa.measure import warm_compiled
 from strgm.workflows.background import Job, start
 
 
@@ -108,7 +108,7 @@ def start_rule_family(paradigm, heldout, *, progress=None, parallel: bool = True
     train_rule_phonology`: in a child process on another core when ``parallel`` and
     the machine allows (:func:`strgm.workflows.background.start`), else now. Pass the
     job to :func:`choose_family`. The compiled kernels are loaded first, so that the
-    child inherits them (:func:`strgm.wfsa.measure.warm_compiled`)."""
+    child inherits them (:func:`fst_factors.wfsa.measure.warm_compiled`)."""
     warm_compiled()
     return start(train_rule_phonology, paradigm, sorted(heldout), parallel=parallel,
                  progress=progress, **rule_opts)

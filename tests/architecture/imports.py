@@ -1,5 +1,6 @@
-"""The import graph of the strgm package, read with ``ast`` (module-level and
-function-level imports alike), and the layer table of docs/architecture.md §1."""
+"""The import graph of the strgm and fst_factors packages, read with ``ast``
+(module-level and function-level imports alike), and the layer table of
+docs/architecture.md §1."""
 
 from __future__ import annotations
 
@@ -7,15 +8,21 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGE = ROOT / "strgm"
+PACKAGES = (ROOT / "fst_factors", ROOT / "strgm")
+#: package roots: the root module itself belongs to no entry but its own
+ROOTS = ("strgm", "fst_factors")
 
 #: docs/architecture.md §1, lowest first: a module may import modules of its own unit
 #: (the same entry) or of lower layers, never a sibling entry of its own layer.
 LAYERS = [
+    ["fst_factors.errors"],
+    ["fst_factors.files"],
+    ["fst_factors.alphabet", "fst_factors.wfsa"],
+    ["fst_factors.transducers"],
+    ["fst_factors"],  # the leaf library's root (imports nothing of its own)
     ["strgm.errors"],
-    ["strgm.validate", "strgm.safe_io", "strgm.progress", "strgm.display"],
-    ["strgm.alphabet", "strgm.wfsa"],
-    ["strgm.transducers", "strgm.features"],
+    ["strgm.validate", "strgm.safe_io", "strgm.progress", "strgm.display", "strgm.compiled"],
+    ["strgm.features"],
     ["strgm.factors"],
     ["strgm.graph", "strgm.projection"],
     ["strgm.inference"],
@@ -37,10 +44,10 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
-    """module -> the strgm modules it imports (``from strgm.x import y`` counts as
-    strgm.x.y when that is a module, else strgm.x)."""
-    files = sorted(package.rglob("*.py"))
+def import_graph(packages=PACKAGES) -> dict[str, set[str]]:
+    """module -> the modules of ``packages`` it imports (``from strgm.x import y`` counts
+    as strgm.x.y when that is a module, else strgm.x)."""
+    files = sorted(p for package in packages for p in package.rglob("*.py"))
     names = {module_name(p) for p in files}
     graph = {}
     for p in files:
@@ -67,9 +74,9 @@ def component(module: str) -> str:
     best = module
     for layer in LAYERS:
         for unit in layer:
-            if (module == unit or module.startswith(unit + ".")) and unit != "strgm":
+            if (module == unit or module.startswith(unit + ".")) and unit not in ROOTS:
                 return unit
-            if unit == "strgm" and module == "strgm":
+            if unit in ROOTS and module == unit:
                 best = unit
     return best
 

@@ -1,5 +1,5 @@
 """OpenFst files to fuzz the reader with: a few good files, a plain-Python parse of the
-binary VectorFst layout (independent of :mod:`strgm.wfsa.fst_verify`), and mutations
+binary VectorFst layout (independent of :mod:`fst_factors.wfsa.fst_verify`), and mutations
 (truncations, byte flips, out-of-range targets, huge counts, other FST and arc types)
 drawn through ``pick(lo, hi)`` / ``choice(seq)``, so that hypothesis and a seeded
 ``random.Random`` draw the same kinds of file."""
@@ -11,7 +11,7 @@ import struct
 import pynini
 import pywrapfst
 
-import strgm.transducers as ff
+import fst_factors.transducers as ff
 
 WEIGHT_FMT = {"standard": "<f", "log": "<f", "log64": "<d"}
 

@@ -1,4 +1,4 @@
-"""OpenFst files are verified before OpenFst reads them (:mod:`strgm.wfsa.fst_verify`).
+"""OpenFst files are verified before OpenFst reads them (:mod:`fst_factors.wfsa.fst_verify`).
 
 Fuzz (hypothesis, in-process): every mutated file (:mod:`tests.badinput.fst_mutations`) is
 either refused by the verifier with one line naming the file, or read by OpenFst into the
@@ -24,12 +24,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from strgm.alphabet import Alphabet
+from fst_factors.alphabet import Alphabet
 from strgm.errors import InputError
 from strgm.graph import FactorGraph
 from strgm.safe_io import sha256_file
-from strgm.wfsa.fst_file import read_fst
-from strgm.wfsa.fst_verify import verify_fst_bytes
+from fst_factors.wfsa.fst_file import read_fst
+from fst_factors.wfsa.fst_verify import verify_fst_bytes
 from tests.badinput import fst_mutations as fm
 from tests.badinput.harness import assert_clean_error, run_cli
 
@@ -114,8 +114,8 @@ CHILD = """
 import glob, resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))  # an allocation storm aborts
 from strgm.errors import InputError
-from strgm.wfsa import fst_verify
-from strgm.wfsa.fst_file import read_fst
+from fst_factors.wfsa import fst_verify
+from fst_factors.wfsa.fst_file import read_fst
 if sys.argv[1] == "no_target_check":  # the broken variant
     fst_verify._targets_problem = lambda recs, n: -1
 refused = read = 0
@@ -166,7 +166,7 @@ def test_a_verifier_without_the_target_check_lets_a_crash_through(tmp_path):
 # ------------------------------------------------------------------ saved beliefs
 @pytest.fixture
 def saved(tmp_path):
-    import strgm.transducers as ff
+    import fst_factors.transducers as ff
     from strgm.inference import infer
 
     alph = Alphabet(["a", "b"], boundary="+")

@@ -78,8 +78,8 @@ def good(tmp_path_factory) -> Path:
 
 
 def _save_beliefs(d: Path) -> None:
-    import strgm.transducers as ff
-    from strgm.alphabet import Alphabet
+    import fst_factors.transducers as ff
+    from fst_factors.alphabet import Alphabet
     from strgm.graph import FactorGraph
     from strgm.inference import infer
 

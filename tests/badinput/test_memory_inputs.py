@@ -11,8 +11,8 @@ import struct
 
 import pytest
 
-import strgm.transducers as ff
-from strgm.alphabet import Alphabet
+import fst_factors.transducers as ff
+from fst_factors.alphabet import Alphabet
 from strgm.errors import InputError
 from strgm.graph import FactorGraph
 

@@ -4,8 +4,8 @@ Each test has a control: the correct input works, or an unrelated name gets no g
 
 import pytest
 
-import strgm.transducers as ff
-from strgm.alphabet import Alphabet
+import fst_factors.transducers as ff
+from fst_factors.alphabet import Alphabet
 from strgm.cli import main
 from strgm.datasets.paradigm import Paradigm, read_paradigm_tsv
 from strgm.errors import GraphError, InputError, did_you_mean

@@ -17,7 +17,7 @@ import os
 import numpy as np
 import pytest
 
-from strgm.alphabet import Alphabet
+from fst_factors.alphabet import Alphabet
 from strgm.errors import InputError
 from strgm.hmm.emissions import Categorical
 from strgm.hmm.model import HMM, HMMPosterior

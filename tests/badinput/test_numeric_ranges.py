@@ -10,7 +10,7 @@ import numpy as np
 import pynini
 import pytest
 
-from strgm.alphabet import Alphabet
+from fst_factors.alphabet import Alphabet
 from strgm.errors import InputError, MessageTooLargeError, OptionError
 from strgm.models.edit_model import MAX_ABS_WEIGHT, MAX_SEGMENTS, PhonologyEditModel
 
@@ -61,7 +61,7 @@ def test_alphabet_beyond_the_bound_is_refused(tmp_path):
 
 
 def test_sample_size_is_bounded():
-    from strgm.wfsa.paths import MAX_SAMPLES, sample
+    from fst_factors.wfsa.paths import MAX_SAMPLES, sample
 
     f = pynini.accep("ab", arc_type="log64")
     assert sample(f, 3) == [(97, 98)] * 3  # control
@@ -74,7 +74,7 @@ def test_feature_names_follow_the_events():
     """The vectorised naming of indicator features gives every column the attribute
     values of the events it covers (a naming that drifted would still pass length
     checks); a name with one value shifted is caught."""
-    from strgm.transducers.edit_features import feature_templates
+    from fst_factors.transducers.edit_features import feature_templates
 
     st = _model().structure
     keys = {name: k for name, _, k in feature_templates()}

@@ -74,7 +74,7 @@ def test_unigram_smoothing_and_baseline_p_copy_are_checked():
 
 
 def _model():
-    from strgm.alphabet import Alphabet
+    from fst_factors.alphabet import Alphabet
     from strgm.models.edit_model import PhonologyEditModel
 
     return PhonologyEditModel.copy_biased(Alphabet(["d", "o", "r"]))

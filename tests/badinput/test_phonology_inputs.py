@@ -258,7 +258,7 @@ def test_an_existing_output_is_untouched_when_the_input_is_bad(tmp_path):
 
 # ------------------------------------------------------------------ saved models
 def _model_dict():
-    from strgm.alphabet import Alphabet
+    from fst_factors.alphabet import Alphabet
     from strgm.models.edit_model import PhonologyEditModel
 
     return PhonologyEditModel.copy_biased(Alphabet(["d", "o", "r", "ʃ"])).to_dict()
@@ -337,7 +337,7 @@ def test_missing_resume_checkpoint(tiny, tmp_path):
 
 
 def test_a_model_whose_alphabet_lacks_a_segment_names_file_line_and_segment(tiny, tmp_path):
-    from strgm.alphabet import Alphabet
+    from fst_factors.alphabet import Alphabet
     from strgm.models.edit_model import PhonologyEditModel
 
     m = tmp_path / "small.json"

@@ -17,8 +17,8 @@ import struct
 
 import pytest
 
-import strgm.transducers as ff
-from strgm.alphabet import Alphabet
+import fst_factors.transducers as ff
+from fst_factors.alphabet import Alphabet
 from strgm.graph import FactorGraph
 from strgm.inference import infer
 from strgm.safe_io import sha256_file

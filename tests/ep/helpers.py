@@ -8,7 +8,7 @@ import numpy as np
 import pynini
 
 from strgm.features.symbols import bos, eos
-from strgm.wfsa.core import new_fst, weight
+from fst_factors.wfsa.core import new_fst, weight
 
 
 def all_strings(n: int, max_len: int):

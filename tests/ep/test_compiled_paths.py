@@ -20,7 +20,7 @@ from strgm.errors import DivergenceError, InconsistentEvidenceError
 from strgm.features import FeatureSet, Theta, ngram_features, p_moments
 from strgm.features.moments import CompositionCache
 from strgm.features.product import counting_product
-from strgm.wfsa.core import new_fst, weight
+from fst_factors.wfsa.core import new_fst, weight
 
 N = 3
 
@@ -174,7 +174,7 @@ def test_product_trimming_equals_the_general_trimming(seed, connected):
     trimmed_topology: on connected messages (the shortcut) and on messages with dead
     states (the fallback)."""
     from strgm.features.product import product_topology
-    from strgm.wfsa.measure import trimmed_topology
+    from fst_factors.wfsa.measure import trimmed_topology
 
     p = random_message(seed, cyclic=True)
     if connected:

@@ -13,7 +13,7 @@ from strgm.features import FeatureSet, Theta, ngram_features, p_moments
 from strgm.features import dense_lu as d
 from strgm.features.moments import CompositionCache, q_moments
 from strgm.features.p_hat import p_hat_counts
-from strgm.wfsa.core import arc_table, new_fst, weight
+from fst_factors.wfsa.core import arc_table, new_fst, weight
 from test_fused_block import reference_p_moments
 
 import pynini

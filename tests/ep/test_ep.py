@@ -6,9 +6,9 @@ latent variable); the default degree-≤2 relay is tested in test_phonology_ep.p
 import numpy as np
 import pytest
 
-import strgm.transducers as ff
+import fst_factors.transducers as ff
 from helpers import all_strings, substitution_transducer
-from strgm.alphabet import Alphabet
+from fst_factors.alphabet import Alphabet
 from strgm.errors import StrgmError
 from strgm.graph import FactorGraph
 from strgm.inference import infer

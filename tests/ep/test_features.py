@@ -4,13 +4,13 @@ import numpy as np
 import pynini
 import pytest
 
-import strgm.transducers as ff
+import fst_factors.transducers as ff
 from helpers import all_strings, feature_matrix
 from strgm.errors import DivergenceError, InputError
 from strgm.features import (FeatureSet, Theta, encode, fst_from_arrays, ngram_features,
                             p_moments, q_moments)
 from strgm.features.moments import CompositionCache
-from strgm.wfsa import (arc_table, compose, intersect, log_partition, score_strings,
+from fst_factors.wfsa import (arc_table, compose, intersect, log_partition, score_strings,
                         weighted_strings)
 
 N = 2

@@ -26,7 +26,7 @@ from strgm.inference import infer
 from strgm.projection import fused_kernels as fk
 from strgm.projection.fused import _active_tables, fused_steps, work_tables
 from strgm.projection.prox import active_set, prox_step
-from strgm.wfsa.core import arc_table
+from fst_factors.wfsa.core import arc_table
 from test_compiled_paths import random_message
 from test_compiled_sets import random_values
 from test_ep import LATENT, max_belief_error, tree_graph

@@ -16,7 +16,7 @@ from strgm.features.moments import CompositionCache
 from strgm.features.p_hat_levels import (DIVERGED, OK, TOO_BIG, level_order,
                                          p_hat_levels_kernel)
 from strgm.features.product import message_arrays
-from strgm.wfsa.core import arc_table, new_fst, weight
+from fst_factors.wfsa.core import arc_table, new_fst, weight
 from test_fused_block import reference_p_moments
 
 N = 3

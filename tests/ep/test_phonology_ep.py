@@ -92,7 +92,7 @@ def _per_word_copies(model):
 
 
 def test_every_word_shares_one_phonology_machine_with_the_same_beliefs():
-    import strgm.transducers as ff
+    import fst_factors.transducers as ff
 
     model, _ = small_paradigm()
     machines = {id(f.fst) for f in model.graph.factors.values() if f.kind == "binary"}

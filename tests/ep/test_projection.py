@@ -6,12 +6,12 @@ import pynini
 import pytest
 from scipy.optimize import minimize
 
-import strgm.transducers as ff
+import fst_factors.transducers as ff
 from strgm.features import FeatureSet, Theta, p_moments, q_moments
 from strgm.projection import (active_set, closed_form, gradient, gradient_ascent,
                               gradient_step, grow, objective, order_feature_set, penalty,
                               proximal_projection, tree_prox, uniform_theta)
-from strgm.wfsa import intersect, weighted_strings
+from fst_factors.wfsa import intersect, weighted_strings
 
 N = 2
 

@@ -1,5 +1,5 @@
-"""The re-weighting route of p̂ moments (:mod:`strgm.wfsa.reweighted`) against the
-reference (:func:`strgm.wfsa.expectations.table_arc_counts`, ``REWEIGHTED = False``).
+"""The re-weighting route of p̂ moments (:mod:`fst_factors.wfsa.reweighted`) against the
+reference (:func:`fst_factors.wfsa.expectations.table_arc_counts`, ``REWEIGHTED = False``).
 
 A sequence of θ on one composition exercises what the route carries from one weighting
 to the next: the normalisability certificate, the warm-started sweeps and the summed
@@ -15,11 +15,11 @@ import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 
 import strgm.features.moments as moments
-import strgm.wfsa.reweighted as rw
+import fst_factors.wfsa.reweighted as rw
 from strgm.errors import DivergenceError, InconsistentEvidenceError
 from strgm.features import FeatureSet, Theta, ngram_features, p_moments
 from strgm.features.moments import CompositionCache
-from strgm.wfsa.core import new_fst, weight
+from fst_factors.wfsa.core import new_fst, weight
 from test_compiled_paths import N
 from test_compiled_paths import assert_same_moments, random_message, random_theta
 
@@ -283,7 +283,7 @@ def test_partial_sums_continued_certify_where_four_sweeps_do_not():
 
 
 def _gs(m: sp.csr_matrix, b: np.ndarray, y0: np.ndarray, rtol: float):
-    from strgm.wfsa.fixed_point import _gauss_seidel_steps
+    from fst_factors.wfsa.fixed_point import _gauss_seidel_steps
 
     y = y0.astype(np.float64, copy=True)
     _, y, k, status = _gauss_seidel_steps(m.indptr.astype(np.int64),

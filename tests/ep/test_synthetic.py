@@ -1,7 +1,7 @@
 """The synthetic paradigm generator: gold URs map to the surfaces through the rules."""
 
 from strgm.datasets.synthetic import apply_rules, synthetic_paradigm
-import strgm.transducers as ff
+import fst_factors.transducers as ff
 
 
 def test_synthetic_paradigm_is_consistent_and_deterministic():

@@ -4,8 +4,8 @@ own handling (the call is interrupted only when OpenFst returns).
 
 The long call is a shortest distance in the log semiring around a cycle of weight 1e-8
 nats: OpenFst relaxes it until the change is below delta, for far longer than the test
-waits. It runs through :func:`strgm.wfsa.core.shortest_distance` (wrapped by
-:func:`strgm.wfsa.interrupts.native`) inside the real :func:`strgm.cli.app.main`, whose
+waits. It runs through :func:`fst_factors.wfsa.core.shortest_distance` (wrapped by
+:func:`fst_factors.wfsa.interrupts.native`) inside the real :func:`strgm.cli.app.main`, whose
 parser is replaced by one that runs it.
 """
 
@@ -25,7 +25,7 @@ SCRIPT = r"""
 import argparse, sys
 import pynini
 import strgm.cli.app as app
-from strgm.wfsa.core import shortest_distance
+from fst_factors.wfsa.core import shortest_distance
 
 f = pynini.Fst(arc_type="log64")
 s, t = f.add_state(), f.add_state()

@@ -13,7 +13,7 @@ from collections import defaultdict
 import numpy as np
 import pynini
 
-from strgm.wfsa.core import new_fst, weight
+from fst_factors.wfsa.core import new_fst, weight
 
 
 def arcs_of(fst):

@@ -1,4 +1,4 @@
-"""The compiled depth and distance passes (strgm.wfsa.acyclic) against the vectorised
+"""The compiled depth and distance passes (fst_factors.wfsa.acyclic) against the vectorised
 reference (bit for bit) and against path enumeration; a pass fed depths that are not
 longest-path depths is shown to be wrong (the negative control)."""
 
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from strgm.wfsa import acyclic
-from strgm.wfsa.core import (ArcTable, acyclic_distances, acyclic_distances_reference,
+from fst_factors.wfsa import acyclic
+from fst_factors.wfsa.core import (ArcTable, acyclic_distances, acyclic_distances_reference,
                              topological_levels, topological_levels_reference)
 
 
@@ -112,10 +112,10 @@ def test_warm_compiled_loads_the_shared_kernels_in_a_fresh_process():
     import subprocess
     import sys
 
-    code = ("import json, strgm.wfsa.acyclic as a, strgm.wfsa.serialised as s, "
-            "strgm.wfsa.string_scores as w\n"
-            "from strgm.wfsa.compiled import COMPILED\n"
-            "from strgm.wfsa.measure import warm_compiled\n"
+    code = ("import json, fst_factors.wfsa.acyclic as a, fst_factors.wfsa.serialised as s, "
+            "fst_factors.wfsa.string_scores as w\n"
+            "from fst_factors.wfsa.compiled import COMPILED\n"
+            "from fst_factors.wfsa.measure import warm_compiled\n"
             "ks = [a.depths, a.distances, s._decode, w._walk]\n"
             "before = [len(k.signatures) for k in ks] if COMPILED else [0] * 4\n"
             "warm_compiled()\n"

@@ -1,6 +1,6 @@
 import pytest
 
-from strgm.alphabet import Alphabet, segment
+from fst_factors.alphabet import Alphabet, segment
 from strgm.errors import InputError, UnknownSymbolError
 
 
@@ -59,7 +59,7 @@ def test_symbol_table_and_json_roundtrip():
     ("\u2028", "the line/paragraph separator U+2028"),
 ])
 def test_describe_char_names_the_character(ch, phrase):
-    from strgm.alphabet import describe_char
+    from fst_factors.alphabet import describe_char
 
     text = describe_char(ch)
     assert text.startswith(phrase)

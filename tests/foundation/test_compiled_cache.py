@@ -1,13 +1,14 @@
-"""The compiled kernels' disk cache is keyed by the whole package's source
-(:mod:`strgm.wfsa.compiled`): numba itself re-checks a cached kernel only against its
-own file, so a kernel whose callee changed in another module would keep stale code."""
+"""The compiled kernels' disk cache is keyed by the source of the packages whose kernels
+it holds (:mod:`fst_factors.wfsa.compiled`): numba itself re-checks a cached kernel only
+against its own file, so a kernel whose callee changed in another module (or in
+fst_factors, for strgm's kernels) would keep stale code."""
 
 import os
 from pathlib import Path
 
 import pytest
 
-from strgm.wfsa import compiled
+from fst_factors.wfsa import compiled
 
 
 def _package(tmp_path: Path) -> Path:
@@ -42,19 +43,19 @@ def test_digest_sees_added_and_renamed_modules(tmp_path):
 def test_cache_dir_under_xdg_and_keyed_by_digest(tmp_path):
     root = _package(tmp_path)
     env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
-    path = compiled.cache_dir(root, env)
+    path = compiled.cache_dir(root, env=env)
     assert path == tmp_path / "cache" / "strgm" / "numba" / compiled.source_digest(root)
     assert path.is_dir()
     (root / "kernel.py").write_text("# changed\n")
-    assert compiled.cache_dir(root, env) != path
+    assert compiled.cache_dir(root, env=env) != path
 
 
 def test_user_cache_dir_and_unwritable_places_are_respected(tmp_path):
     root = _package(tmp_path)
-    assert compiled.cache_dir(root, {"NUMBA_CACHE_DIR": str(tmp_path / "mine")}) is None
+    assert compiled.cache_dir(root, env={"NUMBA_CACHE_DIR": str(tmp_path / "mine")}) is None
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
-    assert compiled.cache_dir(root, {"XDG_CACHE_HOME": str(blocker)}) is None
+    assert compiled.cache_dir(root, env={"XDG_CACHE_HOME": str(blocker)}) is None
 
 
 def test_old_digests_are_pruned(tmp_path):
@@ -64,20 +65,32 @@ def test_old_digests_are_pruned(tmp_path):
         old = base / f"old{i}"
         old.mkdir(parents=True)
         os.utime(old, (i, i))
-    path = compiled.cache_dir(root, {"XDG_CACHE_HOME": str(tmp_path / "cache")})
+    path = compiled.cache_dir(root, env={"XDG_CACHE_HOME": str(tmp_path / "cache")})
     left = sorted(p.name for p in base.iterdir() if p != path)
     newest = [f"old{i}" for i in range(3, compiled.KEEP + 3)]
     assert left == sorted(newest)
 
 
+def test_the_digest_of_two_packages_sees_a_change_in_either(tmp_path):
+    a, b = _package(tmp_path / "a"), _package(tmp_path / "b")
+    both = compiled.source_digest(a, b)
+    assert both not in (compiled.source_digest(a), compiled.source_digest(b))
+    (b / "sub" / "lu.py").write_text("def lu(m):\n    return 2 * m\n")
+    assert compiled.source_digest(a, b) != both
+
+
 @pytest.mark.skipif(not compiled.COMPILED or bool(os.environ.get("NUMBA_CACHE_DIR")),
                     reason="numba missing, or the user chose the cache directory")
-def test_the_kernels_are_cached_under_the_packages_digest():
+def test_strgm_kernels_are_cached_under_the_digest_of_both_packages():
+    """strgm's kernels (q's) call fst_factors' code: their cache is keyed by both
+    sources; fst_factors' own kernels by its source at least (strgm's digest when strgm
+    was imported first, which is also sound)."""
+    import strgm
     from strgm.features import q_kernel
 
-    root = Path(compiled.__file__).resolve().parents[1]
-    cache = Path(q_kernel.q_moments_kernel._cache._cache_path)
-    digest = compiled.source_digest(root)
-    if compiled.cache_dir(root) is None:
+    roots = (compiled.ROOT, Path(strgm.__file__).resolve().parent)
+    if compiled.cache_dir(*roots) is None:
         pytest.skip("no writable cache directory here")
-    assert digest in cache.parts
+    cache = Path(q_kernel.q_moments_kernel._cache._cache_path)
+    assert compiled.source_digest(*roots) in cache.parts
+    assert compiled.source_digest(compiled.ROOT) not in cache.parts

@@ -1,4 +1,4 @@
-"""The compiled Gauss–Seidel loop (:func:`strgm.wfsa.fixed_point._fixed_point`) against
+"""The compiled Gauss–Seidel loop (:func:`fst_factors.wfsa.fixed_point._fixed_point`) against
 the plain scipy iteration, on random nonnegative matrices: convergent, slow, divergent.
 
 Both must end at a solution of y = A y + b (to 1e-10); where the plain iteration proves
@@ -12,7 +12,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 
 from strgm.errors import DivergenceError
-from strgm.wfsa import fixed_point as fp
+from fst_factors.wfsa import fixed_point as fp
 
 
 def random_matrix(seed: int, radius: float) -> sp.csr_matrix:

@@ -1,4 +1,4 @@
-"""Oracle tests for the solves by strongly connected component (strgm.wfsa.components):
+"""Oracle tests for the solves by strongly connected component (fst_factors.wfsa.components):
 dense numpy solves and eigenvalues on small random matrices with a known component
 structure, and an exactly known inverse for a badly scaled one."""
 
@@ -7,9 +7,9 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 
-import strgm.wfsa.components as C
+import fst_factors.wfsa.components as C
 from strgm.errors import DivergenceError
-from strgm.wfsa.measure import arcs_to_csr
+from fst_factors.wfsa.measure import arcs_to_csr
 
 SEEDS = st.integers(0, 10_000)
 

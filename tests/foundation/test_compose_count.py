@@ -1,4 +1,4 @@
-"""The dry run that counts what a composition can reach (strgm.wfsa.compose_count), the
+"""The dry run that counts what a composition can reach (fst_factors.wfsa.compose_count), the
 memory guard's second opinion: never below what OpenFst builds (random machines with ε
 on either tape, cycles), far below the operands' bound for a small machine against a
 large transducer, and a count that forgets B's ε-moves is caught."""
@@ -10,10 +10,10 @@ import pynini
 import pytest
 from hypothesis import given, settings
 
-import strgm.wfsa.compose_count as CC
+import fst_factors.wfsa.compose_count as CC
 from strgm.errors import MessageTooLargeError
-from strgm.wfsa import guard
-from strgm.wfsa.core import arc_table, from_arc_table
+from fst_factors.wfsa import guard
+from fst_factors.wfsa.core import arc_table, from_arc_table
 from test_memory_guard import FIXED, compose_violations, machine
 
 
@@ -44,7 +44,7 @@ def word_and_transducer():
     """A 7-letter string acceptor and a context transducer (state = the last two input
     labels; every substitution x:y, and insertions ε:y as loops) of 37 states: a word
     reaches one context per position, the bound counts every pair."""
-    from strgm.wfsa.construct import string_acceptor
+    from fst_factors.wfsa.construct import string_acceptor
 
     n = 6
     ctx = {(p, q): 1 + p * n + q for p in range(n) for q in range(n)}
@@ -86,8 +86,8 @@ def test_counting_stops_past_its_cap_and_declines():
 def test_a_large_machine_with_epsilon_outputs_is_scored_under_a_tight_budget():
     """Held-out scoring's case: a machine with ε-outputs (deletions) against a small
     marker trie, which the operands' bound alone refused."""
-    from strgm.wfsa.construct import weighted_strings
-    from strgm.wfsa.measure import score_strings
+    from fst_factors.wfsa.construct import weighted_strings
+    from fst_factors.wfsa.measure import score_strings
 
     _, big = word_and_transducer()
     t = arc_table(big)

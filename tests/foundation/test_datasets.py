@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-from strgm.alphabet import Alphabet, segment
+from fst_factors.alphabet import Alphabet, segment
 from strgm.datasets.cmudict_paradigm import arpabet_to_ipa, english_paradigm
 from strgm.datasets.paradigm import (Paradigm, read_paradigm, read_paradigm_csv,
                                      read_paradigm_tsv)

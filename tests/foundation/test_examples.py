@@ -47,7 +47,7 @@ def test_the_synthetic_gold_urs_generate_the_surfaces():
     """The shipped gold URs, through the known rule cascade, give the shipped surfaces
     (so the file pair is consistent, not just present)."""
     from strgm.datasets.synthetic import apply_rules, inventory, phonology_rules
-    import strgm.transducers as ff
+    import fst_factors.transducers as ff
 
     a = inventory()
     cascade = ff.rule_cascade(phonology_rules(a), a.size)

@@ -49,7 +49,7 @@ def test_load_model_reads_each_format(tmp_path):
 
 
 def _tree():
-    import strgm.transducers as ff
+    import fst_factors.transducers as ff
 
     alphabet = strgm.Alphabet.from_words(["kæts", "dɔɡz"], boundary="+")
     g = strgm.FactorGraph(alphabet)

@@ -8,9 +8,9 @@ import numpy as np
 import pynini
 import pytest
 
-import strgm.transducers as ff
-import strgm.wfsa as W
-from strgm.alphabet import Alphabet
+import fst_factors.transducers as ff
+import fst_factors.wfsa as W
+from fst_factors.alphabet import Alphabet
 from strgm.errors import GraphError, InputError, UnknownSymbolError
 from strgm.graph import FactorGraph
 from strgm.inference import infer

@@ -1,4 +1,4 @@
-"""Arc tables remembered by from_arc_table(remember=True) (strgm.wfsa.known_tables): the
+"""Arc tables remembered by from_arc_table(remember=True) (fst_factors.wfsa.known_tables): the
 remembered table equals what reading the automaton gives, bit for bit; it is used only for
 that very object; and a lookup without the state-count check is shown to serve a
 machine modified in place (against the contract) its old table."""
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from strgm.wfsa import core
-from strgm.wfsa.known_tables import KNOWN, KnownTables
+from fst_factors.wfsa import core
+from fst_factors.wfsa.known_tables import KNOWN, KnownTables
 
 
 def arrays(rng, n, m):

@@ -1,4 +1,4 @@
-"""The size guard (strgm.wfsa.guard): sound bounds, refusal before building, clear errors.
+"""The size guard (fst_factors.wfsa.guard): sound bounds, refusal before building, clear errors.
 
 * Soundness: on random small machines (ε on either tape, cycles) the predicted bound on
   states and arcs is never below what OpenFst actually builds, for composition and
@@ -16,13 +16,13 @@ import pynini
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import strgm.transducers as ff
-from strgm.alphabet import Alphabet
+import fst_factors.transducers as ff
+from fst_factors.alphabet import Alphabet
 from strgm.errors import MessageTooLargeError, OptionError
 from strgm.graph import FactorGraph
 from strgm.inference import infer
-from strgm.wfsa import guard
-from strgm.wfsa.core import from_arc_table
+from fst_factors.wfsa import guard
+from fst_factors.wfsa.core import from_arc_table
 
 
 def random_fst(seed: int, n: int, deg: int, labels: int = 3, eps_in: float = 0.3,

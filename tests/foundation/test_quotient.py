@@ -1,4 +1,4 @@
-"""The two-sided quotient (strgm.wfsa.quotient) and the concatenation messages it gives.
+"""The two-sided quotient (fst_factors.wfsa.quotient) and the concatenation messages it gives.
 
 Oracle: μ(m) = Σ_{p, a} B(p) A(a) W(p · m · a) summed over the explicitly listed strings
 of the other parts, with W scored string by string (one composition each), for every m
@@ -19,10 +19,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import strgm.factors as factors
-import strgm.wfsa as W
+import fst_factors.wfsa as W
 from strgm.factors import ConcatFactor
-from strgm.transducers.concat import part_message_by_quotient
-from strgm.wfsa import quotient as Q
+from fst_factors.transducers.concat import part_message_by_quotient
+from fst_factors.wfsa import quotient as Q
 
 from foundation_oracles import enumerate_strings, random_acceptor
 
@@ -181,7 +181,7 @@ def test_cyclic_contexts_take_the_product_route_and_match_enumeration(seed, k, b
 def test_broken_product_routes_fail(monkeypatch, broken):
     """Broken variants: chaining the contexts without the pieces' final weights, and
     backward sums that ignore the contexts' final weights."""
-    import strgm.wfsa.quotient_product as QP
+    import fst_factors.wfsa.quotient_product as QP
 
     failures = 0
     for seed in range(8):
@@ -234,7 +234,7 @@ def test_divergent_or_oversized_products_go_through_composition(monkeypatch):
     """Path sums that diverge (a context of total mass ∞ read through a W that loops on
     it) and products beyond the pair bound return None: the composition route decides
     (and raises DivergenceError in the first case, as it did before the product route)."""
-    import strgm.wfsa.pair_product as PP
+    import fst_factors.wfsa.pair_product as PP
     from strgm.errors import DivergenceError
 
     whole = W.sigma_star(LABELS, 0.0)
@@ -264,7 +264,7 @@ def test_long_lists_do_not_underflow():
 
 
 def test_the_size_guard_sends_a_product_that_would_not_fit_to_the_composition():
-    from strgm.wfsa import guard
+    from fst_factors.wfsa import guard
 
     rng = np.random.default_rng(4)
     whole = random_acceptor(rng, 4, LABELS, acyclic=False)
@@ -276,7 +276,7 @@ def test_the_size_guard_sends_a_product_that_would_not_fit_to_the_composition():
 
 @pytest.mark.parametrize("seed", range(6))
 def test_arc_bound_bounds_the_product(seed):
-    import strgm.wfsa.pair_product as PP
+    import fst_factors.wfsa.pair_product as PP
 
     rng = np.random.default_rng(seed)
     c = W.arc_table(random_acceptor(rng, 4, LABELS, acyclic=False, density=0.5, eps=True))

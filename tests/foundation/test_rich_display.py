@@ -14,15 +14,15 @@ import numpy as np
 import pynini
 import pytest
 
-import strgm.transducers as ff
+import fst_factors.transducers as ff
 from strgm import display
-from strgm.alphabet import Alphabet
+from fst_factors.alphabet import Alphabet
 from strgm.grammars.cfg import Grammar, Rule
 from strgm.graph import FactorGraph
 from strgm.hmm import Categorical
 from strgm.hmm.model import HMM, HMMPosterior
 from strgm.inference.belief import DISPLAY_ENTROPY_STATES, Belief
-from strgm.wfsa.construct import string_acceptor
+from fst_factors.wfsa.construct import string_acceptor
 
 TAGS = {"div", "p", "b", "table", "caption", "thead", "tbody", "tr", "th", "td"}
 HOSTILE = ["<unk>", "a&b", "<script>", "ʃʰ", '"q"']

@@ -9,9 +9,9 @@ import numpy as np
 import pynini
 import pytest
 
-import strgm.transducers as ff
+import fst_factors.transducers as ff
 from foundation_oracles import enumerate_strings
-from strgm.alphabet import Alphabet
+from fst_factors.alphabet import Alphabet
 from strgm.cli import main
 from strgm.errors import GraphError, InputError
 from strgm.graph import FactorGraph

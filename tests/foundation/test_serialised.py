@@ -1,4 +1,4 @@
-"""The compiled reader of OpenFst's serialisation (strgm.wfsa.serialised) against the
+"""The compiled reader of OpenFst's serialisation (fst_factors.wfsa.serialised) against the
 arcs each machine was built from, and against the numpy route it replaces."""
 
 import struct
@@ -8,8 +8,8 @@ import pynini
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import strgm.wfsa.serialised as S
-from strgm.wfsa import core
+import fst_factors.wfsa.serialised as S
+from fst_factors.wfsa import core
 
 
 def built(rng, n, max_out, transducer):

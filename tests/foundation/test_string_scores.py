@@ -1,4 +1,4 @@
-"""The compiled trie walk that scores strings (strgm.wfsa.string_scores) against the
+"""The compiled trie walk that scores strings (fst_factors.wfsa.string_scores) against the
 composition route it replaces and against a dense matrix oracle, on random machines with
 cycles, parallel arcs and arcs out of label order; with a broken walk (best path instead
 of the sum over paths) shown to fail."""
@@ -11,9 +11,9 @@ import pynini
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import strgm.wfsa.string_scores as S
-from strgm.wfsa import measure as W
-from strgm.wfsa.core import arc_table, new_fst, weight
+import fst_factors.wfsa.string_scores as S
+from fst_factors.wfsa import measure as W
+from fst_factors.wfsa.core import arc_table, new_fst, weight
 from foundation_oracles import dense_string_logweight
 
 

@@ -7,9 +7,9 @@ import networkx as nx
 import numpy as np
 import pytest
 
-import strgm.transducers as ff
-import strgm.wfsa as W
-from strgm.alphabet import Alphabet
+import fst_factors.transducers as ff
+import fst_factors.wfsa as W
+from fst_factors.alphabet import Alphabet
 from strgm.datasets.paradigm import Paradigm
 from strgm.datasets.synthetic import synthetic_paradigm
 from strgm.errors import ConvergenceWarning

@@ -8,9 +8,9 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 
-import strgm.wfsa as W
+import fst_factors.wfsa as W
 from strgm.errors import DivergenceError
-from strgm.wfsa.core import new_fst, weight
+from fst_factors.wfsa.core import new_fst, weight
 from foundation_oracles import (arcs_of, dense_string_logweight, enumerate_paths,
                                 enumerate_strings, random_acceptor, string_distribution)
 
@@ -124,7 +124,7 @@ def test_kbest_matches_brute_force_total_weight_order(seed):
 
 def test_kbest_on_cyclic_ambiguous_machine_terminates_and_is_right():
     # Two paths per string (non-determinisable in general); strings a^n b.
-    from strgm.wfsa.core import new_fst, weight
+    from fst_factors.wfsa.core import new_fst, weight
     f = new_fst()
     f.add_states(4)
     f.set_start(0)
@@ -194,8 +194,8 @@ def test_candidate_strings_are_the_best_single_path_strings(seed):
     8 labels; each labelled arc of these cyclic machines costs ≥ 1.5, so no longer string
     can beat the n-th). Negative control: the n best *paths* alone, without the wider
     searches, spell fewer than n strings on a machine with two paths per string."""
-    from strgm.wfsa.paths import _spelled, candidate_strings
-    from strgm.wfsa.core import new_fst, weight
+    from fst_factors.wfsa.paths import _spelled, candidate_strings
+    from fst_factors.wfsa.core import new_fst, weight
 
     rng = np.random.default_rng(seed)
     f = random_acceptor(rng, 4, 2, acyclic=False, eps=True)
@@ -312,7 +312,7 @@ def dense_arc_counts(f):
 def test_expected_arc_counts_cyclic_match_dense_solve(seed, by_components):
     """Both cyclic paths (fixed-point iteration, solves by strongly connected component)
     against dense solves; the random machines include dead-end and unreachable states."""
-    import strgm.wfsa.measure as M
+    import fst_factors.wfsa.measure as M
 
     rng = np.random.default_rng(seed)
     f = random_acceptor(rng, 4, 2, acyclic=False, density=0.3)
@@ -333,7 +333,7 @@ def test_expected_arc_counts_cyclic_match_dense_solve(seed, by_components):
 def test_cyclic_forward_backward_iterates_only_with_a_proof():
     """Nearly nilpotent machines take the iteration; one with ρ = 0.98 needs thousands of
     steps, so the component solves answer; ρ ≥ 1 raises DivergenceError on either path."""
-    import strgm.wfsa.measure as M
+    import fst_factors.wfsa.measure as M
 
     near_nilpotent = pynini.concat(W.weighted_strings({(1, 2, 1): 0.5}),
                                    W.sigma_star(2, neglogw_per_symbol=5.0))
@@ -357,8 +357,8 @@ def test_cyclic_forward_backward_iterates_only_with_a_proof():
 def test_iteration_gives_up_early_when_it_cannot_finish(monkeypatch):
     """ρ = 0.98 needs ~1,500 steps to a float64 fixed point: the projected count sends
     the machine to the component solves after 32 steps instead of 200."""
-    import strgm.wfsa.fixed_point as fp
-    import strgm.wfsa.measure as M
+    import fst_factors.wfsa.fixed_point as fp
+    import fst_factors.wfsa.measure as M
 
     a, rho, e = _matrix(W.sigma_star(2, neglogw_per_symbol=-np.log(0.49)))
     reached = []
@@ -386,7 +386,7 @@ def test_iteration_accepts_huge_mass_by_the_second_certificate():
     """Unnormalised messages put masses near e^50 on some states: x = (I − A)⁻¹ 1 then
     certifies nothing in float64 (maxᵢ (Ax)ᵢ/xᵢ rounds to 1), z = (I − A)⁻¹ x does; the
     counts still match the dense oracle."""
-    import strgm.wfsa.measure as M
+    import fst_factors.wfsa.measure as M
 
     heavy = pynini.concat(W.weighted_strings({(1, 1, 1, 1, 1): -50.0}),
                           W.sigma_star(2, neglogw_per_symbol=3.0))
@@ -405,7 +405,7 @@ def test_iteration_proves_divergence_without_the_component_solves(rho, monkeypat
     """ρ(A) ≥ 1 is proved from the iterates (A v ≥ v on a shrinking support), also when
     the divergent loop sits between a transient prefix and suffix; the (costlier)
     component solves are not taken."""
-    import strgm.wfsa.measure as M
+    import fst_factors.wfsa.measure as M
 
     monkeypatch.setattr(M, "factor_by_components",
                         lambda *a, **k: pytest.fail("component solves were used"))
@@ -426,7 +426,7 @@ def test_iteration_proves_divergence_without_the_component_solves(rho, monkeypat
 def test_iteration_decisions_agree_with_the_spectral_radius(seed, target):
     """On random nonnegative matrices scaled to a chosen ρ: a DivergenceError only when
     ρ ≥ 1, an accepted solve only when ρ < 1, and then the dense solution."""
-    import strgm.wfsa.measure as M
+    import fst_factors.wfsa.measure as M
 
     rng = np.random.default_rng(seed)
     n = 12
@@ -458,7 +458,7 @@ def test_iteration_decisions_agree_with_the_spectral_radius(seed, target):
 def test_epsilon_cycle_test_agrees_with_the_spectral_radius(seed, scale, labelled):
     """The per-component ε-cycle test equals ρ(A_ε) ≥ 1 computed from eigenvalues; arcs
     with a label (``labelled``) must be ignored."""
-    from strgm.wfsa.epsilon import epsilon_cycles_diverge
+    from fst_factors.wfsa.epsilon import epsilon_cycles_diverge
 
     rng = np.random.default_rng(seed)
     k = int(rng.integers(2, 12))
@@ -483,7 +483,7 @@ def test_epsilon_cycle_test_agrees_with_the_spectral_radius(seed, scale, labelle
 
 @pytest.mark.parametrize("shuffle", [False, True])
 def test_arcs_to_csr_keeps_parallel_arcs(shuffle):
-    from strgm.wfsa.measure import arcs_to_csr
+    from fst_factors.wfsa.measure import arcs_to_csr
 
     rng = np.random.default_rng(3)
     src = np.sort(rng.integers(0, 6, 40))
@@ -501,7 +501,7 @@ def test_epsilon_cycle_test_ignores_heavy_acyclic_epsilon_paths():
     """Only cycles make ε-removal diverge: a chain of ε-arcs of weight e^30 each (its
     path weight overflows float64, a solve over the whole ε-graph returns inf) around a
     light cycle is finite, and is reported as such; a heavy cycle is not."""
-    from strgm.wfsa.epsilon import epsilon_cycles_diverge
+    from fst_factors.wfsa.epsilon import epsilon_cycles_diverge
 
     def machine(cycle_weight):
         f = pynini.Fst(arc_type="log64")
@@ -521,7 +521,7 @@ def test_epsilon_cycle_test_ignores_heavy_acyclic_epsilon_paths():
 def _concat_part_message_machine(seed: int, i: int, boundary: bool):
     """project(compose(T_i, μ_whole)) before ε-removal: the machine a concatenation
     factor cleans up for its message to part i (random cyclic part and whole messages)."""
-    from strgm.transducers.concat import concat_context_transducer
+    from fst_factors.transducers.concat import concat_context_transducer
 
     rng = np.random.default_rng(seed)
     parts = [random_acceptor(rng, 3, 2, acyclic=False) for _ in range(3)]
@@ -537,8 +537,8 @@ def test_trim_shortcut_keeps_every_string_weight_of_concat_messages(seed, i, bou
     concatenation factor, and every string keeps its exact weight: all strings up to
     length 4 scored on the ε-free result equal their scores on the original (scored by
     composition and linear solves, no ε-removal), and so does the total weight."""
-    from strgm.wfsa.core import arc_table
-    from strgm.wfsa.epsilon import closures_at_ends, trim
+    from fst_factors.wfsa.core import arc_table
+    from fst_factors.wfsa.epsilon import closures_at_ends, trim
 
     from hypothesis import assume
 
@@ -570,8 +570,8 @@ def test_trim_shortcut_keeps_an_infinite_total_weight_infinite(seed, i, boundary
 def test_trim_takes_the_general_route_when_epsilon_paths_lead_to_labelled_states():
     """ε-arcs between labelled states (an ε-cycle through them): no shortcut, OpenFst's
     ε-removal, string weights unchanged."""
-    from strgm.wfsa.core import arc_table, new_fst
-    from strgm.wfsa.epsilon import closures_at_ends, trim
+    from fst_factors.wfsa.core import arc_table, new_fst
+    from fst_factors.wfsa.epsilon import closures_at_ends, trim
 
     f = new_fst()
     f.add_states(3)
@@ -593,8 +593,8 @@ def test_trim_shortcut_defers_to_the_general_route_on_divergence(cycle_weight, d
     """An ε-suffix (all states ε-only) with a light or heavy ε-cycle after heavy acyclic
     ε-arcs (path weight beyond float64): the light one is removed, the heavy one raises."""
     from strgm.errors import DivergenceError
-    from strgm.wfsa.core import new_fst
-    from strgm.wfsa.epsilon import trim
+    from fst_factors.wfsa.core import new_fst
+    from fst_factors.wfsa.epsilon import trim
 
     f = new_fst()
     f.add_states(33)
@@ -622,8 +622,8 @@ def test_trimmed_topology_survives_reweighting_and_arc_order(seed):
     are not listed by source state; dead and unreachable states are dropped."""
     import dataclasses
 
-    import strgm.wfsa.measure as M
-    from strgm.wfsa.expectations import table_arc_counts
+    import fst_factors.wfsa.measure as M
+    from fst_factors.wfsa.expectations import table_arc_counts
 
     rng = np.random.default_rng(seed)
     f = random_acceptor(rng, 7, 2, acyclic=False, density=0.25, scale=1.0)

@@ -122,7 +122,7 @@ def observed_words(words, params, alphabet):
     mass) and each under a grammar factor sharing ``params`` (rule weights learned in
     the graph)."""
     from strgm.graph import FactorGraph
-    from strgm.wfsa.construct import weighted_strings
+    from fst_factors.wfsa.construct import weighted_strings
 
     g = FactorGraph(alphabet)
     for i, w in enumerate(words):

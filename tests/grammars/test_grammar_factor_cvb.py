@@ -17,14 +17,14 @@ import numpy as np
 import pytest
 
 from pcfg_oracles import R, observed_words
-from strgm.alphabet import Alphabet
+from fst_factors.alphabet import Alphabet
 from strgm.errors import OptionError
 from strgm.features import FeatureSet, Theta, ngram_features
 from strgm.grammars.cfg import Grammar
 from strgm.grammars.factor import pcfg_moments
 from strgm.grammars.factor_message import GrammarMessage, GrammarParameters
 from strgm.inference import infer
-from strgm.wfsa.construct import weighted_strings
+from fst_factors.wfsa.construct import weighted_strings
 
 AB = Alphabet(["a", "b"])
 WORDS = ["aaab", "aa", "aaaa", "ab"]

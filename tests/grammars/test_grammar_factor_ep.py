@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from pcfg_oracles import R, observed_words
-from strgm.alphabet import Alphabet
+from fst_factors.alphabet import Alphabet
 from strgm.errors import GrammarError, GraphError
 from strgm.features import FeatureSet, Theta, ngram_features
 from strgm.features.moments import p_moments
@@ -27,7 +27,7 @@ from strgm.grammars.factor import exact_message, pcfg_moments
 from strgm.grammars.factor_message import GrammarMessage, GrammarParameters
 from strgm.graph import FactorGraph
 from strgm.inference import infer
-from strgm.wfsa.construct import weighted_strings
+from fst_factors.wfsa.construct import weighted_strings
 
 AB = Alphabet(["a", "b"])
 

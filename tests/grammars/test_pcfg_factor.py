@@ -21,9 +21,9 @@ from strgm.grammars.cfg import Grammar
 from strgm.grammars.factor import (PCFGFactor, exact_message, pcfg_moments, sampled_moments,
                                    string_features)
 from strgm.projection.closed_form import closed_form_from_expectations
-from strgm.wfsa.construct import weighted_strings
-from strgm.wfsa.operations import intersect
-from strgm.wfsa.measure import log_partition, score_strings
+from fst_factors.wfsa.construct import weighted_strings
+from fst_factors.wfsa.operations import intersect
+from fst_factors.wfsa.measure import log_partition, score_strings
 
 LABELS = {"a": 1, "b": 2}
 N = 2

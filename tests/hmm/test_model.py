@@ -11,8 +11,8 @@ from brute import random_hmm, string_prob
 from strgm.hmm import Categorical
 from strgm.hmm.data import Sequences
 from strgm.hmm.model import HMM, HMMPosterior
-from strgm.wfsa.construct import string_acceptor
-from strgm.wfsa.core import shortest_distance
+from fst_factors.wfsa.construct import string_acceptor
+from fst_factors.wfsa.core import shortest_distance
 
 
 def _hmm(seed, L=3, V=3):

@@ -4,8 +4,8 @@ import itertools
 
 import numpy as np
 
-from strgm.transducers.contextual_edit import SymbolInfo
-from strgm.wfsa import string_acceptor, compose, log_partition
+from fst_factors.transducers.contextual_edit import SymbolInfo
+from fst_factors.wfsa import string_acceptor, compose, log_partition
 
 
 def tiny_info(n=2, boundary=False):
@@ -32,7 +32,7 @@ def outputs_logprob(fst, x, max_len):
 
 def exact_logz(fst):
     """log total weight by a dense linear solve (I − W)⁻¹ — no iteration tolerance."""
-    from strgm.wfsa import arc_table
+    from fst_factors.wfsa import arc_table
 
     t = arc_table(fst.copy())
     n = t.num_states

@@ -3,8 +3,8 @@ import itertools
 import numpy as np
 import pytest
 
-from strgm.transducers.contextual_edit import ContextSpec, build_structure, compile_fst
-from strgm.wfsa import compose, log_partition, string_acceptor
+from fst_factors.transducers.contextual_edit import ContextSpec, build_structure, compile_fst
+from fst_factors.wfsa import compose, log_partition, string_acceptor
 from helpers_pem import exact_logz, random_theta, tiny_info
 
 SPECS = [ContextSpec(), ContextSpec(0, 0, 0, False), ContextSpec(1, 0, 1, True),
@@ -69,7 +69,7 @@ def _per_arc_fst(st, theta, ids=False, drop_last_final=False):
     """The reference: the WFST of compile_fst added arc by arc through pynini."""
     import pynini
 
-    from strgm.wfsa.core import new_fst, weight
+    from fst_factors.wfsa.core import new_fst, weight
 
     w, fin = st.arc_weights(st.log_probs(theta))
     f = new_fst()
@@ -93,7 +93,7 @@ def _per_arc_fst(st, theta, ids=False, drop_last_final=False):
 
 
 def _arcs(fst):
-    from strgm.wfsa.core import arc_table
+    from fst_factors.wfsa.core import arc_table
 
     t = arc_table(fst)
     return (t.num_states, t.start, t.src.tolist(), t.dst.tolist(), t.ilabel.tolist(),

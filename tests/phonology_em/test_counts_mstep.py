@@ -1,10 +1,10 @@
 import numpy as np
 import pytest
 
-from strgm.transducers.contextual_edit import ContextSpec, build_structure, compile_fst
+from fst_factors.transducers.contextual_edit import ContextSpec, build_structure, compile_fst
 from strgm.models.training import event_counts, id_belief, m_step, q_and_grad
-from strgm.wfsa import weighted_strings
-from strgm.wfsa.core import arc_table
+from fst_factors.wfsa import weighted_strings
+from fst_factors.wfsa.core import arc_table
 from helpers_pem import random_theta, tiny_info
 
 

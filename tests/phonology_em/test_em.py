@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from strgm.transducers.contextual_edit import ContextSpec
+from fst_factors.transducers.contextual_edit import ContextSpec
 from strgm.datasets.paradigm import Paradigm
 from strgm.errors import InputError, OptionError
 from strgm.models import em
@@ -20,7 +20,7 @@ N = 4  # EM iterations of the resume tests
 
 
 def _model():
-    from strgm.alphabet import Alphabet
+    from fst_factors.alphabet import Alphabet
 
     return PhonologyEditModel(Alphabet(["a", "b"]), ContextSpec(1, 1, 0, False),
                               {"context": "exact", "right_context": "exact",

@@ -12,8 +12,8 @@ import warnings
 import numpy as np
 import pytest
 
-from strgm.transducers.contextual_edit import ContextSpec
-from strgm.alphabet import Alphabet
+from fst_factors.transducers.contextual_edit import ContextSpec
+from fst_factors.alphabet import Alphabet
 from strgm.datasets.paradigm import Paradigm
 from strgm.models.edit_model import PhonologyEditModel
 from strgm.models.em import e_step

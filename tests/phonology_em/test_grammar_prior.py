@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from strgm.alphabet import Alphabet
+from fst_factors.alphabet import Alphabet
 from strgm.errors import OptionError
 from strgm.features import FeatureSet, Theta, ngram_features
 from strgm.features.moments import p_moments
@@ -15,7 +15,7 @@ from strgm.grammars.factor import exact_message
 from strgm.grammars.factor_message import GrammarMessage, GrammarParameters
 from strgm.models.grammar_prior import syllable_grammar
 from strgm.models.ur_prior import parse_prior
-from strgm.wfsa.construct import weighted_strings
+from fst_factors.wfsa.construct import weighted_strings
 from tests.badinput.harness import assert_clean_error, run_cli
 
 WORDS = "R1\tpata\nR1 PL\tpatas\nR2\tkiti\nR2 PL\tkitis\nR3\ttapa\nR3 PL\ttapas\n"
@@ -42,7 +42,7 @@ def test_empty_mass_equals_the_enumerated_mixture():
     e = 0.2
     msg = GrammarMessage(GrammarParameters(g), ab, max_len=4, empty=e)
     got = p_moments(msg, fs, cav)
-    from strgm.wfsa.paths import kbest
+    from fst_factors.wfsa.paths import kbest
     strings = [(s, -lw - np.log(1 - e)) for s, lw in kbest(exact_message(g, ab, 4), 10000)]
     want = p_moments(weighted_strings(strings + [((), -np.log(e))]), fs, cav)
     np.testing.assert_allclose(got.expectations, want.expectations, rtol=1e-8, atol=1e-10)

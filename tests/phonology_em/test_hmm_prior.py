@@ -27,8 +27,8 @@ from strgm.hmm.model_file import save_model
 from strgm.hmm.settings import HMMSettings
 from strgm.models.phonology import build_phonology_model
 from strgm.models.ur_prior import load_hmm_prior, using_ur_prior
-from strgm.wfsa.construct import string_acceptor
-from strgm.wfsa.core import shortest_distance
+from fst_factors.wfsa.construct import string_acceptor
+from fst_factors.wfsa.core import shortest_distance
 from tests.badinput.harness import assert_clean_error, run_cli
 
 VOCAB = ("a", "d", "i", "t", UNK)

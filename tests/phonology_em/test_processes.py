@@ -4,7 +4,7 @@ copying transducer has no process (the negative control)."""
 
 import pytest
 
-from strgm.alphabet import Alphabet
+from fst_factors.alphabet import Alphabet
 from strgm.errors import OptionError
 from strgm.models.edit_model import PhonologyEditModel
 from strgm.models.processes import learned_processes

@@ -6,13 +6,13 @@ which the (back, round) class templates cannot do."""
 import numpy as np
 import pytest
 
-from strgm.alphabet import Alphabet
+from fst_factors.alphabet import Alphabet
 from strgm.datasets.paradigm import Paradigm
 from strgm.errors import InputError
 from strgm.models.edit_model import PhonologyEditModel
 from strgm.models.ipa_features import feature_table
-from strgm.transducers import edit_features
-from strgm.transducers.edit_actions import COPY, INS, SUB
+from fst_factors.transducers import edit_features
+from fst_factors.transducers.edit_actions import COPY, INS, SUB
 from strgm.workflows.training import train_paradigm
 
 SYMS = ["k", "n", "a", "o", "u", "i", "e", "y", "ø"]

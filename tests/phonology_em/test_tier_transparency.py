@@ -4,7 +4,7 @@ training words choose them, and a harmony paradigm with neutral vowels is learne
 import numpy as np
 import pytest
 
-from strgm.alphabet import Alphabet
+from fst_factors.alphabet import Alphabet
 from strgm.datasets.synthetic_harmony import (BACK, NEUTRAL, harmonise,
                                                neutral_harmony_paradigm)
 from strgm.errors import InputError, OptionError
@@ -12,8 +12,8 @@ from strgm.models.edit_model import PhonologyEditModel
 from strgm.models.ipa_features import symbol_info
 from strgm.models.tier_choice import (choose_transparent, transparent_candidates,
                                       with_transparent)
-from strgm.transducers.contextual_edit import ContextSpec
-from strgm.transducers.edit_layout import Layout
+from fst_factors.transducers.contextual_edit import ContextSpec
+from fst_factors.transducers.edit_layout import Layout
 from strgm.workflows.training import train_paradigm
 
 SYMS = ["k", "a", "i", "e", "y"]

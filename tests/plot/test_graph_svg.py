@@ -9,8 +9,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-import strgm.transducers as ff
-from strgm.alphabet import Alphabet
+import fst_factors.transducers as ff
+from fst_factors.alphabet import Alphabet
 from strgm.errors import InputError, MissingDependencyError
 from strgm.graph import FactorGraph
 from strgm.plot import graph as graph_module

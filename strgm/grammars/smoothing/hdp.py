@@ -45,7 +45,7 @@ import numpy as np
 
 from strgm.grammars.smoothing.hierarchy import Hierarchy, chain_predictive
 from strgm.validate import check_float, check_int
-from strgm.wfsa.compiled import njit
+from strgm.compiled import njit
 
 __all__ = ["Seating", "sample_alpha", "run_hdp", "PRIOR", "ALPHA0"]
 

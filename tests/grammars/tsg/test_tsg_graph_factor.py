@@ -16,7 +16,7 @@ import math
 import numpy as np
 import pytest
 
-from strgm.alphabet import Alphabet
+from fst_factors.alphabet import Alphabet
 from strgm.errors import GrammarError, OptionError
 from strgm.features import FeatureSet, Theta, ngram_features
 from strgm.features.moments import p_moments
@@ -25,7 +25,7 @@ from strgm.grammars.tsg import BlockedMHTSG
 from strgm.grammars.tsg.blocked import map_log_prob, tree_ets
 from strgm.grammars.tsg.model_file import TSGModel
 from strgm.inference import infer
-from strgm.wfsa.measure import string_logweight
+from fst_factors.wfsa.measure import string_logweight
 from tsg_oracles import TOY2
 
 AB = Alphabet(["a", "b"])

@@ -1,9 +1,0 @@
-"""Builders of weighted finite-state machines used as factors (pure functions ->
-``pynini.Fst`` in the log64 semiring). Never imports ``strgm.inference``."""
-
-from strgm.transducers.concat import concat_acceptors, concat_context_transducer  # noqa: F401
-from strgm.transducers.edit import EditParams, edit_transducer  # noqa: F401
-from strgm.transducers.loading import load_fst_factor  # noqa: F401
-from strgm.transducers.priors import geometric_unigram_prior  # noqa: F401
-from strgm.transducers.relabel import to_alphabet  # noqa: F401
-from strgm.transducers.rewrite import Rule, rule_cascade  # noqa: F401
