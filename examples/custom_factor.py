@@ -19,11 +19,8 @@ class Reversal(Factor):
     source: str
     target: str
 
-    @property
-    def variables(self):
-        return (self.source, self.target)
-
     kind = "reversal"
+    variables = property(lambda self: (self.source, self.target))
 
     def message_to(self, var, incoming, num_labels):
         self._missing(var, incoming)

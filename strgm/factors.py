@@ -1,4 +1,4 @@
-"""Factor types and their WFSA message rules (docs/architecture.md §2; PEP §2.2, §4.2).
+"""Factor types and their WFSA message rules (docs/messages.md; PEP §2.2, §4.2).
 
 A factor computes its outgoing message to one neighbour from the incoming acceptors of
 all its *other* neighbours. The rules are exact finite-state operations, shared by exact
@@ -145,9 +145,8 @@ class BinaryFactor(Factor):
         """As :meth:`message_to` without ε-removal. The message to a held-out word's
         surface composes its UR message with the phonology; deletions become ε-arcs, and
         when the UR message is cyclic (an EP n-gram DFA) ε-removal must close a dense
-        ε-graph: minutes and gigabytes per word for trigram EP on English (a 498-state
-        message with 263k arcs took 25.6 s; at 100 words one took over 8 minutes),
-        against about a second for the belief queries on the ε-arcs themselves."""
+        ε-graph, which for trigram EP on English costs far more than the belief queries
+        on the ε-arcs themselves (docs/messages.md)."""
         return pynini.arcsort(self._projected(var, incoming).connect(), sort_type="ilabel")
 
 

@@ -1,6 +1,6 @@
 """Concatenation relations W = M1 · b · M2 · b ··· Mk (b an optional boundary label).
 
-Messages of a concatenation factor (docs/architecture.md §2):
+Messages of a concatenation factor (docs/messages.md):
 * to W: the concatenation of the incoming acceptors (with b between them);
 * to M_i: the input projection of T_i ∘ μ_W, where
   T_i = (ε:μ_1)(ε:b)…(ε:μ_{i-1})(ε:b) · Id(Σ*) · (ε:b)(ε:μ_{i+1})…(ε:μ_k)

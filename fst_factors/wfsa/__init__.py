@@ -1,4 +1,4 @@
-"""The WFSA layer: log64 automata helpers (docs/architecture.md §2).
+"""The WFSA layer: log64 automata helpers (docs/messages.md).
 
 Constructors, total weight with divergence detection, normalisation, k-best strings,
 exact sampling, entropy, string probabilities and expected arc counts.

@@ -15,8 +15,8 @@ and split A = D + N into the diagonal blocks D (arcs inside a component) and the
   repeated vector, a floating-point fixed point reached in the same number of steps.
 
 This replaces one sparse LU of the whole I − A, whose fill-in is severe on compositions
-with n-gram DFAs (a 4,000-state trigram composition with 3·10⁵ arcs filled 13× and took
-0.3–2.5 s per LU), and the plain fixed-point iteration y ← A y + b, which needs
+with n-gram DFAs (a 4,000-state trigram composition with 3·10⁵ arcs filled in 13×),
+and the plain fixed-point iteration y ← A y + b, which needs
 thousands of steps — or cannot certify anything — when one component has ρ close to 1.
 Here the cyclic components are small (≤ 500 states on those machines) and are inverted
 densely; the sweeps cost O(depth · nnz(A)). The block inverses are nonnegative

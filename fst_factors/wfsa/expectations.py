@@ -1,6 +1,6 @@
 """Forward–backward on log64 automata: expected arc counts and entropy.
 
-Expected arc counts (docs/architecture.md §2): c(e) = α(src)·w(e)·β(dst)/Z, with α, β the forward
+Expected arc counts (docs/messages.md): c(e) = α(src)·w(e)·β(dst)/Z, with α, β the forward
 and reverse shortest distances in the log semiring. In -log space with a, b, w:
     c(e) = exp(-(a[src] + w[e] + b[dst]) + (-logZ)), c_final(q) = exp(-(a[q] + ρ[q]) - logZ)
 This one routine underlies expected n-gram counts, EM for transducers and gradients.

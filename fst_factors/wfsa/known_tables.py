@@ -7,7 +7,7 @@ the automaton's :class:`fst_factors.wfsa.core.ArcTable`, so that the next
 serialising the automaton and parsing it back. A concatenation's message to a part is
 built that way (:func:`fst_factors.wfsa.quotient.quotient`) and then read by EP's p̂
 composition (:mod:`strgm.features.product`): the round trip arrays → OpenFst → arrays
-was about a tenth of a PEP run with an EM-trained phonology (docs/architecture.md §3).
+was about a tenth of a PEP run with an EM-trained phonology (docs/pep.md).
 
 The contract is the one :class:`strgm.features.moments.CompositionCache` already has:
 automata are values, never modified in place. Each entry holds the automaton itself, so

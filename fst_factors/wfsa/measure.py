@@ -1,7 +1,7 @@
 """Total weight, normalisation and string scoring for log64 acceptors.
 
 logZ is the log of the total weight Σ_paths Π_arcs exp(-w) (the shortest distance from the
-start to the finals in the log semiring, docs/architecture.md §2). A cyclic automaton can have
+start to the finals in the log semiring, docs/messages.md). A cyclic automaton can have
 infinite total weight; OpenFst's shortest distance would then never terminate, so every
 cyclic automaton is first tested for normalisability:
 
@@ -175,8 +175,7 @@ def cyclic_forward_backward(t: ArcTable, topology: Optional[TrimmedTopology] = N
     distance). Cost: O(steps · |E|), else O(depth · |E| + Σ_C |C|³).
 
     The component path replaced one sparse LU of the whole I − A. On trigram-EP machines
-    over English (4,000–5,600 states, 2–6·10⁵ arcs) that LU filled in 13–15×, took
-    0.3–2.5 s, and was wrong on 15 of 46 captured machines where the iteration could not
+    over English (4,000–5,600 states, 2–6·10⁵ arcs) that LU filled in 13–15× and was wrong on 15 of 46 captured machines where the iteration could not
     decide: 12 false divergence verdicts and three Z values off by 22%, 0.3% and 1e-8,
     against a long monotone fixed-point iteration that the component solves match to
     1e-8 or better.
@@ -210,8 +209,8 @@ def cyclic_forward_backward(t: ArcTable, topology: Optional[TrimmedTopology] = N
 def arcs_to_csr(src: np.ndarray, dst: np.ndarray, vals: np.ndarray, n: int) -> sp.csr_matrix:
     """The n × n matrix with entries vals at (src, dst), parallel entries kept (their sum
     is what matrix–vector products and reachability see). Arc tables list arcs by source
-    state, so the row pointer is a cumulative count and no sort is needed (about 20×
-    faster than a COO conversion on 10⁵ arcs); unsorted input takes the COO route."""
+    state, so the row pointer is a cumulative count and no sort is needed; unsorted
+    input takes the COO route."""
     if len(src) and np.any(src[1:] < src[:-1]):
         return sp.csr_matrix((vals, (src, dst)), shape=(n, n))
     indptr = np.zeros(n + 1, dtype=np.int64)
@@ -305,9 +304,8 @@ def score_strings_by_composition(fst: pynini.Fst, strings: Sequence[Sequence[int
     with α, β the forward/backward distances of C. ``-inf`` for rejected strings.
     O(|C|) plus two shortest-distance passes over one arc table (one serialisation of
     C); when C is cyclic (deletion loops), α and β come from
-    :func:`cyclic_forward_backward`, which on held-out surface beliefs of trigram EP
-    (300k arcs, dense ε-loops) was 17–26× faster than OpenFst's iterative log-space
-    shortest distance.
+    :func:`cyclic_forward_backward` rather than OpenFst's iterative log-space shortest
+    distance.
     """
     strings = [tuple(s) for s in strings]
     out = np.full(len(strings), -np.inf)

@@ -8,7 +8,7 @@ after), the quotient is the weighted language
 
 restricted to strings m over the labels ``1 … num_labels``. It is the message of a
 concatenation factor to one part when the other parts' messages are string lists (pruned
-BP's k-best domains): docs/architecture.md §2.
+BP's k-best domains): docs/messages.md.
 
 Composition computes it as project(T ∘ W) with T inserting the other parts on ε input
 arcs, and then needs ε-removal over the product of the lists with W. The quotient needs

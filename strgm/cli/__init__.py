@@ -1,4 +1,4 @@
-"""The ``strgm`` command line (layer L7 of docs/architecture.md): one module per command
+"""The ``strgm`` command line (a layer of docs/architecture.md §1): one module per command
 group, on top of the use cases of :mod:`strgm.workflows`.
 
     app        the parser and ``main`` (exit statuses, one-line errors, ``--debug``)

@@ -90,7 +90,7 @@ def check_outputs(outputs, inputs=(), replaces=()) -> None:
 
 
 def add_limit_options(group, what: str) -> None:
-    """``--max-states`` and ``--max-memory`` (the size guard of docs/architecture.md §6),
+    """``--max-states`` and ``--max-memory`` (the size guard of docs/reliability.md),
     described for ``what`` (e.g. "inference", "each E-step")."""
     from strgm.validate import int_arg, size_arg
 

@@ -1,5 +1,5 @@
 """``strgm train --family auto``: the rule family learned beside EM, and the per-word
-choice between the two phonology families printed (docs/architecture.md §5)."""
+choice between the two phonology families printed (docs/phonology.md)."""
 
 from __future__ import annotations
 

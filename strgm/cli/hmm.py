@@ -15,7 +15,7 @@ IPA (tie bars and diacritics stay with their segment). With ``--vectors``, one v
 line (numbers separated by spaces) and a blank line between sequences; the emissions
 are then Gaussian with a Normal–inverse-Wishart prior centred on the data.
 
-``train`` runs the Gibbs sampler of docs/architecture.md §9 for ``--iters`` sweeps in
+``train`` runs the Gibbs sampler of docs/hmm.md for ``--iters`` sweeps in
 all (resumed or not; ``--model auto``, the default, first runs a chain of each model
 from each start on 90% of the sequences and continues the one with the fewest states
 among those scoring within one standard error of the best on the other 10%; ``--restarts

@@ -80,7 +80,7 @@ def add_prior_option(group, model_option: bool = True) -> None:
                             "length × segment frequencies; the default), hmm:MODEL, a "
                             "`strgm hmm train` model as a string prior, or pcfg[:GRAMMAR], "
                             "a syllable grammar (or yours) learned jointly, with --method "
-                            "ep|pep (docs/architecture.md §5)" + ("; with --model, default the prior it was trained with"
+                            "ep|pep (docs/phonology.md)" + ("; with --model, default the prior it was trained with"
                                      if model_option else "; --save records it"))
 
 

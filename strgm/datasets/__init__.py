@@ -1,4 +1,4 @@
-"""Data sets (layer L5 of docs/architecture.md): paradigm files (long TSV, wide CSV), the
+"""Data sets (a layer of docs/architecture.md §1): paradigm files (long TSV, wide CSV), the
 English verb paradigm from CMUdict, and synthetic paradigms with gold underlying forms.
 
     read_paradigm(path) -> Paradigm          every error names the file and line

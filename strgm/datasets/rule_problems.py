@@ -1,5 +1,5 @@
 """Two small paradigms of our own making whose analyses need the rule search's width-2
-contexts and its beam (docs/architecture.md §5), with invented stems.
+contexts and its beam (docs/phonology.md), with invented stems.
 
 * :func:`nasal_prefixed_paradigm`: a prefix /n/ ("3") takes the place of a following
   stop and voices it, and is lost before a fricative (as in Zoque): /n+pelu/ → [mbelu],

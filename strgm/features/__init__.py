@@ -1,4 +1,4 @@
-"""n-gram feature families for EP/PEP (PEP §3, docs/architecture.md §3).
+"""n-gram feature families for EP/PEP (PEP §3, docs/pep.md).
 
 * :mod:`~strgm.features.symbols` — feature strings over labels with BOS/EOS, fixed-order sets
 * :mod:`~strgm.features.theta`   — ``FeatureSet`` (canonical, cached DFA) and sparse ``Theta``

@@ -1,5 +1,5 @@
 """ENCODE(θ): the deterministic longest-context DFA of a substring feature set (PEP §3.2–3.4,
-docs/architecture.md §3; Allauzen et al. 2003 style variable-order Markov automaton).
+docs/pep.md; Allauzen et al. 2003 style variable-order Markov automaton).
 
 Structure (depends on the feature set W only, cached on the FeatureSet):
 

@@ -1,6 +1,6 @@
 """Moments of n-gram features: under q_θ by linear solves, under any WFSA by composition.
 
-q side (docs/architecture.md §3). Let P[h, h'] = Σ_{a: goto(h,a)=h'} e^{A[h,a]} be the weighted
+q side (docs/pep.md). Let P[h, h'] = Σ_{a: goto(h,a)=h'} e^{A[h,a]} be the weighted
 transition matrix of ENCODE(θ) restricted to the states reachable from the start s, and
 φ[h] = e^{A[h,$]}. Then
 

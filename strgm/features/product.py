@@ -36,7 +36,7 @@ from fst_factors.wfsa.measure import TrimmedTopology, trimmed_topology
 
 #: Largest |Q_p|·|C_DFA| for the dense pair index and queue (24 bytes per cell: 96 MB);
 #: a larger product returns None before any allocation, and the caller takes OpenFst's
-#: composition, which the size guard bounds (docs/architecture.md §6).
+#: composition, which the size guard bounds (docs/reliability.md).
 MAX_PAIRS = 4_000_000
 
 

@@ -74,10 +74,9 @@ def _solve_krylov(p: sp.csr_matrix, reach: np.ndarray):
     certify ρ(P_r) < 1 quickly (the caller then takes the LU, which also decides Z = ∞).
 
     Why: the DFA of a complete trigram family over N ≈ 36 symbols has ~N² states whose
-    transition graph (ab → bc) is an expander, so an LU fills in to ~4.5·10⁵ entries
-    (≈20 ms), while BiCGSTAB needs 7–30 products with the ~N³-entry P per solve (3–8 ms
-    for the three solves). On q solves captured from English trigram EP: 1.9× faster at
-    400–800 states, 4.4× on a 100-word run's mix, log Z and E_q[f] equal to ~1e-12.
+    transition graph (ab → bc) is an expander, so an LU fills in to ~4.5·10⁵ entries,
+    while BiCGSTAB needs 7–30 products with the ~N³-entry P per solve (measured:
+    docs/pep.md).
 
     Certificate: x ≈ (I − P_r)⁻¹ 1 from BiCGSTAB is accepted only if x > 0 and
     P_r x ≤ (1 − 1e-12) x componentwise, checked with one product; then ρ(P_r) < 1 by the

@@ -1,4 +1,4 @@
-"""Feature strings: substrings of BOS·v·EOS over integer labels (PEP §3.3, docs/architecture.md §3).
+"""Feature strings: substrings of BOS·v·EOS over integer labels (PEP §3.3, docs/pep.md).
 
 A variable's values are label strings over 1..N (N = ``alphabet.size``, boundary
 included). Inside feature definitions only, two extra labels exist:

@@ -1,4 +1,4 @@
-"""Bayesian PCFGs (layer L5 of docs/architecture.md; imports no strgm.datasets or
+"""Bayesian PCFGs (a layer of docs/architecture.md §1; imports no strgm.datasets or
 strgm.models): grammars and their readers, inside–outside charts, six estimators behind one
 driver, and a PCFG factor for the string graphs.
 

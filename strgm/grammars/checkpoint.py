@@ -7,7 +7,7 @@ field with the validators below; a damaged file is an :class:`~strgm.errors.Inpu
 naming the file (the state classes add the kernel checks: :mod:`.sampler_state`,
 :mod:`.estimator_state`). Floats are written by ``repr`` (shortest round-trip), so a state
 read back equals the state written bit for bit, which is what makes a resumed chain equal
-to an uninterrupted one (docs/architecture.md, the grammar side).
+to an uninterrupted one (docs/grammars.md).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ the moments of the substring features f_w (w over Σ ∪ {BOS, EOS}, see
 i.e. E_p[f_w] for w in a :class:`~strgm.features.theta.FeatureSet` W (EP then projects them
 onto θ with :mod:`strgm.projection`, exactly as for a WFSA p̂_V).
 
-The pieces (docs/architecture.md, the grammar side):
+The pieces (docs/grammars.md):
 
 * :mod:`strgm.grammars.factor_product` — the product automaton M = μ × feature DFA
   (× length counter) and the terminal → label map;

@@ -1,7 +1,7 @@
 """Infinite hidden Markov models over symbols or vectors: the HDP-HMM with local
 transitions (Dawson 2015), the plain HDP-HMM and the sticky HDP-HMM, as one Gibbs
 kernel with ``init``/``sample(state)``, and the learned HMM as a string model
-(docs/architecture.md §9)."""
+(docs/hmm.md)."""
 
 from strgm.hmm.data import UNK, Sequences
 from strgm.hmm.emissions import Categorical, Gaussian

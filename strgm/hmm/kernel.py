@@ -1,6 +1,6 @@
 """The Gibbs kernel of the infinite HMMs: ``init(seed)`` and ``sample(state)``.
 
-One sweep (docs/architecture.md §9) visits, in this order,
+One sweep (docs/hmm.md) visits, in this order,
 
 1. z | π, φ, θ, x — forward filtering, backward sampling, u and q integrated out;
 2. (LT only) ℓ and λ | z, π — Metropolis–Hastings, u and q integrated out
@@ -74,7 +74,7 @@ class HMMSampler:
         default for vectors): every token's state uniform over the L states, so the
         chain starts with all states in use. ``"prior"``: every parameter from the prior,
         z given them. The hyperparameters start at their initial values, ℓ from its
-        prior (docs/architecture.md §9 compares the starts)."""
+        prior (docs/hmm.md compares the starts)."""
         rng = np.random.default_rng(seed)
         par = draw_parameters(self.settings, self.emissions, rng)
         if start is None:

@@ -11,7 +11,7 @@ proposal scales shrink with the data: ``loc_step``/√(1 + λ·(n_k· + n_·k)) 
 ``lam_step``/√(1 + Σn/L) for log λ. The scales depend only on z and λ (for ℓ) or on z
 (for λ), which the move holds fixed, so each proposal stays symmetric and the moves are
 exact Metropolis–Hastings steps. The moves are made with u and q
-integrated out, so the kernel draws u and q afresh after them (docs/architecture.md §9).
+integrated out, so the kernel draws u and q afresh after them (docs/hmm.md).
 Cost: O(L²·D) per proposal, L + 1 proposals per sweep.
 """
 

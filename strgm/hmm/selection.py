@@ -1,6 +1,6 @@
 """Choosing the infinite HMM by held-out predictive score: ``--model auto``.
 
-Which of the three models fits best depends on the data (docs/architecture.md §9): local
+Which of the three models fits best depends on the data (docs/hmm.md): local
 transitions help where the states lie on a low-dimensional manifold and cost mixing
 where they do not. :func:`choose_model` therefore holds out a fraction of the training
 sequences (drawn with the run's seed), runs R chains (restarts, seeds S .. S + R − 1)

@@ -1,6 +1,6 @@
 """Settings of an infinite HMM: which model, the truncation, and every prior.
 
-The three models are settings of one sampler (docs/architecture.md §9):
+The three models are settings of one sampler (docs/hmm.md):
 
 * ``"lt"`` — the HDP-HMM with local transitions (Dawson 2015, eqs. 35–39): states have
   locations ℓ_k ∈ R^D and the Gamma-process transition weights are scaled by the

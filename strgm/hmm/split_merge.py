@@ -5,7 +5,7 @@ its start nor waits for single-token moves to build a new one.
 
 **Target.** The move leaves invariant p(z | β, α, κ, x) with the transition rows, the
 emission parameters and the stopping probabilities integrated out (φ ≡ 1, so each row of
-π normalised is Dirichlet(c_j), c_jk = αβ_k + κ[j = k], docs/architecture.md §9):
+π normalised is Dirichlet(c_j), c_jk = αβ_k + κ[j = k], docs/hmm.md):
 
     p(z | ·) ∝ Π_j DM(n_j· ; c_j) · Π_k DM(N_k· ; η) · Π_k B(a + e_k, b + m_k) / B(a, b),
 

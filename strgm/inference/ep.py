@@ -93,7 +93,7 @@ class EPSide(VariableSide):
     blas_threads = 1
     #: A factor message whose inputs did not change is not computed again, but it is
     #: delivered again: EP refits every μ_{F→V} against its current cavity on every
-    #: sweep (PEP §4.4; skipping that re-projection is unsafe, docs/architecture.md §3).
+    #: sweep (PEP §4.4; skipping that re-projection is unsafe, docs/pep.md).
     tracks_versions = True
     redelivers_unchanged = True
 

@@ -1,4 +1,4 @@
-"""Repairs that keep EP's messages finite (PEP §4; docs/architecture.md §3).
+"""Repairs that keep EP's messages finite (PEP §4; docs/pep.md).
 
 EP messages θ need not be normalisable, but three places need finite sums:
 

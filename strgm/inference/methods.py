@@ -1,4 +1,4 @@
-"""The registry from method name to variable side (docs/architecture.md §2).
+"""The registry from method name to variable side (docs/messages.md).
 
 Every method is the same scheduler (:func:`strgm.inference.schedule.run_sweeps`) with a
 different :class:`~strgm.inference.side.VariableSide`; a method is registered once, by
@@ -55,7 +55,7 @@ def method_named(name: str) -> Method:
 EP_TOL = 1e-2
 #: PEP's: measured side by side on 200 and 500 synthetic and English words, stopping at
 #: 0.05 instead of 0.01 took one or two iterations fewer (11–43% less CPU time) at the
-#: same accuracy (docs/architecture.md §3).
+#: same accuracy (docs/pep.md).
 PEP_TOL = 5e-2
 
 

@@ -4,7 +4,7 @@ Factors always exchange WFSA messages (:meth:`strgm.factors.Factor.message_to`, 
 What happens where messages meet — store and intersect (exact BP), restrict to k-best
 domains (pruned BP), project onto an n-gram family (EP/PEP) — is a *variable side*, and
 the scheduler (:func:`strgm.inference.schedule.run_sweeps`) talks to it through this
-interface only (docs/architecture.md §2):
+interface only (docs/messages.md):
 
 =========================================  ====================================================
 ``incoming_to_factor(var, factor)``        μ_{V→F}, the acceptor factor F receives from V

@@ -1,4 +1,4 @@
-"""Models built on the engine (layer L5 of docs/architecture.md): the phonology of
+"""Models built on the engine (a layer of docs/architecture.md §1): the phonology of
 Cotterell, Peng & Eisner (2015) as a string factor graph, its trainable contextual edit
 transducer, EM training, prediction and held-out scoring, and baselines.
 

@@ -4,7 +4,7 @@ Every morpheme's prior factor is the same grammar, attached with
 :meth:`strgm.graph.FactorGraph.add_grammar` and sharing one
 :class:`~strgm.grammars.factor_message.GrammarParameters`, so the rule probabilities are
 re-estimated inside the graph from the expected rule counts at all the morphemes (VB by
-default; docs/architecture.md §5). Because a grammar has no finite-state message, the
+default; docs/phonology.md). Because a grammar has no finite-state message, the
 prior needs ``--method ep`` or ``pep``; under EP/PEP it is a moment oracle and no string
 is enumerated. The parameters persist across the graphs EM builds, so EM learns the
 phonology and the phonotactics together.

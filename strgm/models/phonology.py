@@ -2,7 +2,7 @@
 
 For each morpheme m: a latent underlying form M_m with a prior factor (by default geometric
 length × unigram, ``fst_factors.transducers.priors``; or any acceptor over the segments, e.g. a
-learned HMM: :mod:`strgm.models.ur_prior`, docs/architecture.md §5). For each word
+learned HMM: :mod:`strgm.models.ur_prior`, docs/phonology.md). For each word
 w = m_1 … m_k: its underlying form U_w = M_{m_1} · (b ·) … · M_{m_k} (a concatenation
 factor; for k = 1 the morpheme itself), and its surface S_w = phonology(U_w), a binary
 factor holding the phonology transducer. S_w is observed when the paradigm gives the
@@ -205,7 +205,7 @@ def _add_word(model: PhonologyModel, e, phonology: pynini.Fst) -> None:
 
     ``phonology`` is the model's transducer converted once to the alphabet's labels; every
     word's factor holds that one machine (factors never modify their machines; a copy
-    per word cost time and memory linear in the words, docs/architecture.md §5)."""
+    per word cost time and memory linear in the words, docs/phonology.md)."""
     g, alphabet = model.graph, model.alphabet
     s = surface_var(e.key)
     try:

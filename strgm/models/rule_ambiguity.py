@@ -1,5 +1,5 @@
 """Held-out forms the training words cannot decide, under a learned rule cascade (the
-rule family of docs/architecture.md §5).
+rule family of docs/phonology.md).
 
 Under a neutralising rule the training words may leave a UR open: Russian [porok]
 (seen alone) is /porok/ or /poroɡ/ under final devoicing, and the genitive is then

@@ -1,5 +1,5 @@
 """Proportional analogy among the forms the training words cannot tell apart, under a
-learned rule cascade (the rule family of docs/architecture.md §5).
+learned rule cascade (the rule family of docs/phonology.md).
 
 Under a neutralising rule a held-out word may have several forms F(w) that fit the
 training words equally well (:mod:`strgm.models.rule_ambiguity`): Catalan [san] seen

@@ -1,5 +1,5 @@
 """Calibrated probabilities over the forms the training words cannot decide, under a
-learned rule cascade (the rule family of docs/architecture.md §5).
+learned rule cascade (the rule family of docs/phonology.md).
 
 A held-out word w whose training words leave several forms F(w) = {f_1 … f_K} open
 (:mod:`strgm.models.rule_ambiguity`) gets supports s(f) = [f = c] + n(f): the cascade's

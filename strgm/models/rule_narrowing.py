@@ -1,5 +1,5 @@
 """Narrowing the contexts of a learned rule cascade, and dropping the rules this makes
-redundant (the rule family of docs/architecture.md §5): the last moves of the rule
+redundant (the rule family of docs/phonology.md): the last moves of the rule
 search.
 
 A rule step picks, among the contexts its screening scored, the one of largest DL

@@ -1,6 +1,6 @@
 """Learning an ordered cascade of rewrite rules and the underlying forms, by greedy
 search under a description-length prior (the second phonology family of
-docs/architecture.md §5).
+docs/phonology.md).
 
 Given, for every morpheme, a short list of candidate underlying forms (best first, e.g.
 the k-best list of a trained edit phonology's beliefs) and the training words, find URs u
@@ -262,11 +262,10 @@ def default_beam(n_words: int) -> int:
     """4 up to :data:`WIDE_BEAM_WORDS` training words, 2 up to :data:`BEAM_WORDS`, 1
     (greedy) above: a beam of b costs about b times the greedy search, which a
     300-word paradigm cannot afford within the 5-minute training budget of
-    docs/architecture.md §5. On Zoque (22 training words) a beam of 2 drops the
+    docs/phonology.md. On Zoque (22 training words) a beam of 2 drops the
     analysis whose first two rules (nasal deletion before fricatives, post-nasal
     voicing) gain least but enable place assimilation; on Turkish (28 training words)
-    a beam of 4 took twice as long as 2 (101 against 52 s) and learned the same
-    rules."""
+    a beam of 4 took twice as long as 2 and learned the same rules."""
     if n_words <= WIDE_BEAM_WORDS:
         return 4
     return 2 if n_words <= BEAM_WORDS else 1

@@ -1,6 +1,6 @@
 """Priors on underlying forms: the acceptor each morpheme's prior factor holds.
 
-Two priors (docs/architecture.md §5):
+Two priors (docs/phonology.md):
 
 * ``unigram`` (the default): geometric length × unigram,
   p(u) = s·(1 − s)^|u|·Π_i q(u_i), s = 1/(1 + mean length), q the add-1 segment

@@ -4,7 +4,7 @@ Three kinds of input, each read the way its producer writes it:
 
 * an :class:`~strgm.inference.InferenceResult` (or the JSON of ``strgm infer --json``,
   key ``belief_changes``): the belief change of every iteration, ``result.deltas``
-  (docs/architecture.md §2), on a log scale;
+  (docs/messages.md), on a log scale;
 * trace rows, one dict per iteration or sweep: EM's trace (``objective``), a PCFG
   sampler's (``log_p_trees``), a TSG sampler's (``log_likelihood``), an HMM's
   (``loglik``), or any key named by ``key``; objects with a ``trace`` (EM's and the

@@ -10,7 +10,7 @@ argmin_θ D(p ‖ q_θ) (eq. 2) is the locally normalised DFA with
 where c(h, a) is the expected number of times the DFA takes arc (h, a) when reading
 v ~ p. The c are recovered from the expected substring counts E_p[f_w] by undoing the
 failure-tree accumulation (:meth:`FeatureDFA.deaccumulate`). In substring form θ follows
-by telescoping along the failure chain (docs/architecture.md §3):
+by telescoping along the failure chain (docs/pep.md):
 
     θ_{h·a} = log q(a | h) − log q(a | fail(h)),      θ_a = log q(a | ε).
 

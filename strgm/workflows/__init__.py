@@ -1,4 +1,4 @@
-"""Use cases (layer L6 of docs/architecture.md): what a user does with strgm, as plain
+"""Use cases (a layer of docs/architecture.md §1): what a user does with strgm, as plain
 functions returning dataclasses, with no argparse and no printing. The command line
 (:mod:`strgm.cli`), the examples and the benchmarks call these; they import models,
 inference and datasets, never the command line.

@@ -3,7 +3,7 @@
 ``strgm train`` learns its two phonology families independently — EM for the edit
 phonology, the description-length search for the rule family — and the second does not
 read the first. On a machine with two or more cores the rule family is therefore
-learned in a child process while EM runs (docs/architecture.md §5):
+learned in a child process while EM runs (docs/phonology.md):
 
     job = start(train_rule_phonology, paradigm, heldout)   # returns at once
     ...                                                    # EM here

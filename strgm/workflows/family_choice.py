@@ -1,5 +1,5 @@
 """The automatic choice between the two phonology families, per held-out word, made on
-the training words alone (docs/architecture.md §5).
+the training words alone (docs/phonology.md).
 
 A held-out word's surface is modelled as a mixture of the two families: the rule
 family's distribution q (:mod:`strgm.models.rule_phonology`) with probability 1 − ε,

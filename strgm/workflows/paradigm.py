@@ -61,6 +61,14 @@ class ParadigmRun:
         """Held-out word key -> true surface form."""
         return {k: e.surface for k, e in self.held_out.items()}
 
+    def underlying_forms(self, k: int = 1) -> dict:
+        """Morpheme → its ``k`` best underlying forms [(form, probability)] under the
+        result's beliefs (after :func:`run_inference`)."""
+        if self.result is None:
+            raise InputError("no inference has run: call run_inference(run, method) first")
+        return {m: self.result.belief(v).kbest(k)
+                for m, v in sorted(self.model.morpheme_vars.items())}
+
     @property
     def n_observed(self) -> int:
         """Observed words of the graph (those of the paradigm minus the held-out ones)."""
@@ -95,7 +103,7 @@ def prepare_paradigm(paradigm: Paradigm, holdout: Optional[float] = None, seed: 
     --save``) used as every word's phonology, over its own alphabet; default the
     untrained copy-biased edit transducer with ``p_copy``. ``ur_prior``: the prior on
     every morpheme's underlying form (an :class:`~strgm.models.ur_prior.HMMPrior` or an
-    acceptor; default the geometric-length unigram, docs/architecture.md §5). Bad
+    acceptor; default the geometric-length unigram, docs/phonology.md). Bad
     keywords raise :class:`~strgm.errors.OptionError` naming them (``fraction``, ``seed``,
     ``p_copy``, ``boundary``, ``mean_length``)."""
     held = held_out_entries(paradigm, holdout, seed)

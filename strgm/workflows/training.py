@@ -75,7 +75,7 @@ def train_paradigm(paradigm: Paradigm, method: str = "pruned",
     ``ur_prior``: the prior on the morphemes' underlying forms in every graph EM and the
     tier screening build (an :class:`~strgm.models.ur_prior.HMMPrior`; default the
     geometric-length unigram, or the prior of an enclosing
-    :func:`~strgm.models.ur_prior.using_ur_prior`; docs/architecture.md §5)."""
+    :func:`~strgm.models.ur_prior.using_ur_prior`; docs/phonology.md)."""
     ur_prior = active_ur_prior() if ur_prior is None else ur_prior
     chosen = held_out_entries(paradigm, holdout, seed)
     held = {e.key: e for e in paradigm.entries if e.key in chosen}  # paradigm order

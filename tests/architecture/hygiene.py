@@ -107,3 +107,39 @@ def missing_table_entries(doc: Path) -> list[str]:
                 break
             scope = getattr(found[0], "body", [])
     return bad
+
+
+#: a repository document cited in prose
+DOC_CITATION = re.compile(r"\bdocs/[\w/.-]+?\.md\b")
+
+
+def cited_documents_missing(paths) -> list[str]:
+    """``file: docs/x.md`` for every cited design document that does not exist."""
+    bad = []
+    for p in paths:
+        for doc in sorted(set(DOC_CITATION.findall(p.read_text(encoding="utf-8")))):
+            if not (ROOT / doc).exists():
+                bad.append(f"{p.name}: {doc}")
+    return bad
+
+
+#: a measured time or speed-up: "20 ms", "3 CPU s", "took 52 s", "4.4× faster", "faster
+#: than" (a stated period such as "a line every 8 s" is a contract, not a measurement)
+TIMING = re.compile(r"\b\d+(?:\.\d+)?\s*(?:ms|µs|CPU s)\b|\btook\b[^.]{0,60}?\d\s*"
+                    r"(?:s|min|minutes|seconds)\b|\d\s*×\s*faster|\bfaster than\b", re.I)
+
+
+def timing_figures(paths) -> list[str]:
+    """``file:object: text`` for every docstring (module, class or function) that quotes a
+    measured time or speed-up: measurements belong in docs/ and benchmarks/results/."""
+    bad = []
+    for p in paths:
+        tree = ast.parse(p.read_text(encoding="utf-8"))
+        for node in [tree, *ast.walk(tree)]:
+            if not isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
+                                     ast.AsyncFunctionDef)):
+                continue
+            doc = ast.get_docstring(node, clean=False) or ""
+            for m in TIMING.finditer(doc):
+                bad.append(f"{_rel(p)}:{getattr(node, 'name', '<module>')}: {m.group(0)}")
+    return sorted(set(bad))

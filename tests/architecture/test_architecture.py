@@ -5,8 +5,9 @@ broken input to show that it can fail."""
 
 import pytest
 
-from tests.architecture.hygiene import (ROOT, citations, long_functions, long_modules,
-                                        missing_table_entries)
+from tests.architecture.hygiene import (ROOT, cited_documents_missing, citations,
+                                        long_functions, long_modules,
+                                        missing_table_entries, timing_figures)
 from tests.architecture.imports import (component, cycles, import_graph, package_graph,
                                         upward_imports)
 
@@ -83,11 +84,27 @@ def test_the_size_checks_can_fail(tmp_path):
 DOC = ROOT / "docs" / "architecture.md"
 
 
-@pytest.mark.skipif(not DOC.exists(), reason="docs/architecture.md not written")
-def test_every_file_function_in_the_design_document_exists():
+DOCS = sorted((ROOT / "docs").rglob("*.md"))
+#: the map a newcomer reads first stays short (the rest are topic documents)
+MAX_MAP_BYTES = 25 * 1024
+
+
+def test_every_file_function_in_the_design_documents_exists():
     text = DOC.read_text(encoding="utf-8")
     assert text.count("`strgm/") >= 20  # the algorithm table is there
-    assert missing_table_entries(DOC) == []
+    assert [e for d in DOCS for e in missing_table_entries(d)] == []
+
+
+def test_the_map_is_short_and_every_cited_document_exists():
+    assert DOC.stat().st_size <= MAX_MAP_BYTES
+    checked = [p for p in PROSE if "architecture" not in p.parts]  # these name broken ones
+    assert cited_documents_missing(checked + DOCS + [ROOT / "README.md"]) == []
+
+
+def test_the_document_check_can_fail(tmp_path):
+    bad = tmp_path / "broken_cite.py"
+    bad.write_text('"""As in docs/pep.md and docs/no_such_doc.md."""\n', encoding="utf-8")
+    assert cited_documents_missing([bad]) == [f"{bad.name}: docs/no_such_doc.md"]
 
 
 def test_the_table_check_can_fail(tmp_path):
@@ -97,3 +114,15 @@ def test_the_table_check_can_fail(tmp_path):
                    "| gone | `strgm/nowhere.py:f` |\n", encoding="utf-8")
     assert missing_table_entries(doc) == ["strgm/grammars/chart.py:no_such_function",
                                           "strgm/nowhere.py (no such file)"]
+
+
+def test_no_docstring_of_the_library_quotes_a_timing():
+    assert timing_figures(LIBRARY) == []
+
+
+def test_the_timing_check_can_fail(tmp_path):
+    f = tmp_path / "broken_doc.py"
+    f.write_text('"""Fast: 20 ms a call."""\n\n\ndef g():\n    """It took 101 against 52 s, '
+                 '4.4× faster; a line every 8 s."""\n', encoding="utf-8")
+    found = timing_figures([f])
+    assert len(found) == 3 and not any("8 s" in x for x in found)

@@ -1,4 +1,4 @@
-"""The engine's explicit interfaces (docs/architecture.md §2–§3): the variable-side base
+"""The engine's explicit interfaces (docs/messages.md–§3): the variable-side base
 class, the method registry, the projection interface, the shared degree-≤2 relay, the
 side-driven retry of divergent factor messages, and results' ``message``/``detach``."""
 

@@ -1,4 +1,4 @@
-"""The scheduler's memo of factor messages under EP/PEP (docs/architecture.md §2).
+"""The scheduler's memo of factor messages under EP/PEP (docs/messages.md).
 
 A factor message whose inputs did not change is not computed again, but EP still
 receives it again and re-projects it against the variable's current cavity. Oracle: the

@@ -87,4 +87,16 @@ def test_the_custom_factor_example_runs(tmp_path):
                          text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[('kɑts', 1.0)]"
-    assert len(path.read_text(encoding="utf-8").splitlines()) <= 41
+    assert len(path.read_text(encoding="utf-8").splitlines()) < 40  # "under 40 lines"
+
+
+def test_a_paradigms_underlying_forms_by_pep_in_five_lines_from_import_strgm():
+    code = ("import strgm\n"
+            "run = strgm.infer_paradigm(strgm.example('english-verbs'), 'pep')\n"
+            "urs = run.underlying_forms(k=2)\n"
+            "print(urs['PAST'][0][0], len(urs))\n")
+    assert len(code.splitlines()) <= 5
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    form, n = out.stdout.split()
+    assert form in ("d", "t", "ɪd", "əd") and int(n) == 15

@@ -1,4 +1,4 @@
-"""One output style across commands (docs/architecture.md, command-line interface): the
+"""One output style across commands (docs/architecture.md §1): the
 IPA feature table covers the shipped examples' segments, parsers print one tree format,
 ``hmm`` tables carry headers, every warning reads ``strgm: warning: ...`` and every file
 a command writes is announced as ``wrote FILE``."""

@@ -1,5 +1,5 @@
 """The learned HMM as the prior on underlying forms (strgm.models.ur_prior,
-``strgm infer/train --prior hmm:MODEL``; docs/architecture.md §5).
+``strgm infer/train --prior hmm:MODEL``; docs/phonology.md).
 
 Oracles: the prior factor's weight of every UR up to length 3 against the forward
 algorithm of the posterior-mean HMM (``HMM.log_likelihoods``) × (1 − empty); an unseen

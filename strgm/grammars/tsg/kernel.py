@@ -1,5 +1,5 @@
 """What the two DP-TSG kernels share: options, initial states, hyperparameter steps and
-trace rows (numpyro-style kernels, docs/architecture.md §4: ``state = kernel.init(seed)``,
+trace rows (numpyro-style kernels, docs/grammars.md: ``state = kernel.init(seed)``,
 ``state = kernel.sample(state)`` returns a new state, the input unchanged).
 
 Defaults: α_c = 1 and s_c = 0.5 for every label c (overridable by a number or a

@@ -132,7 +132,7 @@ class TSGParser:
         """The decoded tree of ``words`` (binarised treebank labels, leaves = ``words``), or
         None when the transform derives no tree of them.  ``objective`` of MER: the
         ``product`` of the rules' marginals (default; chosen on a development split, see
-        docs/architecture.md §4) or their ``sum``, the expected number of correct rules
+        docs/grammars.md) or their ``sum``, the expected number of correct rules
         (:func:`strgm.grammars.mer_decode.mer_tree`)."""
         decode = check_choice("decode", decode, DECODERS)
         objective = check_choice("objective", objective, OBJECTIVES)
