@@ -65,6 +65,11 @@ def add_subparser(subparsers) -> None:
     t = sub.add_parser("train", help="estimate rule probabilities from a corpus of strings")
     t.add_argument("grammar", help="grammar file in Mark Johnson's format")
     t.add_argument("corpus", help="yield file: one sentence per line")
+    t.add_argument("--grammar-dialect", choices=("auto", "pcfg", "py-cfg"), default="auto",
+                   help="numbers before a rule's '-->': pcfg '[weight [pseudocount]]' "
+                        "(gibbs-pcfg), py-cfg '[theta [a [b]]]' (a < 1, an adapted "
+                        "nonterminal, is refused); auto: py-cfg if a line has three "
+                        "numbers, else pcfg (default: %(default)s)")
     t.add_argument("--method", choices=METHODS, default="em",
                    help="estimator: em, map (MAP-EM), vb (variational Bayes), cvb (collapsed "
                         "VB), gibbs or mh (collapsed Metropolis–Hastings; default: "
@@ -111,6 +116,11 @@ def _add_parsing(sub) -> None:
     q = sub.add_parser("parse", help="parse a corpus with a PCFG")
     q.add_argument("grammar", help="grammar file in Mark Johnson's format")
     q.add_argument("corpus", help="yield file: one sentence per line")
+    q.add_argument("--grammar-dialect", choices=("auto", "pcfg", "py-cfg"), default="auto",
+                   help="numbers before a rule's '-->': pcfg '[weight [pseudocount]]' "
+                        "(gibbs-pcfg), py-cfg '[theta [a [b]]]' (a < 1, an adapted "
+                        "nonterminal, is refused); auto: py-cfg if a line has three "
+                        "numbers, else pcfg (default: %(default)s)")
     q.add_argument("--decode", choices=("viterbi", "maxrule"), default="viterbi",
                    help="the most probable tree, or the tree of largest expected rule "
                         "count (default: %(default)s)")
@@ -290,7 +300,7 @@ def _train(args) -> int:
 
     _check_options(args)
     with open_pool(args.spec) as pool:  # joined or started before any file is read
-        g = read_grammar(args.grammar)
+        g = read_grammar(args.grammar, dialect=args.grammar_dialect)
         corpus = read_yld(args.corpus, chars=args.chars)
         held = read_yld(args.heldout, chars=args.chars, what="held-out corpus") \
             if args.heldout else None

@@ -92,7 +92,7 @@ def parse_command(args) -> int:
     spec = scheduler_spec(args)
     check_outputs([(args.scores, "--scores")], [(args.grammar, "the grammar"),
                                                  (args.corpus, "the corpus")])
-    g = read_grammar(args.grammar)
+    g = read_grammar(args.grammar, dialect=args.grammar_dialect)
     corpus = read_yld(args.corpus, chars=args.chars)
     if args.max_length is not None:
         _check_max_length(corpus, args.max_length, args.corpus)

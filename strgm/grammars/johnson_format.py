@@ -1,8 +1,23 @@
 """Mark Johnson's PCFG file format and yield (``.yld``) files.
 
-Grammar lines (as read by Johnson's ``io`` / ``gibbs-pcfg`` programs)::
+Grammar lines, in one of two dialects (``dialect``):
 
-    [weight [pseudocount]] Parent --> Child1 ... Childn
+* ``pcfg`` (Johnson's ``io`` / ``gibbs-pcfg`` programs)::
+
+      [weight [pseudocount]] Parent --> Child1 ... Childn
+
+* ``py-cfg`` (his adaptor-grammar sampler)::
+
+      [theta [a [b]]] Parent --> Child1 ... Childn
+
+  θ is the rule's weight (0: the default, 1); a and b (0 ≤ a ≤ 1, b > 0) are the
+  Pitman–Yor parameters of the parent. a = 1 means the parent is not adapted, which is
+  all a PCFG can express, so a rule with a < 1 is refused with an error naming the line
+  (an adaptor grammar is not a PCFG: reading it as one would silently change the
+  model).
+* ``auto`` (the default): ``py-cfg`` when some rule line has three numbers (which the
+  ``pcfg`` dialect never has), else ``pcfg``. A py-cfg file whose lines carry at most
+  θ and a cannot be told from a ``pcfg`` one, so read it with ``dialect="py-cfg"``.
 
 The first rule's parent is the start symbol; a missing weight is 1; blank lines and lines
 starting with ``#`` or ``%`` are ignored.  A symbol is a nonterminal iff it has rules.  Weights and pseudocounts
@@ -20,8 +35,8 @@ from strgm.errors import GrammarError, InputError
 from strgm.grammars.cfg import Grammar, Rule
 from strgm.safe_io import atomic_write_text, read_text
 
-__all__ = ["read_grammar", "parse_grammar", "write_grammar", "format_grammar", "read_yld",
-           "parse_yld"]
+__all__ = ["DIALECTS", "read_grammar", "parse_grammar", "write_grammar", "format_grammar",
+           "read_yld", "parse_yld"]
 
 
 #: The largest weight or pseudocount a grammar file may give: the sum of a parent's
@@ -37,10 +52,12 @@ def _num(tok: str):
     return x
 
 
-def parse_grammar(text: str, path: str = "<string>", default_pseudocount: float = 1.0) -> Grammar:
-    """Parse grammar text; malformed lines raise :class:`InputError` naming path:line."""
-    rules = []
-    lines = []
+#: the grammar dialects :func:`parse_grammar` reads (module docstring)
+DIALECTS = ("auto", "pcfg", "py-cfg")
+
+
+def _rule_lines(text: str, path: str):
+    """(line number, numbers' tokens and parent, children) of every rule line."""
     for ln, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if not line or line[0] in "#%":
@@ -49,18 +66,53 @@ def parse_grammar(text: str, path: str = "<string>", default_pseudocount: float 
         if "-->" not in toks:
             raise InputError(f"expected 'Parent --> Children', got {line!r}", path, ln)
         arrow = toks.index("-->")
-        head = toks[:arrow]
-        rhs = tuple(toks[arrow + 1:])
-        if not head:
+        if not toks[:arrow]:
             raise InputError("missing parent before '-->'", path, ln)
-        if len(head) > 3:
-            raise InputError(f"too many fields before '-->': {' '.join(head)!r}", path, ln)
+        yield ln, toks[:arrow], tuple(toks[arrow + 1:])
+
+
+def _py_cfg_numbers(nums: list, parent: str, path: str, ln: int) -> list:
+    """py-cfg's [θ [a [b]]] as [weight]: θ = 0 is the default weight; a rule of an
+    adapted parent (a < 1) is refused; a and b are checked."""
+    theta, a, b = (nums + [None, None, None])[:3]
+    if a is not None and not (0 <= a <= 1):
+        raise InputError(f"Pitman-Yor a must be in [0, 1], got {a!r}", path, ln)
+    if b is not None and not (math.isfinite(b) and b > 0):
+        raise InputError(f"Pitman-Yor b must be finite and > 0, got {b!r}", path, ln)
+    if a is not None and a < 1:
+        raise InputError(f"{parent} is adapted (py-cfg Pitman-Yor a = {a:g}): adaptor "
+                         "grammars are not PCFGs; give it a = 1 (not adapted) or drop "
+                         "a and b", path, ln)
+    return [] if theta is None else [1.0 if theta == 0 else theta]
+
+
+def parse_grammar(text: str, path: str = "<string>", default_pseudocount: float = 1.0,
+                  dialect: str = "auto") -> Grammar:
+    """Parse grammar text in ``dialect`` (module docstring); malformed lines raise
+    :class:`InputError` naming path:line."""
+    if dialect not in DIALECTS:
+        raise InputError(f"unknown grammar dialect {dialect!r}; choose from "
+                         f"{', '.join(DIALECTS)}", path)
+    found = list(_rule_lines(text, path))
+    if dialect == "auto":
+        dialect = "py-cfg" if any(len(head) == 4 for _, head, _ in found) else "pcfg"
+    most = 4 if dialect == "py-cfg" else 3
+    rules = []
+    lines = []
+    for ln, head, rhs in found:
+        if len(head) > most:
+            hint = "" if most == 4 or len(head) > 4 else \
+                " (three numbers are py-cfg's [theta [a [b]]]: read it as py-cfg)"
+            raise InputError(f"too many fields before '-->': {' '.join(head)!r}{hint}",
+                             path, ln)
         nums = [_num(t) for t in head[:-1]]
         if any(x is None for x in nums):
             bad = [t for t, x in zip(head[:-1], nums) if x is None][0]
             raise InputError(f"expected a number (weight or pseudocount), got {bad!r}", path, ln)
         if _num(head[-1]) is not None and len(head) == 1:
             raise InputError(f"missing parent symbol (got only the number {head[-1]!r})", path, ln)
+        if dialect == "py-cfg":
+            nums = _py_cfg_numbers(nums, head[-1], path, ln)
         weight = nums[0] if nums else 1.0
         pc = nums[1] if len(nums) > 1 else None
         if not math.isfinite(weight) or weight < 0:
@@ -94,9 +146,10 @@ def parse_grammar(text: str, path: str = "<string>", default_pseudocount: float 
         raise InputError(msg, path, line) from None
 
 
-def read_grammar(path, default_pseudocount: float = 1.0) -> Grammar:
-    """Read a grammar file in Johnson's format."""
-    return parse_grammar(read_text(path, "grammar file"), str(path), default_pseudocount)
+def read_grammar(path, default_pseudocount: float = 1.0, dialect: str = "auto") -> Grammar:
+    """Read a grammar file in Johnson's format (``dialect``: module docstring)."""
+    return parse_grammar(read_text(path, "grammar file"), str(path), default_pseudocount,
+                         dialect)
 
 
 def format_grammar(g: Grammar, weights=None, pseudocounts: bool = True,
