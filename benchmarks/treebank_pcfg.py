@@ -39,12 +39,14 @@ DATA = Path("/work/shared/data/treebank/wsj")
 OUT = ROOT / "benchmarks" / "results"
 
 
-def load(lo: int, hi: int) -> list:
-    """Cleaned trees of wsj_<lo>..wsj_<hi> (the files present)."""
+def load(lo: int, hi: int, collapse: bool = True) -> list:
+    """Cleaned trees of wsj_<lo>..wsj_<hi> (the files present); gold trees for scoring
+    keep X → X (``collapse=False``), as evalb does."""
     out = []
     for f in sorted(DATA.glob("wsj_*.mrg")):
         if lo <= int(f.stem.split("_")[1]) <= hi:
-            out.extend(t for t in map(clean_tree, read_mrg(f)) if t is not None)
+            out.extend(t for t in (clean_tree(x, collapse) for x in read_mrg(f))
+                       if t is not None)
     return out
 
 
@@ -125,7 +127,7 @@ def main(argv=None) -> int:
     t_all = time.perf_counter()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
                             capture_output=True, text=True).stdout.strip()
-    train, test = load(1, 159), load(160, 179)
+    train, test = load(1, 159), load(160, 179, collapse=False)
     gold = [t for t in test if len(tree_leaves(t)) <= a.max_length]
     sents = [tree_leaves(t) for t in gold]
     rows = []

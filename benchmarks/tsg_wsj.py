@@ -74,7 +74,7 @@ def parse_model(job) -> list:
     from strgm.grammars.tsg.model_file import load_model
     from strgm.grammars.tsg.parse import TSGParser
 
-    gold = [t for t in load(160, 179) if len(tree_leaves(t)) <= max_length][:limit]
+    gold = [t for t in load(160, 179, collapse=False) if len(tree_leaves(t)) <= max_length][:limit]
     m = load_model(MODELS / f"{name}.json")
     parser = TSGParser(m.kernel, m.state, samples=samples)
     rng = np.random.default_rng(0)
@@ -108,7 +108,7 @@ def parse_model(job) -> list:
 
 
 def pcfg_rows(max_length, limit) -> list:
-    gold = [t for t in load(160, 179) if len(tree_leaves(t)) <= max_length][:limit]
+    gold = [t for t in load(160, 179, collapse=False) if len(tree_leaves(t)) <= max_length][:limit]
     g, _ = treebank_pcfg(load(1, 159), horizontal=1)
     rows = []
     for decode in ("viterbi", "maxrule"):

@@ -10,7 +10,8 @@
 TREES and GOLD are ``.mrg`` files or folders (a folder stands for all its ``*.mrg``
 files, sorted by name); trees are taken in the order given.  Every tree is cleaned as
 :func:`strgm.grammars.ptb.clean_tree` does: ``-NONE-`` elements removed, function tags
-and indices stripped (``NP-SBJ-1`` -> ``NP``), constituents left empty removed; the
+and indices stripped (``NP-SBJ-1`` -> ``NP``), constituents left empty removed, X → X
+collapsed (``score`` keeps X → X, as evalb does); the
 grammar's root rules are ``START --> root`` for one start symbol (``--start``).
 
 ``grammar`` writes a relative-frequency PCFG in Johnson's format (atomically: after a
@@ -62,7 +63,7 @@ A relative-frequency PCFG of the trees, in Mark Johnson's grammar format.
 
 TREES are .mrg files or folders of them (a folder: its *.mrg files, sorted). Every tree is
 cleaned: -NONE- elements removed, function tags and indices stripped (NP-SBJ-1 -> NP),
-empty constituents removed. Words seen at most --unk-threshold times become word-shape
+empty constituents removed, X -> X collapsed. Words seen at most --unk-threshold times become word-shape
 signatures; trees are binarised with horizontal Markovisation of order --markov.
 --parent annotates phrasal nodes with their parent's label (NP^S). --smoothing backs off
 phrasal rules X^P|<Y> -> X|<Y> -> X|<> (collins: lambda = c/(c + b*u); hdp: Gibbs-sampled

@@ -2,9 +2,9 @@
 
 For each pair of a gold and a test tree:
 
-* both trees are cleaned as :func:`~strgm.grammars.ptb.clean_tree` does: ``-NONE-``
-  elements and the constituents left empty are removed, function tags and indices are
-  stripped (``NP-SBJ-1`` -> ``NP``);
+* both trees are cleaned as :func:`~strgm.grammars.ptb.clean_tree` does, X → X kept:
+  ``-NONE-`` elements and the constituents left empty are removed, function tags and
+  indices are stripped (``NP-SBJ-1`` -> ``NP``);
 * brackets labelled ``TOP``, ``ROOT`` or nothing (the outer ``( ... )`` of ``.mrg``
   files) are deleted, their children kept;
 * punctuation is removed: the words whose **gold** part of speech is one of
@@ -55,7 +55,7 @@ def _is_pre(t) -> bool:
 def evalb_tree(tree):
     """The tree cleaned and with deleted-label brackets spliced out (module docstring);
     None when nothing is left."""
-    t = clean_tree(tree)
+    t = clean_tree(tree, collapse=False)
     if t is None:
         return None
     kids = _splice(t)
@@ -226,7 +226,7 @@ def score_corpus(gold_trees, test_trees, max_length: int | None = None,
                          where or None)
     out = CorpusScore()
     for i, (g, t) in enumerate(zip(gold_trees, test_trees)):
-        g2 = clean_tree(g)
+        g2 = clean_tree(g, collapse=False)
         n = 0 if g2 is None else len(tagged_words(g2))
         if max_length is not None and n > max_length:
             out.skipped_long += 1

@@ -10,7 +10,12 @@ where an anchored rule is ``(A, i, j) → (B, i, k) (C, k, j)`` (or a unary, or 
 rule ``A → w_i``).  Unary chains make the maximisation ill-posed when a sampled chain and
 its reverse both occur (a cycle of positive gains), so a node's *unary chain with the
 rule below it* is one item: a *constituent* ``(A₁ → … → A_m, rule of A_m)`` anchored on a
-span, worth the sum of its rules' marginals.  Only constituents that occur in some sample
+span, worth its own marginal μ(c), the fraction of samples that hold it.  A chain thus
+counts once however long it is: summing the marginals of its links instead would pay a
+tree for every extra X → X link, so a minority sample padded with unary links would
+beat the majority's tree.  Without unary chains μ(c) is μ of the node's rule, and the
+objective is Goodman's.  ``objective="product"`` maximises Σ log μ(r) over the rules
+(every link's marginal, as before).  Only constituents that occur in some sample
 compete, so the result is always a tree built of sampled pieces.
 
 The dynamic program runs over the distinct anchored constituents of the samples:
@@ -67,20 +72,21 @@ def anchored_constituents(tree) -> list:
 
 
 def _chain_gain(chain, kids, span, mu_rule, product=False):
-    """Σ of the marginals (``product``: of their logs) of the unary rules in ``chain`` and
-    of its branching rule; a rule in no sample has marginal 0 (log: −∞)."""
+    """The constituent's marginal (module docstring), or (``product``) Σ of the logs of
+    the marginals of the unary rules in ``chain`` and of its branching rule; a
+    constituent or rule in no sample has marginal 0 (log: −∞)."""
     i, j = span
+    if not product:
+        return mu_rule[(tuple(chain), tuple(k[:3] for k in kids), i, j, "constituent")]
     mus = [mu_rule[(a, b, i, j)] for a, b in zip(chain, chain[1:])]
     mus.append(mu_rule[(chain[-1], tuple(k[:3] for k in kids), i, j)])
-    if product:
-        return sum(math.log(m) if m > 0 else -math.inf for m in mus)
-    return sum(mus)
+    return sum(math.log(m) if m > 0 else -math.inf for m in mus)
 
 
 def expected_rules(tree, samples, objective: str = "sum") -> float:
-    """Σ over the anchored rules of ``tree`` of their marginals in ``samples`` (the MER
-    objective; ``objective="product"``: Σ of their logs); used by the tests and for
-    reporting."""
+    """The MER objective of ``tree`` under ``samples``: Σ over its anchored constituents of
+    their marginals (``objective="product"``: Σ of the logs of its anchored rules'
+    marginals); used by the tests and for reporting."""
     mu = _marginals(list(samples))[0]
     return sum(_chain_gain(chain, kids, (i, j), mu, objective == "product")
                for _, i, j, chain, kids in anchored_constituents(tree))
@@ -102,6 +108,7 @@ def _marginals(samples):
             for a, b in zip(chain, chain[1:]):
                 mu_rule[(a, b, i, j)] += 1.0 / m
             mu_rule[(chain[-1], tuple(k[:3] for k in kids), i, j)] += 1.0 / m
+            mu_rule[(tuple(chain), tuple(k[:3] for k in kids), i, j, "constituent")] += 1.0 / m
             consts[(chain, kids, i, j)] = None
     return mu_rule, consts, length
 

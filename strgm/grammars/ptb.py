@@ -107,17 +107,22 @@ def _base_label(label: str) -> str:
     return re.split(r"[-=]", label, maxsplit=1)[0] or label
 
 
-def clean_tree(t):
-    """Strip function tags, remove -NONE- and empty constituents; None if nothing is left."""
+def clean_tree(t, collapse: bool = True):
+    """Strip function tags, remove -NONE- and empty constituents, and (``collapse``)
+    collapse a node whose only child has its label (X → X, often left by removing an
+    empty element: ``(NP (NP ...) (-NONE- *))``); None if nothing is left. Scoring keeps
+    X → X (``collapse=False``), as evalb does."""
     if isinstance(t, str):
         return t
     label = _base_label(t[0])
     if label == "-NONE-":
         return None
-    kids = [clean_tree(c) for c in t[1:]]
+    kids = [clean_tree(c, collapse) for c in t[1:]]
     kids = [c for c in kids if c is not None]
     if not kids:
         return None
+    if collapse and len(kids) == 1 and not isinstance(kids[0], str) and kids[0][0] == label:
+        return kids[0]
     return (label,) + tuple(kids)
 
 

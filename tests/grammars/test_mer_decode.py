@@ -100,3 +100,27 @@ def test_bad_samples():
         mer_tree([("S", ("A", "x")), ("S", ("A", "x"), ("B", "y"))])
     with pytest.raises(InputError, match="objective"):
         mer_tree([("S", ("A", "x"))], "max")
+
+
+def test_a_unary_chain_counts_once_so_padding_does_not_beat_the_majority():
+    """One sample padded with unary links against two plain ones: the constituent
+    (chain with the rule below it) is worth its own marginal, 1/3 against 2/3, so the
+    majority's tree wins. Control: summing every link's marginal, as MER once did,
+    prefers the padded minority (1/3 · 3 links + 1 for B → x = 2 against 2/3 + 1)."""
+    padded = ("S", ("A", ("A", ("B", "x"))))
+    plain = ("S", ("B", "x"))
+    samples = [padded, plain, plain]
+    assert mer_tree(samples) == plain
+    assert expected_rules(plain, samples) == pytest.approx(2 / 3)
+    assert expected_rules(padded, samples) == pytest.approx(1 / 3)
+
+    def per_link(tree):  # the old objective, written out: Σ of the links' marginals
+        links = []
+        while not isinstance(tree[1], str):
+            links.append((tree[0], tree[1][0]))
+            tree = tree[1]
+        links.append((tree[0], tree[1]))
+        return links
+    counts = [link for t in samples for link in per_link(t)]
+    old = {t: sum(counts.count(link) / 3 for link in per_link(t)) for t in (padded, plain)}
+    assert old[padded] > old[plain]

@@ -27,6 +27,17 @@ def test_parse_and_clean():
     assert tree_leaves(c) == ("Pierre", "Vinken", "slept", ".")
 
 
+def test_an_x_over_x_left_by_an_empty_element_is_collapsed():
+    """(NP (NP the dog) (-NONE- *)) loses its empty element and then its X → X link;
+    a unary with another label stays (control)."""
+    (t,) = parse_trees("( (S (NP-SBJ (NP (DT the) (NN dog)) (-NONE- *ICH*-1)) "
+                       "(VP (VBD barked) (ADVP (RB loudly)))) )")
+    assert clean_tree(t) == ("S", ("NP", ("DT", "the"), ("NN", "dog")),
+                             ("VP", ("VBD", "barked"), ("ADVP", ("RB", "loudly"))))
+    (u,) = parse_trees("( (S (NP (NP (NNP Al))) (VP (VBD ran))) )")
+    assert clean_tree(u) == ("S", ("NP", ("NNP", "Al")), ("VP", ("VBD", "ran")))
+
+
 @pytest.mark.parametrize("bad,line", [("( (S (NP a)\n (VP b) )", 1), ("(S a))\n", 1),
                                       ("(S a)\n(S b) )", 2)])
 def test_unbalanced_brackets(bad, line):
