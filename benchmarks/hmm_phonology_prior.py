@@ -109,7 +109,6 @@ def run_problem(path: str, seed: int, prior, em_iters: int) -> dict:
     from strgm.models.baselines import no_training
     from strgm.models.prediction import predict, score
     from strgm.models.phonology import holdout_split
-    from strgm.models.ur_prior import using_ur_prior
     from strgm.workflows.training import train_paradigm
 
     para = read_paradigm(path)
@@ -121,8 +120,7 @@ def run_problem(path: str, seed: int, prior, em_iters: int) -> dict:
     out = {"seed": seed, "segments": alph.num_segments,
            "unseen_segments": prior.unseen(alph) if prior is not None else []}
     t0 = time.perf_counter()
-    with using_ur_prior(prior):
-        out["no_training"] = score(no_training(para, ho, words), gold, alph)
+    out["no_training"] = score(no_training(para, ho, words, ur_prior=prior), gold, alph)
     t1 = time.perf_counter()
     try:
         r = train_paradigm(para, "pruned", sorted(ho), em_iters=em_iters, l2=1.0,

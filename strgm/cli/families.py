@@ -8,9 +8,10 @@ import math
 
 
 @contextlib.contextmanager
-def rules_beside_em(args, para, prog, parallel):
-    """The rule family's job, started before EM when ``parallel`` and ``--family auto``
-    (else None), and ended on the way out if its result was never taken."""
+def rules_beside_em(args, para, prog, parallel, prior=None):
+    """The rule family's job (UR candidates under the UR prior ``prior``), started before
+    EM when ``parallel`` and ``--family auto`` (else None), and ended on the way out if
+    its result was never taken."""
     if not (parallel and args.family == "auto"):
         yield None
         return
@@ -18,7 +19,7 @@ def rules_beside_em(args, para, prog, parallel):
     from strgm.workflows.paradigm import held_out_entries
 
     job = start_rule_family(para, held_out_entries(para, args.holdout, args.seed),
-                            progress=prog)
+                            progress=prog, ur_prior=prior)
     try:
         yield job
     finally:

@@ -327,10 +327,9 @@ def _trained(args, para, prog, prior, stream=None, parallel_rules=False):
     from strgm.cli.common import warnings_as_lines
     from strgm.cli.report import training_text
     from strgm.models.processes import learned_processes
-    from strgm.models.ur_prior import using_ur_prior
 
-    with using_ur_prior(prior), warnings_as_lines(stream), \
-            rules_beside_em(args, para, prog, parallel_rules) as job:
+    with warnings_as_lines(stream), \
+            rules_beside_em(args, para, prog, parallel_rules, prior) as job:
         run = _train(args, para, prog, prior)
         prog.done()
         out = {"trace": run.train.trace, **_choices_shown(run, args),

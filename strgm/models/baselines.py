@@ -21,24 +21,24 @@ from strgm.inference import infer
 from strgm.models.em import split
 from strgm.models.prediction import predict, predict_word
 from strgm.models.phonology import build_phonology_model
-from strgm.models.ur_prior import active_ur_prior
 from strgm.validate import check_int, check_probability
 
 
-def _untrained(paradigm, heldout, p_copy, progress=None):
+def _untrained(paradigm, heldout, p_copy, progress=None, ur_prior=None):
     p_copy = check_probability("p_copy", p_copy)
     alphabet = paradigm.alphabet()
     train = split(paradigm, set(heldout))
     fst = ff.edit_transducer(alphabet.num_segments, ff.EditParams(p_copy))
-    pm = build_phonology_model(train, alphabet=alphabet, phonology=fst)
+    pm = build_phonology_model(train, alphabet=alphabet, phonology=fst, ur_prior=ur_prior)
     # a grammar prior (strgm.models.grammar_prior) has no WFSA message: EP reads it
-    method = "pep" if hasattr(active_ur_prior(), "add_to") else "pruned"
+    method = "pep" if hasattr(ur_prior, "add_to") else "pruned"
     return alphabet, fst, pm, infer(pm.graph, method, max_iters=3, progress=progress)
 
 
-def no_training(paradigm, heldout, words, p_copy: float = 0.99, k: int = 8) -> dict:
+def no_training(paradigm, heldout, words, p_copy: float = 0.99, k: int = 8,
+                ur_prior=None) -> dict:
     k = check_int("k", k, min=1)
-    alphabet, fst, pm, res = _untrained(paradigm, heldout, p_copy)
+    alphabet, fst, pm, res = _untrained(paradigm, heldout, p_copy, ur_prior=ur_prior)
     return predict(fst, alphabet, res, pm, words, k)
 
 
@@ -51,12 +51,14 @@ def _edit(a, b) -> int:
     return int(d[-1])
 
 
-def surface_allomorphs(paradigm, heldout, p_copy: float = 0.99, progress=None):
+def surface_allomorphs(paradigm, heldout, p_copy: float = 0.99, progress=None,
+                       ur_prior=None):
     """(alphabet, untrained edit transducer, morpheme → Counter of its surface pieces in
     the training words, morpheme → the untrained model's 2-best URs): each training
     surface is cut where the pieces best match the untrained 1-best URs by edit
-    distance (module docstring). ``progress``: passed to the inference."""
-    alphabet, fst, pm, res = _untrained(paradigm, heldout, p_copy, progress)
+    distance (module docstring). ``progress``: passed to the inference; ``ur_prior``:
+    the morphemes' prior (:func:`strgm.models.phonology.build_phonology_model`)."""
+    alphabet, fst, pm, res = _untrained(paradigm, heldout, p_copy, progress, ur_prior)
     kbest = {m: [u for u, _ in res.belief(v).kbest_labels(2)]
              for m, v in pm.morpheme_vars.items()}
     ur = {m: ks[0] for m, ks in kbest.items()}

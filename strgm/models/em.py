@@ -102,28 +102,29 @@ def split(paradigm: Paradigm, heldout: set) -> Paradigm:
 
 
 def e_step(model: PhonologyEditModel, train: Paradigm, method: str, infer_opts: dict,
-           progress=None, messages: Optional[tuple] = None):
+           progress=None, messages: Optional[tuple] = None, ur_prior=None):
     """Inference with T_θ, then (counts, Σ_w log Z_w, result, graph model). The result is
     detached (:meth:`strgm.inference.InferenceResult.detach`): it keeps the morphemes'
     beliefs, which is all prediction needs, and frees the engine's caches before the
     M-step. ``messages``: :func:`e_step_messages`' triple of an inference already run
     on ``train`` under a model with ``model``'s distribution p_θ(s | u), used instead of
-    inference (only the counts are computed)."""
+    inference (only the counts are computed). ``ur_prior``: the morphemes' prior
+    (:func:`strgm.models.phonology.build_phonology_model`)."""
     pairs, res, pm = messages or e_step_messages(model, train, method, infer_opts,
-                                                 progress)
+                                                 progress, ur_prior)
     counts, ll = expected_counts(model.structure, model.theta, pairs, progress)
     return counts, ll, res, pm
 
 
 def e_step_messages(model: PhonologyEditModel, train: Paradigm, method: str,
-                    infer_opts: dict, progress=None) -> tuple:
+                    infer_opts: dict, progress=None, ur_prior=None) -> tuple:
     """:func:`e_step`'s inference: (pairs, detached result, graph model);
     ``pairs``: per training word (μ_{phonology→U}, surface labels), for
     :func:`strgm.models.training.expected_counts`. They depend on T_θ only through
     p_θ(s | u): models with one distribution share them (:mod:`strgm.models.tier_choice`)."""
     fst = model.fst()
     pm = build_phonology_model(train, alphabet=model.alphabet, phonology=fst,
-                               boundary=model.alphabet.boundary)
+                               boundary=model.alphabet.boundary, ur_prior=ur_prior)
     if progress:
         progress(f"E-step ({method})")
     with warnings.catch_warnings():  # EM reports unconverged E-steps once (train_phonology)
@@ -155,7 +156,7 @@ def train_phonology(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
                     heldout: set = frozenset(),
                     progress: Optional[Callable[[str], None]] = None,
                     report: Optional[Callable[[dict], None]] = None,
-                    first_step: Optional[FirstStep] = None) -> TrainResult:
+                    first_step: Optional[FirstStep] = None, ur_prior=None) -> TrainResult:
     """EM (module docstring). Returns the trained model, the trace and the last E-step.
 
     ``l1`` ≥ 0 adds μ‖θ‖₁ to the penalty (sparse weights; :func:`m_step`).
@@ -164,25 +165,25 @@ def train_phonology(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
     ``report(entry)`` gets each trace entry as soon as its objective is known (restored
     ones first); a fall of the objective is flagged (:func:`_trace_entry_of`).
     ``first_step``: the first iteration's E-step (and M-step) already computed
-    (:class:`FirstStep`; not with ``resume``)."""
-    method, em_iters, l2, tol, p_copy = _checked(method, em_iters, l2, tol, p_copy,
-                                                 checkpoint)
+    (:class:`FirstStep`; not with ``resume``). ``ur_prior``: the morphemes' prior in every
+    E-step's graph (:func:`strgm.models.phonology.build_phonology_model`)."""
+    method, em_iters, l2, tol, p_copy, l1 = _checked(method, em_iters, l2, tol, p_copy,
+                                                     checkpoint, l1)
     infer_opts = dict(infer_opts or {})
     train = split(paradigm, set(heldout))
     if not train.observed:
         raise InputError("no observed training words", path=paradigm.source)
-    l1 = check_float("l1", l1, min=0)
     settings = run_settings(train, method, l2, tol, infer_opts, l1)
     model, trace, start, stop, prev = _start_state(resume, settings, em_iters, report, model,
                                                    alphabet or paradigm.alphabet(), p_copy)
     res, pm, timing, unsettled = None, None, [], []
     if stop is not None:  # finished: only the final E-step, for its result
         return _rerun_final(Checkpoint(model, trace, start, stop, settings), train, method,
-                            infer_opts, checkpoint)
+                            infer_opts, checkpoint, ur_prior)
     for it in range(start, em_iters + 1):
         t0, tell = time.perf_counter(), _tagged(progress, f"EM iteration {it}/{em_iters}")
         first = first_step if it == start and not resume else None
-        counts, ll, res, pm = _e_step_of(first, model, train, method, infer_opts, tell)
+        counts, ll, res, pm = _e_step_of(first, model, train, method, infer_opts, tell, ur_prior)
         unsettled += [] if res.converged or pm.graph.is_acyclic() else [res.deltas[-1]]
         obj = ll - 0.5 * l2 * float(model.theta @ model.theta) \
             - l1 * float(np.abs(model.theta).sum())
@@ -209,12 +210,14 @@ def train_phonology(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
     return TrainResult(model, trace, res, pm, timing, stop)
 
 
-def _e_step_of(first: Optional[FirstStep], model, train, method, infer_opts, tell) -> tuple:
+def _e_step_of(first: Optional[FirstStep], model, train, method, infer_opts, tell,
+               ur_prior) -> tuple:
     """:func:`e_step`'s (counts, ll, result, graph model), or what ``first`` computed of
     it already."""
     if first is not None and first.counts is not None:
         return first.counts, first.ll, first.messages[1], first.messages[2]
-    return e_step(model, train, method, infer_opts, tell, first and first.messages)
+    return e_step(model, train, method, infer_opts, tell, first and first.messages,
+                  ur_prior)
 
 
 def _start_state(resume, settings, em_iters, report, model, alphabet, p_copy) -> tuple:
@@ -247,21 +250,22 @@ def _tagged(progress: Optional[Callable[[str], None]], tag: str):
 
 
 def _rerun_final(ck: Checkpoint, train: Paradigm, method: str, infer_opts: dict,
-                 checkpoint: Optional[str]) -> TrainResult:
+                 checkpoint: Optional[str], ur_prior=None) -> TrainResult:
     """A finished run resumed: its final E-step again, for the inference result (a new
     ``checkpoint`` path gets the final state too)."""
     if checkpoint:
         _write_checkpoint(checkpoint, ck)
-    res, pm = e_step(ck.model, train, method, infer_opts)[2:]
+    res, pm = e_step(ck.model, train, method, infer_opts, ur_prior=ur_prior)[2:]
     return TrainResult(ck.model, ck.trace, res, pm, [], ck.stop)
 
 
-def _checked(method, em_iters, l2, tol, p_copy, checkpoint) -> tuple:
+def _checked(method, em_iters, l2, tol, p_copy, checkpoint, l1) -> tuple:
     """The keyword arguments of :func:`train_phonology`, checked (OptionError)."""
     check_output(checkpoint, "checkpoint")
     return (check_choice("method", method, tuple(METHODS)),
             check_int("em_iters", em_iters, min=0), check_float("l2", l2, min=0),
-            check_float("tol", tol, min=0), check_probability("p_copy", p_copy))
+            check_float("tol", tol, min=0), check_probability("p_copy", p_copy),
+            check_float("l1", l1, min=0))
 
 
 def _trace_entry_of(it: int, obj: float, ll: float, prev: Optional[float], method: str,

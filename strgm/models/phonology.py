@@ -28,7 +28,6 @@ from strgm.errors import InputError, OptionError, UnknownSymbolError, did_you_me
 from strgm.factors import BinaryFactor, UnaryFactor
 from strgm.graph import FactorGraph
 from strgm.models.scoring import HoldoutScores, score_words
-from strgm.models.ur_prior import active_ur_prior
 from fst_factors.transducers.relabel import to_alphabet
 from strgm.validate import check_float, check_int, check_probability
 
@@ -116,8 +115,7 @@ def build_phonology_model(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = 
     would make the prior improper and every observation look impossible).
     ``ur_prior``: every morpheme's prior — a log64 acceptor over the segment labels
     1..|segments|, or an object with ``acceptor(alphabet)`` (an
-    :class:`~strgm.models.ur_prior.HMMPrior`); default the prior of an enclosing
-    :func:`~strgm.models.ur_prior.using_ur_prior`, else the geometric-length unigram with
+    :class:`~strgm.models.ur_prior.HMMPrior`); default the geometric-length unigram with
     mean ``mean_length`` (which is refused with any other prior).
     """
     p_copy = check_probability("p_copy", p_copy)
@@ -156,8 +154,6 @@ def build_phonology_model(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = 
 def _ur_prior(paradigm: Paradigm, alphabet: Alphabet, ur_prior,
               mean_length: Optional[float]) -> tuple:
     """(the morphemes' prior acceptor, its settings) for :func:`build_phonology_model`."""
-    if ur_prior is None:
-        ur_prior = active_ur_prior()
     if ur_prior is None:
         mean = default_mean_length(paradigm) if mean_length is None else mean_length
         return ff.geometric_unigram_prior(alphabet.num_segments, mean, unigram_from_paradigm(

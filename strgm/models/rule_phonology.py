@@ -125,12 +125,14 @@ class RuleRun:
 
 
 def rule_candidates(paradigm, heldout: Sequence[str], extra: Optional[dict] = None,
-                    k: int = 3, progress=None) -> tuple:
+                    k: int = 3, progress=None, ur_prior=None) -> tuple:
     """(alphabet, morpheme → candidate URs as label tuples, best first; module
-    docstring). ``extra``: morpheme → URs as strings (e.g. trained k-best), tried first."""
+    docstring). ``extra``: morpheme → URs as strings (e.g. trained k-best), tried first;
+    ``ur_prior``: the morphemes' prior in the untrained inference."""
     tell = None if progress is None else \
         (lambda msg: progress(tagged(msg, "rule search, UR candidates")))
-    alphabet, _, allo, kbest = surface_allomorphs(paradigm, heldout, progress=tell)
+    alphabet, _, allo, kbest = surface_allomorphs(paradigm, heldout, progress=tell,
+                                                  ur_prior=ur_prior)
     words = [(e.morphemes, tuple(alphabet.encode(e.segments)))
              for e in split(paradigm, set(heldout)).observed]
     rest = residues(words, {m: Counter({**{tuple(u): 0 for u in kbest.get(m, [])},
@@ -181,19 +183,21 @@ def train_rule_phonology(paradigm, heldout: Sequence[str] = (), *,
                          extra: Optional[dict] = None, word_cost: float = 4.0,
                          ur_cost: float = 1.0, max_rules: int = 12,
                          beam: Optional[int] = None, window: int = 2,
-                         progress=None) -> RuleRun:
+                         progress=None, ur_prior=None) -> RuleRun:
     """Learn URs and rules on the words left after ``heldout`` (word keys) with
     :func:`strgm.models.rule_search.learn_rules` (``beam`` None: its default for the
     number of training words). A non-positive or non-finite ``word_cost``, a negative
     or non-finite ``ur_cost``, a negative ``max_rules``, a ``beam`` below 1 or a
-    ``window`` other than 1 or 2 is an :class:`OptionError`."""
+    ``window`` other than 1 or 2 is an :class:`OptionError`. ``ur_prior``: the
+    morphemes' prior when the UR candidates are inferred (:func:`rule_candidates`)."""
     word_cost = check_float("word_cost", word_cost, min=0, min_open=True)
     ur_cost = check_float("ur_cost", ur_cost, min=0)
     max_rules = check_int("max_rules", max_rules, min=0)
     beam = None if beam is None else check_int("beam", beam, min=1)
     window = check_int("window", window, min=1, max=2)
     held = set(heldout)
-    alphabet, cands = rule_candidates(paradigm, sorted(held), extra, progress=progress)
+    alphabet, cands = rule_candidates(paradigm, sorted(held), extra, progress=progress,
+                                      ur_prior=ur_prior)
     train = split(paradigm, held)
     words = [(e.morphemes, tuple(alphabet.encode(e.segments))) for e in train.observed]
     g = learn_rules(alphabet.segment_symbols, words, cands, word_cost=word_cost,

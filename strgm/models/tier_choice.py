@@ -92,9 +92,11 @@ def choose_transparent(paradigm: Paradigm, heldout: set, model: PhonologyEditMod
                        method: str = "pruned",
                        l2: float = 1.0, infer_opts: Optional[dict] = None,
                        p_copy: float = 0.99,
-                       progress: Optional[Callable[[str], None]] = None) -> TierScreening:
-    """The screening of the module docstring. Without a tier, or with one candidate
-    only, ``model`` comes back unchanged with no scores."""
+                       progress: Optional[Callable[[str], None]] = None,
+                       ur_prior=None) -> TierScreening:
+    """The screening of the module docstring (``ur_prior``: the morphemes' prior in its
+    graph). Without a tier, or with one candidate only, ``model`` comes back unchanged
+    with no scores."""
     if screen_words is not None:
         screen_words = check_int("screen_words", screen_words, min=1)
     cands = transparent_candidates(model.alphabet.segment_symbols)
@@ -103,7 +105,7 @@ def choose_transparent(paradigm: Paradigm, heldout: set, model: PhonologyEditMod
     subset = screening_words(paradigm, heldout, screen_words, seed)
     shared, screened = screen_candidates(
         subset, [with_transparent(model, c, p_copy) for c in cands], method=method, l2=l2,
-        infer_opts=infer_opts, progress=progress)
+        infer_opts=infer_opts, progress=progress, ur_prior=ur_prior)
     scores = [(c, q) for c, q, _, _ in screened]
     best = max(range(len(cands)), key=lambda i: (scores[i][1], -i))
     _, q, theta, (counts, ll) = screened[best]
@@ -126,7 +128,8 @@ def screening_words(paradigm: Paradigm, heldout: set, screen_words: int,
 
 def screen_candidates(train: Paradigm, starts: list, *, method: str = "pruned",
                       l2: float = 1.0, infer_opts: Optional[dict] = None,
-                      progress: Optional[Callable[[str], None]] = None) -> tuple:
+                      progress: Optional[Callable[[str], None]] = None,
+                      ur_prior=None) -> tuple:
     """(the shared E-step, [(transparent set, Q_c(θ_c) − ½λ‖θ_c‖², θ_c,
     (counts, Σ log Z))]) for the copy-biased ``starts`` (one distribution: module
     docstring) on the words of ``train``: one shared E-step, then each candidate's
@@ -135,7 +138,7 @@ def screen_candidates(train: Paradigm, starts: list, *, method: str = "pruned",
     with warnings.catch_warnings():  # a screening: its E-step's convergence is moot
         warnings.simplefilter("ignore", ConvergenceWarning)
         shared = e_step_messages(starts[0], train, method, opts,
-                                 _tell(progress, "harmony tier"))
+                                 _tell(progress, "harmony tier"), ur_prior)
     out = []
     for i, m in enumerate(starts):
         tell = _tell(progress, f"harmony tier, candidate {i + 1}/{len(starts)}")

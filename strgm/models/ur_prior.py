@@ -13,10 +13,9 @@ Two priors (docs/phonology.md):
 
 :class:`HMMPrior` holds the model, the file's SHA-256 (what a trained phonology records,
 :meth:`HMMPrior.record`, and :func:`prior_from_record` checks) and one acceptor per
-alphabet (EM rebuilds the graph every iteration). :func:`using_ur_prior` sets the prior
-that :func:`strgm.models.phonology.build_phonology_model` uses when it is given none, so
-that EM, the transparent-vowel screening and the rule family's UR candidates, which
-build their graphs themselves, all see the same prior.
+alphabet (EM rebuilds the graph every iteration). The prior travels as an argument
+(``ur_prior``) to every function that builds a graph — EM, the transparent-vowel
+screening, the rule family's UR candidates — so all see the same prior.
 
 A saved model is data, never a path to follow (:func:`recorded_prior_file`): its record
 names the prior file by ``file``, a plain name looked up only in the model's own
@@ -33,7 +32,6 @@ import contextlib
 import hashlib
 import os
 import tempfile
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -41,7 +39,7 @@ from typing import Optional
 from strgm.errors import InputError, OptionError
 from strgm.safe_io import read_bytes
 
-__all__ = ["HMMPrior", "load_hmm_prior", "parse_prior", "using_ur_prior", "active_ur_prior",
+__all__ = ["HMMPrior", "load_hmm_prior", "parse_prior",
            "prior_from_record", "recorded_prior", "recorded_prior_file", "DEFAULT_EMPTY",
            "DEFAULT_MIN_OCCUPANCY"]
 
@@ -49,9 +47,6 @@ __all__ = ["HMMPrior", "load_hmm_prior", "parse_prior", "using_ur_prior", "activ
 DEFAULT_EMPTY = 0.05
 #: States visited less often per string are dropped (:meth:`strgm.hmm.model.HMM.pruned`).
 DEFAULT_MIN_OCCUPANCY = 1e-4
-
-_ACTIVE: ContextVar = ContextVar("strgm_ur_prior", default=None)
-
 
 @dataclass(eq=False)
 class HMMPrior:
@@ -140,22 +135,6 @@ def parse_prior(text: str, option: str = "prior") -> tuple:
         return "hmm", path
     raise OptionError(option, text, "expected unigram, hmm:MODEL (a `strgm hmm train` "
                                     "model file), pcfg or pcfg:GRAMMAR")
-
-
-@contextlib.contextmanager
-def using_ur_prior(prior):
-    """Within the block, ``build_phonology_model`` without a ``ur_prior`` uses ``prior``
-    (an :class:`HMMPrior`, or None for the default unigram prior)."""
-    token = _ACTIVE.set(prior)
-    try:
-        yield prior
-    finally:
-        _ACTIVE.reset(token)
-
-
-def active_ur_prior():
-    """The prior set by the innermost :func:`using_ur_prior`, or None."""
-    return _ACTIVE.get()
 
 
 def prior_from_record(record, where: str) -> Optional[HMMPrior]:

@@ -9,9 +9,8 @@ learned in a child process while EM runs (docs/phonology.md):
     ...                                                    # EM here
     rules = job.result(progress)                           # waits, showing its progress
 
-What the child sees: a fork copies the caller's state, so context settings (the UR
-prior of :func:`strgm.models.ur_prior.using_ur_prior`, the size guards of
-:mod:`fst_factors.wfsa.guard`) and warning filters hold there as they do here. What comes
+What the child sees: a fork copies the caller's state, so context settings (the size
+guards of :mod:`fst_factors.wfsa.guard`) and warning filters hold there as they do here. What comes
 back: the call's return value, pickled through a pipe, or its exception (re-raised
 here; one that cannot be pickled comes back as an :class:`~strgm.errors.StrgmError`
 with its type and text). Progress: the child keeps its latest message in shared

@@ -122,7 +122,8 @@ def choose_family(run, progress=None, rules: Optional[Job] = None,
     ``run``'s words, or else learned now on ``run``'s training words."""
     if rules is None:
         learned = train_rule_phonology(run.paradigm, sorted(run.held_out),
-                                       progress=progress, **rule_opts)
+                                       progress=progress, **{"ur_prior": run.ur_prior,
+                                                             **rule_opts})
     else:
         learned = rules.result(progress)
         if {e.key for e in learned.held_out} != {k for k, e in run.held_out.items()

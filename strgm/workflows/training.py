@@ -25,7 +25,6 @@ from strgm.models.prediction import predict
 from strgm.models.restarts import train_with_restarts
 from strgm.models.scoring import HoldoutScores, score_words
 from strgm.models.tier_choice import TierScreening, choose_transparent, with_transparent
-from strgm.models.ur_prior import active_ur_prior, using_ur_prior
 from strgm.workflows.paradigm import held_out_entries
 
 __all__ = ["TrainRun", "score_trained", "train_paradigm"]
@@ -74,19 +73,16 @@ def train_paradigm(paradigm: Paradigm, method: str = "pruned",
 
     ``ur_prior``: the prior on the morphemes' underlying forms in every graph EM and the
     tier screening build (an :class:`~strgm.models.ur_prior.HMMPrior`; default the
-    geometric-length unigram, or the prior of an enclosing
-    :func:`~strgm.models.ur_prior.using_ur_prior`; docs/phonology.md)."""
-    ur_prior = active_ur_prior() if ur_prior is None else ur_prior
+    geometric-length unigram; docs/phonology.md)."""
     chosen = held_out_entries(paradigm, holdout, seed)
     held = {e.key: e for e in paradigm.entries if e.key in chosen}  # paradigm order
-    with using_ur_prior(ur_prior):
-        sc = _tier_start(paradigm, set(held), model, transparent, method, seed, progress,
-                         em_opts)
-        if sc.first_step is not None and \
-                sc.words.entries == split(paradigm, set(held)).entries:
-            em_opts = dict(em_opts, first_step=sc.first_step)  # the same words, one start
-        r = train_with_restarts(paradigm, method=method, heldout=set(held), model=sc.model,
-                                progress=progress, **em_opts)
+    em_opts = dict(em_opts, ur_prior=ur_prior)
+    sc = _tier_start(paradigm, set(held), model, transparent, method, seed, progress,
+                     em_opts)
+    if sc.first_step is not None and sc.words.entries == split(paradigm, set(held)).entries:
+        em_opts = dict(em_opts, first_step=sc.first_step)  # the same words, one start
+    r = train_with_restarts(paradigm, method=method, heldout=set(held), model=sc.model,
+                            progress=progress, **em_opts)
     scores = score_trained(r, list(held.values())) if held and r.result is not None else None
     return TrainRun(paradigm, r, held, scores, sc.scores, ur_prior)
 
@@ -110,4 +106,5 @@ def _tier_start(paradigm, held, model, transparent, method, seed, progress,
                                               em_opts.get("p_copy", 0.99)))
     return choose_transparent(paradigm, held, model, seed=seed, method=method,
                               l2=em_opts.get("l2", 1.0), infer_opts=em_opts.get("infer_opts"),
-                              p_copy=em_opts.get("p_copy", 0.99), progress=progress)
+                              p_copy=em_opts.get("p_copy", 0.99), progress=progress,
+                              ur_prior=em_opts.get("ur_prior"))

@@ -19,8 +19,8 @@ def _fake_e_step(lls):
     it = iter(lls)
     real = em.e_step
 
-    def fake(model, train, method, infer_opts, progress=None, messages=None):
-        counts, _, res, pm = real(model, train, method, infer_opts)
+    def fake(model, train, method, infer_opts, progress=None, messages=None, ur_prior=None):
+        counts, _, res, pm = real(model, train, method, infer_opts, ur_prior=ur_prior)
         return counts, next(it), res, pm
     return fake
 

@@ -26,7 +26,7 @@ from strgm.hmm.model import HMM, HMMPosterior
 from strgm.hmm.model_file import save_model
 from strgm.hmm.settings import HMMSettings
 from strgm.models.phonology import build_phonology_model
-from strgm.models.ur_prior import load_hmm_prior, using_ur_prior
+from strgm.models.ur_prior import load_hmm_prior
 from fst_factors.wfsa.construct import string_acceptor
 from fst_factors.wfsa.core import shortest_distance
 from tests.badinput.harness import assert_clean_error, run_cli
@@ -117,8 +117,7 @@ def test_negative_control_the_default_prior_fails_the_oracle(paradigm_file, hmm_
     got = [_logprob(fst, pm.alphabet.encode(list(x))) for x in strings]
     assert not np.allclose(got, _oracle(prior.posterior, strings), atol=1e-3)
     assert pm.settings["ur_prior"] == "unigram"
-    with using_ur_prior(prior):  # the prior EM's graphs get without a keyword
-        pm2, fst2 = _prior_factor(paradigm_file, None)
+    pm2, fst2 = _prior_factor(paradigm_file, prior)  # control: the prior passed
     assert np.allclose([_logprob(fst2, pm2.alphabet.encode(list(x))) for x in strings],
                        _oracle(prior.posterior, strings), atol=1e-6)
 
@@ -241,3 +240,32 @@ def test_a_changed_or_moved_prior_is_refused(tmp_path, paradigm_file, hmm_file, 
     assert_clean_error(run_cli(argv, watch=watch), "missing", str(model))
     o = run_cli(argv + ["--prior", f"hmm:{tmp_path / 'elsewhere.json'}"], watch=tmp_path / "x")
     assert o.code == 0, o.stderr
+
+
+def test_the_prior_reaches_every_graph_training_builds(paradigm_file, hmm_file, monkeypatch):
+    """train_paradigm's ur_prior is passed, as an argument, to the tier screening's and
+    EM's graphs and to the rule family's UR candidates (no ambient setting); control:
+    without it every graph gets the unigram prior."""
+    from strgm.models import phonology
+    from strgm.workflows.family_choice import choose_family
+    from strgm.workflows.training import train_paradigm
+
+    seen = []
+    real = phonology.build_phonology_model
+
+    def spy(*args, **kw):
+        pm = real(*args, **kw)
+        seen.append(pm.settings["ur_prior"])
+        return pm
+    for module in ("strgm.models.em", "strgm.models.baselines"):
+        monkeypatch.setattr(f"{module}.build_phonology_model", spy)
+    prior = load_hmm_prior(hmm_file, min_occupancy=0.0)
+    para = read_paradigm(paradigm_file)
+    run = train_paradigm(para, "pruned", 0.3, 0, transparent="auto", em_iters=1,
+                         ur_prior=prior, infer_opts={"max_iters": 2})
+    choose_family(run)
+    assert len(seen) >= 3 and all(s.startswith("hmm:") for s in seen), seen
+    seen.clear()
+    choose_family(train_paradigm(para, "pruned", 0.3, 0, em_iters=1,
+                                 infer_opts={"max_iters": 2}))
+    assert seen and all(s == "unigram" for s in seen)
