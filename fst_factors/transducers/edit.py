@@ -29,11 +29,16 @@ from fst_factors.errors import InputError
 from fst_factors.wfsa.core import new_fst, weight
 
 
+#: The copy probability of the untrained, copy-biased edit transducer: the one default
+#: that every copy-biased start and untrained phonology takes.
+P_COPY = 0.99
+
+
 @dataclass(frozen=True)
 class EditParams:
     """Probabilities of the uniform stochastic edit transducer (see module docstring)."""
 
-    p_copy: float = 0.99
+    p_copy: float = P_COPY
 
     def probabilities(self, n: int) -> tuple[float, float, float, float]:
         """(copy, each substitution, deletion, each insertion) per input position."""

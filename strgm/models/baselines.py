@@ -22,6 +22,7 @@ from strgm.models.em import split
 from strgm.models.prediction import predict, predict_word
 from strgm.models.phonology import build_phonology_model
 from strgm.validate import check_int, check_probability
+from fst_factors.transducers.edit import P_COPY
 
 
 def _untrained(paradigm, heldout, p_copy, progress=None, ur_prior=None):
@@ -35,7 +36,7 @@ def _untrained(paradigm, heldout, p_copy, progress=None, ur_prior=None):
     return alphabet, fst, pm, infer(pm.graph, method, max_iters=3, progress=progress)
 
 
-def no_training(paradigm, heldout, words, p_copy: float = 0.99, k: int = 8,
+def no_training(paradigm, heldout, words, p_copy: float = P_COPY, k: int = 8,
                 ur_prior=None) -> dict:
     k = check_int("k", k, min=1)
     alphabet, fst, pm, res = _untrained(paradigm, heldout, p_copy, ur_prior=ur_prior)
@@ -51,7 +52,7 @@ def _edit(a, b) -> int:
     return int(d[-1])
 
 
-def surface_allomorphs(paradigm, heldout, p_copy: float = 0.99, progress=None,
+def surface_allomorphs(paradigm, heldout, p_copy: float = P_COPY, progress=None,
                        ur_prior=None):
     """(alphabet, untrained edit transducer, morpheme → Counter of its surface pieces in
     the training words, morpheme → the untrained model's 2-best URs): each training
@@ -78,7 +79,7 @@ def surface_allomorphs(paradigm, heldout, p_copy: float = 0.99, progress=None,
     return alphabet, fst, allo, kbest
 
 
-def surface_baseline(paradigm, heldout, words, p_copy: float = 0.99) -> dict:
+def surface_baseline(paradigm, heldout, words, p_copy: float = P_COPY) -> dict:
     alphabet, fst, allo, kbest = surface_allomorphs(paradigm, heldout, p_copy)
     ur = {m: ks[0] for m, ks in kbest.items()}
     out = {}

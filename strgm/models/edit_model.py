@@ -20,6 +20,7 @@ from fst_factors.alphabet import Alphabet
 from strgm.errors import InputError, MessageTooLargeError, check_kind
 from strgm.models.ipa_features import symbol_info
 from strgm.safe_io import json_float
+from fst_factors.transducers.edit import P_COPY
 
 _CACHE: dict = {}
 #: Largest |θ_k| a model may hold: e^θ must be a finite double (the largest is e^709.78),
@@ -66,7 +67,7 @@ class PhonologyEditModel:
 
     @classmethod
     def copy_biased(cls, alphabet: Alphabet, spec: ContextSpec = ContextSpec(),
-                    right_classes: str = "coarse", p_copy: float = 0.99, *,
+                    right_classes: str = "coarse", p_copy: float = P_COPY, *,
                     tier_features: Optional[bool] = None) -> "PhonologyEditModel":
         """The untrained starting point (:meth:`initial`) with context windows ``spec``,
         class scheme ``right_classes`` for the right context and the harmony templates
@@ -79,7 +80,7 @@ class PhonologyEditModel:
     def with_theta(self, theta: np.ndarray) -> "PhonologyEditModel":
         return replace(self, theta=np.asarray(theta, dtype=float).copy())
 
-    def initial(self, p_copy: float = 0.99) -> "PhonologyEditModel":
+    def initial(self, p_copy: float = P_COPY) -> "PhonologyEditModel":
         """θ₀: only the global biases, set so that copying has probability ≈ p_copy and
         the rest is spread evenly (the copy-biased start of Cotterell et al. 2015)."""
         st = self.structure

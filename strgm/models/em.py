@@ -44,6 +44,7 @@ from strgm.models.training import expected_counts, m_step
 from strgm.safe_io import (atomic_write_json, check_output, json_float, read_text,
                            strict_json)
 from strgm.validate import check_choice, check_float, check_int, check_probability
+from fst_factors.transducers.edit import P_COPY
 
 CHECKPOINT_FORMAT = "strgm-em-checkpoint-v2"
 #: Inference options that bound resources but never change a result (not compared).
@@ -151,7 +152,7 @@ def run_settings(train: Paradigm, method: str, l2: float, tol: float,
 def train_phonology(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
                     method: str = "pruned", em_iters: int = 5, l2: float = 1.0,
                     l1: float = 0.0, tol: float = 1e-4, infer_opts: Optional[dict] = None,
-                    model: Optional[PhonologyEditModel] = None, p_copy: float = 0.99,
+                    model: Optional[PhonologyEditModel] = None, p_copy: float = P_COPY,
                     checkpoint: Optional[str] = None, resume: Optional[str] = None,
                     heldout: set = frozenset(),
                     progress: Optional[Callable[[str], None]] = None,

@@ -30,6 +30,7 @@ from strgm.graph import FactorGraph
 from strgm.models.scoring import HoldoutScores, score_words
 from fst_factors.transducers.relabel import to_alphabet
 from strgm.validate import check_float, check_int, check_probability
+from fst_factors.transducers.edit import P_COPY
 
 
 def morpheme_var(label: str) -> str:
@@ -102,7 +103,7 @@ def _check_covers(alphabet: Alphabet, paradigm: Paradigm) -> None:
 
 
 def build_phonology_model(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
-                          p_copy: float = 0.99, mean_length: Optional[float] = None,
+                          p_copy: float = P_COPY, mean_length: Optional[float] = None,
                           boundary: Optional[str] = None,
                           phonology: Optional[pynini.Fst] = None,
                           hidden: Iterable[str] = (), ur_prior=None) -> PhonologyModel:

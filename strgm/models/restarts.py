@@ -28,6 +28,7 @@ from strgm.models.edit_model import PhonologyEditModel
 from strgm.models.em import TrainResult, train_phonology
 from strgm.progress import tagged
 from strgm.validate import check_float, check_int, check_probability
+from fst_factors.transducers.edit import P_COPY
 
 
 def perturbed(model: PhonologyEditModel, scale: float, seed: list) -> PhonologyEditModel:
@@ -43,7 +44,7 @@ def best_index(objectives: list) -> int:
 
 def train_with_restarts(paradigm: Paradigm, *, restarts: int = 1,
                         restart_scale: float = 0.3, restart_seed: int = 0,
-                        model: Optional[PhonologyEditModel] = None, p_copy: float = 0.99,
+                        model: Optional[PhonologyEditModel] = None, p_copy: float = P_COPY,
                         report: Optional[Callable[[dict], None]] = None,
                         **em_opts) -> TrainResult:
     """The best of ``restarts`` EM runs (module docstring); ``em_opts`` go to

@@ -46,6 +46,7 @@ from strgm.models.training import expected_counts, m_step
 from strgm.models.ipa_features import feature_table, vowels
 from strgm.progress import tagged
 from strgm.validate import check_int
+from fst_factors.transducers.edit import P_COPY
 
 __all__ = ["TierScreening", "transparent_candidates", "choose_transparent",
            "screen_candidates", "screening_words", "with_transparent"]
@@ -66,7 +67,7 @@ def transparent_candidates(symbols) -> list:
 
 
 def with_transparent(model: PhonologyEditModel, transparent: tuple,
-                     p_copy: float = 0.99) -> PhonologyEditModel:
+                     p_copy: float = P_COPY) -> PhonologyEditModel:
     """A copy-biased start like ``model`` whose tier skips ``transparent``."""
     classes = dict(model.classes, transparent=tuple(transparent))
     return PhonologyEditModel(model.alphabet, model.spec, classes).initial(p_copy)
@@ -91,7 +92,7 @@ def choose_transparent(paradigm: Paradigm, heldout: set, model: PhonologyEditMod
                        screen_words: Optional[int] = None, seed: int = 0,
                        method: str = "pruned",
                        l2: float = 1.0, infer_opts: Optional[dict] = None,
-                       p_copy: float = 0.99,
+                       p_copy: float = P_COPY,
                        progress: Optional[Callable[[str], None]] = None,
                        ur_prior=None) -> TierScreening:
     """The screening of the module docstring (``ur_prior``: the morphemes' prior in its

@@ -27,6 +27,7 @@ from strgm.datasets.paradigm import Paradigm
 from strgm.errors import InputError
 from strgm.models.phonology import PhonologyModel, build_phonology_model, holdout_split
 from strgm.models.scoring import HoldoutScores, score_words
+from fst_factors.transducers.edit import P_COPY
 
 __all__ = ["ParadigmRun", "held_out_entries", "infer_paradigm", "prepare_paradigm",
            "run_inference"]
@@ -95,7 +96,7 @@ def held_out_entries(paradigm: Paradigm, holdout, seed: int = 0) -> dict:
 
 
 def prepare_paradigm(paradigm: Paradigm, holdout: Optional[float] = None, seed: int = 0,
-                     model=None, *, p_copy: float = 0.99, boundary: Optional[str] = None,
+                     model=None, *, p_copy: float = P_COPY, boundary: Optional[str] = None,
                      mean_length: Optional[float] = None, ur_prior=None) -> ParadigmRun:
     """The graph of ``paradigm`` with its ``holdout`` words hidden (a fraction or word
     keys: :func:`held_out_entries`). ``model``: a trained phonology (a
@@ -131,7 +132,7 @@ def run_inference(run: ParadigmRun, method: str = "pruned",
 
 def infer_paradigm(paradigm: Paradigm, method: str = "pruned",
                    holdout: Optional[float] = None, seed: int = 0, model=None, *,
-                   p_copy: float = 0.99, boundary: Optional[str] = None,
+                   p_copy: float = P_COPY, boundary: Optional[str] = None,
                    mean_length: Optional[float] = None, ur_prior=None,
                    progress: Optional[Callable[[str], None]] = None, **opts) -> ParadigmRun:
     """Underlying forms of ``paradigm`` by ``method`` ("bp", "pruned", "ep", "pep"), with

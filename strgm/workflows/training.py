@@ -26,6 +26,7 @@ from strgm.models.restarts import train_with_restarts
 from strgm.models.scoring import HoldoutScores, score_words
 from strgm.models.tier_choice import TierScreening, choose_transparent, with_transparent
 from strgm.workflows.paradigm import held_out_entries
+from fst_factors.transducers.edit import P_COPY
 
 __all__ = ["TrainRun", "score_trained", "train_paradigm"]
 
@@ -100,11 +101,11 @@ def _tier_start(paradigm, held, model, transparent, method, seed, progress,
         raise OptionError("transparent", transparent, "a resumed run keeps the tier of its "
                           "checkpoint; leave transparent unset with resume")
     if model is None:
-        model = PhonologyEditModel(paradigm.alphabet()).initial(em_opts.get("p_copy", 0.99))
+        model = PhonologyEditModel(paradigm.alphabet()).initial(em_opts.get("p_copy", P_COPY))
     if transparent != "auto":
         return TierScreening(with_transparent(model, tuple(transparent),
-                                              em_opts.get("p_copy", 0.99)))
+                                              em_opts.get("p_copy", P_COPY)))
     return choose_transparent(paradigm, held, model, seed=seed, method=method,
                               l2=em_opts.get("l2", 1.0), infer_opts=em_opts.get("infer_opts"),
-                              p_copy=em_opts.get("p_copy", 0.99), progress=progress,
+                              p_copy=em_opts.get("p_copy", P_COPY), progress=progress,
                               ur_prior=em_opts.get("ur_prior"))

@@ -78,3 +78,12 @@ def test_every_command_is_checked_and_a_command_without_an_example_is_refused():
     p.add_subparsers(dest="command").add_parser("nothing-to-show")
     with pytest.raises(KeyError):
         finish(p)
+
+
+def test_the_cli_copy_probability_is_the_librarys_one_default():
+    """--p-copy states its default literally (the help must not load pynini); it is the
+    library's P_COPY, the one default every copy-biased start takes."""
+    from fst_factors.transducers.edit import P_COPY
+    from strgm.cli.app import build_parser
+
+    assert build_parser().parse_args(["infer", "x.tsv"]).p_copy == P_COPY
