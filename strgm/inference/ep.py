@@ -101,15 +101,15 @@ class EPSide(VariableSide):
         super().__init__(graph)
         self.method = method
         self.s = ep_settings(method, options)
-        self.min_iters = 2 if self.s["unigram_first"] else 1
+        self.min_iters = 2 if self.s.unigram_first else 1
         self.n = graph.alphabet.size
         self.theta_in: dict[str, dict[str, Theta]] = {v: {} for v in graph.variables}
         self.theta_v: dict[str, Theta] = {}
         self.mu: dict[str, dict[str, pynini.Fst]] = {v: {} for v in graph.variables}
         self.pending: dict[str, dict[str, None]] = {v: {} for v in graph.variables}
         self.iteration = 0
-        self.K = self.s["K_early"]
-        self.lam = self.s["lam"]
+        self.K = self.s.K_early
+        self.lam = self.s.lam
         self.updates = 0
         self.repairs = 0
         self.repairs_by_kind: dict[str, int] = {}
@@ -119,7 +119,7 @@ class EPSide(VariableSide):
         self._enc_cache: dict[tuple[str, str], tuple[int, pynini.Fst]] = {}
         self._version: dict[str, int] = {}
         self._relay = {v for v, var in graph.variables.items()
-                       if self.s["relay"] and not var.is_observed and graph.degree(v) <= 2
+                       if self.s.relay and not var.is_observed and graph.degree(v) <= 2
                        and not any(graph.factors[f].moment_message(v) is not None
                                    for f in graph.factors_of(v))}
         # degree ≤ 2: exact BP's business (module docstring), unless a grammar is there
@@ -131,12 +131,12 @@ class EPSide(VariableSide):
         # passes compose each message about once (its cover grows with PEP's working
         # sets), and a message re-sent unchanged is not composed again
         self._compositions = CompositionCache(max_arcs=_COMPOSITION_ARCS)
-        self.projection = PROJECTIONS[self.s["projection"]](self.n, self.s,
+        self.projection = PROJECTIONS[self.s.projection](self.n, self.s,
                                                             self._compositions)
 
     @property
     def settings(self) -> dict:
-        return dict(self.s)
+        return self.s.as_dict()
 
     def diagnostics(self) -> dict:
         feats = [self.num_features(v) for v in self.approximated]
@@ -163,10 +163,10 @@ class EPSide(VariableSide):
     # --- schedule hooks ------------------------------------------------------------
     def start_iteration(self, iteration: int) -> None:
         self.iteration = iteration
-        self.K = self.s["K_early"] if iteration < self.s["early_iters"] else 1
-        if self.unigram_only and self.s["K_unigram"]:
-            self.K = self.s["K_unigram"]
-        self.lam = self.s["lam"] * (self.s["decay"] ** iteration if self.s["anneal"] else 1)
+        self.K = self.s.K_early if iteration < self.s.early_iters else 1
+        if self.unigram_only and self.s.K_unigram:
+            self.K = self.s.K_unigram
+        self.lam = self.s.lam * (self.s.decay ** iteration if self.s.anneal else 1)
         if iteration > 0:  # factors that learn their parameters from p̂ (grammars)
             for m in {id(m): m for msgs in self.mu.values() for m in msgs.values()
                       if hasattr(m, "end_iteration")}.values():
@@ -178,7 +178,7 @@ class EPSide(VariableSide):
 
     @property
     def unigram_only(self) -> bool:
-        return self.s["unigram_first"] and self.iteration == 0
+        return self.s.unigram_first and self.iteration == 0
 
     def receive(self, var: str, factor: str, message: pynini.Fst) -> None:
         if var in self._relay:
@@ -242,7 +242,7 @@ class EPSide(VariableSide):
                 self._visit(partner)
                 whole = self.theta_to_factor(partner, factor)
             return self._normalisable(th, var, factor, whole)
-        if self.s["relay"] and f.kind != "unary":
+        if self.s.relay and f.kind != "unary":
             return self._normalisable(th, var, factor, None)
         return th
 
@@ -362,7 +362,7 @@ class EPSide(VariableSide):
         try:
             self._update(var, factor, cache)
         except NUMERIC as err:
-            if self.s["on_divergence"] == "damp":
+            if self.s.on_divergence == "damp":
                 self._damped_update(var, factor, getattr(err, "radius_at_least", None))
             else:
                 self.skipped += 1

@@ -44,11 +44,11 @@ def run_visit(side, var: str, pending: list, passes: int) -> None:
     (:func:`run_fused_block`) when PEP-prox takes block passes and ``fused`` is on, else
     :func:`run_passes`."""
     s = side.s
-    if passes > 1 and s["block"] and s["fused"] and hasattr(side.projection, "fit_fused"):
+    if passes > 1 and s.block and s.fused and hasattr(side.projection, "fit_fused"):
         for f in pending:
             run_fused_block(side, var, f, passes)
         return
-    run_passes(pass_units(pending, passes, s["block"]), passes,
+    run_passes(pass_units(pending, passes, s.block), passes,
                lambda f, cache: side._guarded_update(var, f, cache))
 
 

@@ -39,19 +39,68 @@ The paper's setting is ``lam=0.01, eta=0.05, K_early=20, early_iters=3``.
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass, fields
+from typing import Optional
+
 from strgm.errors import StrgmError
 from strgm.projection.interface import PROJECTIONS
 
 #: PEP-prox's λ (module docstring); other projections keep the paper's 0.01.
 PROX_LAM = 0.03
 
-_DEFAULTS = {
-    "ep": {"order": 2, "projection": "gradient"},
-    "pep": {"projection": "prox", "eta": 0.1, "early_iters": 2, "block": True},
-}
-_COMMON = {"lam": 0.01, "anneal": False, "decay": 0.5, "eta": 0.05, "K_early": 20,
-           "early_iters": 3, "block": False, "unigram_first": True, "max_len": None, "steps": 1,
-           "relay": True, "on_divergence": "damp", "fused": True, "K_unigram": None}
+#: PEP's own defaults over the common ones (the fields of :class:`EPSettings`); PEP-prox
+#: also gets λ = :data:`PROX_LAM` unless ``lam`` is given.
+_PEP = {"projection": "prox", "eta": 0.1, "early_iters": 2, "block": True, "order": None}
+_FLAGS = ("block", "anneal", "unigram_first", "relay", "fused")
+
+
+@dataclass(frozen=True)
+class EPSettings:
+    """The settings of one EP or PEP run (module docstring), validated when made; each
+    default is stated once, here (EP's) or in :data:`_PEP`."""
+
+    method: str = "ep"
+    order: Optional[int] = 2
+    projection: str = "gradient"
+    lam: float = 0.01
+    anneal: bool = False
+    decay: float = 0.5
+    eta: float = 0.05
+    steps: int = 1
+    K_early: int = 20
+    early_iters: int = 3
+    K_unigram: Optional[int] = None
+    block: bool = False
+    unigram_first: bool = True
+    max_len: Optional[int] = None
+    relay: bool = True
+    on_divergence: str = "damp"
+    fused: bool = True
+
+    def __post_init__(self):
+        allowed = projections_for(self.method)
+        if self.projection not in allowed:
+            raise StrgmError(f"projection {self.projection!r} is not available for "
+                             f"{self.method!r}; choose from {allowed}")
+        if self.method == "ep" and (isinstance(self.order, bool)
+                                    or not isinstance(self.order, int) or self.order < 1):
+            raise StrgmError(f"order must be a positive integer, got {self.order!r}")
+        ku = self.K_unigram
+        if ku is not None and (isinstance(ku, bool) or not isinstance(ku, int) or ku < 1):
+            raise StrgmError(f"K_unigram must be a positive integer or None, got {ku!r}")
+        if self.lam < 0 or self.eta <= 0 or self.K_early < 1 or self.steps < 1:
+            raise StrgmError("need lam >= 0, eta > 0, K_early >= 1, steps >= 1")
+        for flag in _FLAGS:
+            if not isinstance(getattr(self, flag), bool):
+                raise StrgmError(f"{flag} must be True or False, got "
+                                 f"{getattr(self, flag)!r}")
+        if self.on_divergence not in ("damp", "skip"):
+            raise StrgmError(f"on_divergence must be 'damp' or 'skip', got "
+                             f"{self.on_divergence!r}")
+
+    def as_dict(self) -> dict:
+        """The settings as JSON-ready keys (``method`` left out: the result has it)."""
+        return {k: v for k, v in asdict(self).items() if k != "method"}
 
 
 def projections_for(method: str) -> tuple[str, ...]:
@@ -60,36 +109,17 @@ def projections_for(method: str) -> tuple[str, ...]:
                  if cls.penalised == (method == "pep"))
 
 
-def ep_settings(method: str, options: dict) -> dict:
-    """Validated settings: method defaults, common defaults, then user options."""
-    if method not in _DEFAULTS:
+def ep_settings(method: str, options: dict) -> EPSettings:
+    """Validated settings: EP's defaults, PEP's over them, then the user's ``options``."""
+    if method not in ("ep", "pep"):
         raise StrgmError(f"EP method must be 'ep' or 'pep', got {method!r}")
-    s = dict(_COMMON)
-    s.update(_DEFAULTS[method])
-    if method == "pep":
-        s["order"] = None
-    unknown = set(options) - set(s)
+    names = {f.name for f in fields(EPSettings)} - {"method"}
+    unknown = set(options) - names
     if unknown:
         raise StrgmError(f"unknown option(s) {sorted(unknown)} for method {method!r}; "
-                         f"valid: {sorted(s)}")
+                         f"valid: {sorted(names)}")
+    s = dict(_PEP) if method == "pep" else {}
     s.update({k: v for k, v in options.items() if v is not None or k == "max_len"})
     if method == "pep" and options.get("lam") is None and s["projection"] == "prox":
         s["lam"] = PROX_LAM
-    allowed = projections_for(method)
-    if s["projection"] not in allowed:
-        raise StrgmError(f"projection {s['projection']!r} is not available for {method!r}; "
-                         f"choose from {allowed}")
-    if method == "ep" and (not isinstance(s["order"], int) or s["order"] < 1):
-        raise StrgmError(f"order must be a positive integer, got {s['order']!r}")
-    ku = s["K_unigram"]
-    if ku is not None and (isinstance(ku, bool) or not isinstance(ku, int) or ku < 1):
-        raise StrgmError(f"K_unigram must be a positive integer or None, got {ku!r}")
-    if s["lam"] < 0 or s["eta"] <= 0 or s["K_early"] < 1 or s["steps"] < 1:
-        raise StrgmError("need lam >= 0, eta > 0, K_early >= 1, steps >= 1")
-    for flag in ("block", "anneal", "unigram_first", "relay", "fused"):
-        if not isinstance(s[flag], bool):
-            raise StrgmError(f"{flag} must be True or False, got {s[flag]!r}")
-    if s["on_divergence"] not in ("damp", "skip"):
-        raise StrgmError(f"on_divergence must be 'damp' or 'skip', got "
-                         f"{s['on_divergence']!r}")
-    return s
+    return EPSettings(method=method, **s)

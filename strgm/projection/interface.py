@@ -71,14 +71,16 @@ class Fit:
 
 
 class Projection(ABC):
-    """Fits θ_V to p̂_V. ``settings`` are the EP settings (``order``, ``eta``, ``steps``,
-    ``max_len``); ``compositions`` keeps μ's composition with the feature DFA."""
+    """Fits θ_V to p̂_V. ``settings`` are the EP settings
+    (:class:`strgm.inference.ep_settings.EPSettings`: ``order``, ``eta``, ``steps``,
+    ``max_len`` are read here); ``compositions`` keeps μ's composition with the feature
+    DFA."""
 
     name: ClassVar[str]
     penalised: ClassVar[bool]  # a PEP projection (λΩ) rather than an EP one
     exact: ClassVar[bool]  # repeating the fit with the same inputs changes nothing
 
-    def __init__(self, num_labels: int, settings: dict,
+    def __init__(self, num_labels: int, settings,
                  compositions: Optional[CompositionCache] = None):
         self.n = num_labels
         self.settings = settings
@@ -94,14 +96,14 @@ class Projection(ABC):
         return order_feature_set(1 if sched.unigram_only else 2, self.n)
 
     def _max_len(self, sched: Schedule) -> Optional[int]:
-        return 1 if sched.unigram_only else self.settings["max_len"]
+        return 1 if sched.unigram_only else self.settings.max_len
 
 
 class _FixedOrder(Projection):
     """The complete order-n family (``order`` = n; unigrams on the first iteration)."""
 
     def family(self, sched: Schedule) -> FeatureSet:
-        return order_feature_set(1 if sched.unigram_only else self.settings["order"],
+        return order_feature_set(1 if sched.unigram_only else self.settings.order,
                                  self.n)
 
 
@@ -148,7 +150,7 @@ class _Stepwise(Projection):
             th, _ = closed_form(t.mu, order_feature_set(1, self.n), base_ctx, what=t.what)
             return Fit(th, (th - t.cavity).restrict(tol=1e-12))
         message, zero = t.message, 0
-        for _ in range(self.settings["steps"]):
+        for _ in range(self.settings.steps):
             out = self._step(t, cur, message, last, sched, cache)
             zero += out.zero_steps
             message, last = out.message, (out.theta, out.q)
@@ -178,7 +180,7 @@ class Gradient(_Stepwise, _FixedOrder):
                 cache["p"] = m
         q = last[1] if (last is not None and last[1].features == work
                         and same_theta(last[0], cur)) else None
-        r = gradient_step(cur.align(work), m.expectations, self.settings["eta"], q=q,
+        r = gradient_step(cur.align(work), m.expectations, self.settings.eta, q=q,
                           mask=work.positions_in(fam) >= 0, what=t.what)
         return Fit(r.theta, (r.theta - t.cavity).restrict(tol=1e-12), r.q,
                    int(r.eta == 0.0))
@@ -193,7 +195,7 @@ class Prox(_Stepwise):
     def _step(self, t, cur, message, last, sched, cache):
         old = message if message is not None else Theta(FeatureSet([], self.n))
         r = prox_step(t.mu, old, t.cavity if t.cavity.nnz else None, sched.lam,
-                      self.settings["eta"], self._max_len(sched),
+                      self.settings.eta, self._max_len(sched),
                       p_cache=cache.get("p") if cache is not None else None, what=t.what,
                       q_cache=last, compositions=self.compositions)
         if cache is not None:
@@ -209,10 +211,10 @@ class Prox(_Stepwise):
         done), or None when the next pass must be a reference one (:meth:`fit`)."""
         last = cache.get("step")
         if (last is None or t.message is not last.x or "p" not in cache
-                or self.settings["steps"] != 1):
+                or self.settings.steps != 1):
             return None
         out = fused_steps(last, t.message, t.cavity if t.cavity.nnz else None, cache["p"],
-                          passes, sched.lam, self.settings["eta"], self._max_len(sched))
+                          passes, sched.lam, self.settings.eta, self._max_len(sched))
         if out is None:
             return None
         r, done = out

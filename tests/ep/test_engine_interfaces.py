@@ -189,3 +189,22 @@ def test_the_command_line_offers_exactly_the_registered_methods():
     from strgm.cli.common import INFERENCE_METHODS
 
     assert set(INFERENCE_METHODS) == set(METHODS)
+
+
+def test_ep_settings_are_one_typed_frozen_object():
+    """EP/PEP settings are an EPSettings dataclass: typed fields, each default stated
+    once, frozen (a run cannot change them under way), and the same keys in a result's
+    settings as before."""
+    import dataclasses
+
+    from strgm.inference.ep_settings import PROX_LAM, EPSettings
+
+    pep, ep = ep_settings("pep", {}), ep_settings("ep", {"order": 3})
+    assert isinstance(pep, EPSettings) and pep.lam == PROX_LAM and pep.order is None
+    assert (ep.order, ep.projection, ep.block) == (3, "gradient", False)
+    assert ep_settings("pep", {"projection": "grow"}).lam == EPSettings().lam  # not prox
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        pep.eta = 1.0
+    assert set(pep.as_dict()) == {f.name for f in dataclasses.fields(EPSettings)} - {"method"}
+    with pytest.raises(StrgmError, match="unknown option"):
+        ep_settings("pep", {"activation_levels": 2})  # a removed option
