@@ -99,6 +99,10 @@ def add_subparser(subparsers) -> None:
     t.add_argument("--min-weight", type=float_arg(min=0, max=1, max_open=True), default=0.0,
                    help="omit rules whose final probability is below this from the output")
     t.add_argument("--trace-json", default=None, help="also write the trace as JSON here")
+    t.add_argument("--parses", default=None, metavar="FILE",
+                   help="samplers, one chain: write the final sampled tree of every "
+                        "training sentence here, one bracketed tree per line ('(no "
+                        "parse)' for a sentence the grammar cannot parse)")
     t.add_argument("--plot", default=None, metavar="FILE.png",
                    help="draw log P(trees) per sweep (samplers) or -log P(corpus) per "
                         "iteration (estimators); needs strgm[plot]")
@@ -150,12 +154,16 @@ def _check_options(args) -> None:
                                args.checkpoint, args.resume)
     if args.burn_in >= args.iters:
         raise OptionError("--burn-in", args.burn_in, f"must be < --iters ({args.iters})")
+    if args.parses and (args.method not in SAMPLERS or args.chains > 1):
+        raise OptionError("--parses", args.parses, "writes the sampled trees of one chain: "
+                          "use it with --method gibbs or mh and --chains 1")
     if args.plot:
         from strgm.plot import check_figure_path
         check_figure_path(args.plot)
     resumed = "the --resume checkpoint"
     check_outputs([(args.out, "--out"), (args.trace_json, "--trace-json"),
-                   (args.checkpoint, "--checkpoint"), (args.plot, "--plot")],
+                   (args.checkpoint, "--checkpoint"), (args.plot, "--plot"),
+                   (args.parses, "--parses")],
                   [(args.grammar, "the grammar"), (args.corpus, "the corpus"),
                    (args.heldout, "the --heldout corpus"), (args.resume, resumed)],
                   [("--checkpoint", resumed)])
@@ -219,7 +227,19 @@ def _sample(args, g, corpus, held, log, pool):
     note = stuck_chain(res.trace, "log_p_trees", acceptance=acc)
     if note:
         print(f"strgm: warning: {note}", file=log)
+    if args.parses:
+        _write_parses(args.parses, g, res.state.trees)
     return res.theta_mean, res.trace, {}
+
+
+def _write_parses(path, g, trees) -> None:
+    """The chain's final trees, one bracketed tree per line, written atomically."""
+    from strgm.grammars.cfg import tree_to_str
+    from strgm.grammars.chart_trees import tree_of_rules
+
+    atomic_write_text(path, "".join(
+        ("(no parse)" if t is None else tree_to_str(tree_of_rules(g, t))) + "\n"
+        for t in trees))
 
 
 def _estimate_resumable(args, g, corpus, held, log, pool):
@@ -331,7 +351,8 @@ def _train(args) -> int:
             plot_trace(args.plot, trace, "log_p_trees" if sampled else "neg_log_prob",
                        args.burn_in if sampled else None, extra.get("diagnostics", False))
         ck = args.checkpoint if args.checkpoint and os.path.exists(args.checkpoint) else None
-        announce_written(args.out if args.out != "-" else None, args.trace_json, args.plot, ck)
+        announce_written(args.out if args.out != "-" else None, args.trace_json, args.plot, ck,
+                         args.parses)
         return 0
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from strgm.errors import GrammarError
 from strgm.grammars.cfg import unbinarise
 from strgm.grammars.chart_ops import _log
 
@@ -260,3 +261,24 @@ class TreeQueries:
             return (X, s, s + w, [post(int(cg.bin_left[e]), s, k),
                                   post(int(cg.bin_right[e]), s + k, w - k)])
         return (unbinarise(cg, post(cg.start, 0, n)), float(v))
+
+
+def tree_of_rules(g, rules) -> tuple:
+    """The user tree whose preorder rule indices are ``rules`` (the inverse of
+    :func:`strgm.grammars.cfg.tree_rules`); a symbol with rules is expanded by the next rule, any other is a
+    word. A sequence that is not one tree's derivation is a :class:`GrammarError`."""
+    it = iter(rules)
+
+    def build(label):
+        try:
+            r = g.rules[next(it)]
+        except StopIteration:
+            raise GrammarError(f"derivation ends before {label} is expanded") from None
+        if r.lhs != label:
+            raise GrammarError(f"derivation expands {label} by a rule of {r.lhs}")
+        return (label,) + tuple(build(c) if c in g.nt_index else c for c in r.rhs)
+    first = g.rules[rules[0]].lhs if len(rules) else g.start
+    tree = build(first)
+    if next(it, None) is not None:
+        raise GrammarError("derivation has rules left after its tree is complete")
+    return tree

@@ -209,3 +209,40 @@ def test_stuck_chain_is_warned_about(tmp_path):
     moving = [{"log_p_trees": -float(i % 3)} for i in range(12)]
     assert stuck_chain(moving, "log_p_trees") is None  # negative control
     assert stuck_chain(moving[:5], "log_p_trees") is None
+
+
+@pytest.mark.parametrize("method", ["gibbs", "mh"])
+def test_parses_are_the_chains_final_trees_of_the_training_sentences(files, method):
+    """--parses: one line per training sentence, its tree's yield the sentence and its
+    rules the grammar's; the trees are the final state's (read back from the checkpoint,
+    an independent record of the chain); an unparsable sentence says so."""
+    from strgm.grammars.cfg import tree_rules, tree_yield
+
+    g, c, d = files
+    o = run_cli(["pcfg", "train", g, c, "--method", method, "--iters", "3", "--quiet",
+                 "--out", d / "o.txt", "--parses", d / "p.txt", "--checkpoint", d / "ck"])
+    assert o.code == 0, o.stderr
+    lines = (d / "p.txt").read_text().splitlines()
+    sents = [s.split() for s in c.read_text().splitlines()]
+    assert len(lines) == len(sents) and lines[3] == "(no parse)"
+    grammar = read_grammar(g)
+    state = sampler_state.SamplerState.load(d / "ck")
+    for line, sent, rules in zip(lines[:3], sents, state.trees):
+        tree = _tree(line)
+        assert list(tree_yield(tree)) == sent
+        assert tree_rules(grammar, tree) == list(rules)
+
+
+def _tree(line):
+    from strgm.grammars.ptb import parse_trees
+
+    (t,) = parse_trees(line)
+    return t
+
+
+def test_parses_needs_one_sampler_chain(files):
+    g, c, d = files
+    for extra in (["--method", "em"], ["--method", "gibbs", "--chains", "2"]):
+        o = run_cli(["pcfg", "train", g, c, "--iters", "2", "--parses", d / "p.txt",
+                     *extra], watch=d)
+        assert_clean_error(o, "--parses")
