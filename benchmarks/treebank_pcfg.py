@@ -12,8 +12,11 @@ terminals only (``--unk-threshold 0``: no signatures, raw words) and under the d
 grammar with unknown words mapped through the signature back-off.
 
     python benchmarks/treebank_pcfg.py [--markov none 2 1 0] [--max-length 40]
+        [--split test|dev]
 
-Writes benchmarks/results/treebank_pcfg.{json,md} with the commit hash.
+``--split dev`` (for choosing defaults) trains on wsj_0001-0139 and parses wsj_0140-0159
+instead, and writes treebank_pcfg_dev.{json,md}; the test split writes
+benchmarks/results/treebank_pcfg.{json,md}, both with the commit hash.
 """
 
 from __future__ import annotations
@@ -108,7 +111,8 @@ def markdown(rows, short, meta) -> str:
         f"{r['no_parse']} | {r['seconds_per_sentence']:.3f} | "
         f"{r['longest_words']}, {r['longest_seconds']:.2f} |\n" for r in rows)
     return (f"# Treebank PCFG on the WSJ sample (commit {meta['commit']})\n\n"
-            f"Train wsj_0001-0159 ({meta['train_trees']} trees), test wsj_0160-0179: "
+            f"Train wsj_{meta['train_files']} ({meta['train_trees']} trees), evaluate "
+            f"wsj_{meta['test_files']}: "
             f"{meta['test_sentences']} sentences of at most {meta['max_length']} words "
             f"(of {meta['test_trees']}). Unknown words: threshold 1, signatures. "
             "Scores: evalb COLLINS.prm conventions.\n\n" + head + body +
@@ -118,16 +122,23 @@ def markdown(rows, short, meta) -> str:
             f"Command: `{meta['command']}` ({meta['total_seconds']:.0f} s in all).\n")
 
 
+#: (train files, evaluated files): the test split of the results table, and the
+#: development split on which defaults are chosen
+SPLITS = {"test": ((1, 159), (160, 179)), "dev": ((1, 139), (140, 159))}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--markov", nargs="+", default=["none", "2", "1", "0"])
     ap.add_argument("--max-length", type=int, default=40)
     ap.add_argument("--default-markov", default="1")
+    ap.add_argument("--split", choices=("test", "dev"), default="test")
     a = ap.parse_args(argv)
+    (tr, te), name = SPLITS[a.split], "treebank_pcfg" + ("_dev" if a.split == "dev" else "")
     t_all = time.perf_counter()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
                             capture_output=True, text=True).stdout.strip()
-    train, test = load(1, 159), load(160, 179, collapse=False)
+    train, test = load(*tr), load(*te, collapse=False)
     gold = [t for t in test if len(tree_leaves(t)) <= a.max_length]
     sents = [tree_leaves(t) for t in gold]
     rows = []
@@ -139,13 +150,14 @@ def main(argv=None) -> int:
     hd = None if a.default_markov == "none" else int(a.default_markov)
     short = {"markov": a.default_markov, **no_parse_short(train, sents, hd)}
     meta = {"commit": commit, "train_trees": len(train), "test_trees": len(test),
+            "train_files": f"{tr[0]:04d}-{tr[1]:04d}", "test_files": f"{te[0]:04d}-{te[1]:04d}",
             "test_sentences": len(sents), "max_length": a.max_length,
             "command": "python benchmarks/treebank_pcfg.py " + " ".join(argv or sys.argv[1:]),
             "total_seconds": time.perf_counter() - t_all}
     OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "treebank_pcfg.json").write_text(json.dumps(
+    (OUT / f"{name}.json").write_text(json.dumps(
         {"meta": meta, "rows": rows, "no_parse_short": short}, indent=1) + "\n")
-    (OUT / "treebank_pcfg.md").write_text(markdown(rows, short, meta))
+    (OUT / f"{name}.md").write_text(markdown(rows, short, meta))
     print(markdown(rows, short, meta))
     return 0
 
