@@ -19,8 +19,8 @@ failed run ``--out`` does not exist) built by :func:`strgm.grammars.unknown_word
 treebank_pcfg`: words seen at most ``--unk-threshold`` times become word-shape signatures
 with a back-off chain, trees are binarised with horizontal Markovisation of order
 ``--markov`` (``none``: no Markovisation).  A summary line and ``wrote G.lt`` go to
-stderr.  The default ``--markov 1`` was chosen by measurement
-(``benchmarks/results/treebank_pcfg.md``).
+stderr.  The default ``--markov 2`` was chosen on the development split (train
+wsj_0001-0139, parse wsj_0140-0159: ``benchmarks/results/treebank_pcfg_dev.md``).
 
 ``--parent`` annotates every phrasal node with its parent's label (``NP^S``; vertical
 Markovisation of order 2, Klein & Manning 2003; stripped again when ``strgm pcfg parse``
@@ -56,7 +56,10 @@ from strgm.validate import float_arg, int_arg
 
 __all__ = ["add_subparser"]
 
-DEFAULT_MARKOV = 1
+#: ``treebank grammar``'s horizontal Markov order: the highest F1 on the development split
+#: under both decoders (``python benchmarks/treebank_pcfg.py --split dev``,
+#: ``benchmarks/results/treebank_pcfg_dev.md``)
+DEFAULT_MARKOV = 2
 
 GRAMMAR_HELP = """\
 A relative-frequency PCFG of the trees, in Mark Johnson's grammar format.
@@ -89,9 +92,8 @@ def add_subparser(subparsers) -> None:
     g.add_argument("--unk-threshold", type=int_arg(min=0), default=1, metavar="K",
                    help="words seen at most K times become signatures (default: 1)")
     g.add_argument("--markov", type=markov_arg, default=DEFAULT_MARKOV, metavar="H|none",
-                   help="horizontal Markovisation order (default: %(default)s: F1 as "
-                        "high as 'none' on held-out WSJ, 4x faster; 'none': no "
-                        "Markovisation)")
+                   help="horizontal Markovisation order; 'none': no Markovisation "
+                        "(default: %(default)s, chosen on a development split)")
     g.add_argument("--factor", choices=("right", "left"), default="right",
                    help="binarisation direction (default: right)")
     g.add_argument("--start", default="TOP", help="start symbol (default: TOP)")

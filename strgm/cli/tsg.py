@@ -52,9 +52,13 @@ from strgm.validate import float_arg, int_arg
 
 __all__ = ["add_subparser"]
 
+#: ``tsg train``'s horizontal Markov order: the one the DP-TSG was measured with
+#: (``benchmarks/results/tsg_wsj.md``); not yet chosen on a development split
+TSG_MARKOV = 1
+
 
 def add_subparser(subparsers) -> None:
-    from strgm.cli.treebank import DEFAULT_MARKOV, markov_arg
+    from strgm.cli.treebank import markov_arg
 
     p = subparsers.add_parser("tsg", help="Bayesian tree substitution grammars "
                                           "(Cohn & Blunsom 2010)")
@@ -76,7 +80,7 @@ def add_subparser(subparsers) -> None:
     t.add_argument("--s", type=float_arg(min=0, max=1, min_open=True, max_open=True),
                    default=0.5, help="initial stop probability s_c (default 0.5)")
     t.add_argument("--fixed-hyper", action="store_true", help="keep α and s fixed")
-    t.add_argument("--markov", type=markov_arg, default=DEFAULT_MARKOV,
+    t.add_argument("--markov", type=markov_arg, default=TSG_MARKOV,
                    help="horizontal Markovisation of the binarisation (default %(default)s)")
     t.add_argument("--unk-threshold", type=int_arg(min=0), default=1,
                    help="words seen at most this often become signatures (default 1)")
