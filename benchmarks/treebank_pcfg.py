@@ -12,7 +12,7 @@ terminals only (``--unk-threshold 0``: no signatures, raw words) and under the d
 grammar with unknown words mapped through the signature back-off.
 
     python benchmarks/treebank_pcfg.py [--markov none 2 1 0] [--max-length 40]
-        [--split test|dev]
+        [--split test|dev] [--unk-thresholds 1 2 3]
 
 ``--split dev`` (for choosing defaults) trains on wsj_0001-0139 and parses wsj_0140-0159
 instead, and writes treebank_pcfg_dev.{json,md}; the test split writes
@@ -69,9 +69,10 @@ def parse_all(g, sents, decode: str) -> list:
     return out
 
 
-def measure(train, gold, sents, h, decode) -> dict:
-    """One grammar and decoder: scores and timings."""
-    g, info = treebank_pcfg(train, horizontal=h)
+def measure(train, gold, sents, h, decode, unk: int = 1) -> dict:
+    """One grammar (Markov order ``h``, unknown-word threshold ``unk``) and decoder:
+    scores and timings."""
+    g, info = treebank_pcfg(train, threshold=unk, horizontal=h)
     t0 = time.perf_counter()
     parses = parse_all(g, sents, decode)
     secs = time.perf_counter() - t0
@@ -80,7 +81,8 @@ def measure(train, gold, sents, h, decode) -> dict:
     parse_all(g, [sents[longest]], decode)
     t_long = time.perf_counter() - t0
     s = score_corpus(gold, parses).summary()
-    return {"markov": "none" if h is None else h, "decode": decode, **info,
+    return {"markov": "none" if h is None else h, "unk_threshold": unk, "decode": decode,
+            **info,
             "compiled_nonterminals": compile_grammar(g).n_nts,
             "f1": s["f1"], "precision": s["precision"], "recall": s["recall"],
             "exact_match": s["exact_match"], "tagging_accuracy": s["tagging_accuracy"],
@@ -102,10 +104,12 @@ def no_parse_short(train, sents, h, max_words=10) -> dict:
 
 def markdown(rows, short, meta) -> str:
     """The results as a Markdown table."""
-    head = ("| markov | decode | rules | NTs | F1 | P | R | exact | tags | no parse | "
-            "s/sentence | longest (words, s) |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+    head = ("| markov | unk | decode | rules | NTs | F1 | P | R | exact | tags | no parse | "
+            "s/sentence | longest (words, s) |\n"
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
     body = "".join(
-        f"| {r['markov']} | {r['decode']} | {r['rules']} | {r['compiled_nonterminals']} | "
+        f"| {r['markov']} | {r.get('unk_threshold', 1)} | {r['decode']} | {r['rules']} | "
+        f"{r['compiled_nonterminals']} | "
         f"{100 * r['f1']:.2f} | {100 * r['precision']:.2f} | {100 * r['recall']:.2f} | "
         f"{100 * r['exact_match']:.1f} | {100 * r['tagging_accuracy']:.1f} | "
         f"{r['no_parse']} | {r['seconds_per_sentence']:.3f} | "
@@ -133,6 +137,9 @@ def main(argv=None) -> int:
     ap.add_argument("--max-length", type=int, default=40)
     ap.add_argument("--default-markov", default="1")
     ap.add_argument("--split", choices=("test", "dev"), default="test")
+    ap.add_argument("--unk-thresholds", type=int, nargs="+", default=[1],
+                    help="unknown-word thresholds (words seen at most K times become "
+                         "signatures) to measure with every Markov order")
     a = ap.parse_args(argv)
     (tr, te), name = SPLITS[a.split], "treebank_pcfg" + ("_dev" if a.split == "dev" else "")
     t_all = time.perf_counter()
@@ -144,9 +151,10 @@ def main(argv=None) -> int:
     rows = []
     for m in a.markov:
         h = None if m == "none" else int(m)
-        for decode in ("viterbi", "maxrule"):
-            rows.append(measure(train, gold, sents, h, decode))
-            print(json.dumps(rows[-1]), flush=True)
+        for unk in a.unk_thresholds:
+            for decode in ("viterbi", "maxrule"):
+                rows.append(measure(train, gold, sents, h, decode, unk))
+                print(json.dumps(rows[-1]), flush=True)
     hd = None if a.default_markov == "none" else int(a.default_markov)
     short = {"markov": a.default_markov, **no_parse_short(train, sents, hd)}
     meta = {"commit": commit, "train_trees": len(train), "test_trees": len(test),
@@ -155,6 +163,8 @@ def main(argv=None) -> int:
             "command": "python benchmarks/treebank_pcfg.py " + " ".join(argv or sys.argv[1:]),
             "total_seconds": time.perf_counter() - t_all}
     OUT.mkdir(parents=True, exist_ok=True)
+    if a.unk_thresholds != [1]:
+        name += "_unk"
     (OUT / f"{name}.json").write_text(json.dumps(
         {"meta": meta, "rows": rows, "no_parse_short": short}, indent=1) + "\n")
     (OUT / f"{name}.md").write_text(markdown(rows, short, meta))
