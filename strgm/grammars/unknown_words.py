@@ -225,7 +225,7 @@ def lexical_counts(binary, original, known, backoff_weight: float = 0.01,
     return counts
 
 
-def treebank_pcfg(trees, threshold: int = 1, horizontal: int | None = 1,
+def treebank_pcfg(trees, threshold: int = 1, horizontal: int | None = 2,
                   start: str = "TOP", backoff_weight: float = 0.01,
                   factor: str = "right", parent: bool = False) -> tuple:
     """(relative-frequency PCFG, summary dict) of cleaned treebank trees.

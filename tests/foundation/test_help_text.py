@@ -90,3 +90,14 @@ def test_the_cli_copy_probability_is_the_librarys_one_default():
     from strgm.cli.app import build_parser
 
     assert build_parser().parse_args(["infer", "x.tsv"]).p_copy == P_COPY
+
+
+def test_the_cli_markov_order_is_the_librarys_one_default():
+    """treebank grammar's --markov default (stated in the CLI, which must not load the
+    grammar package for --help) is treebank_pcfg's own."""
+    import inspect
+
+    from strgm.cli.treebank import DEFAULT_MARKOV
+    from strgm.grammars.unknown_words import treebank_pcfg
+
+    assert inspect.signature(treebank_pcfg).parameters["horizontal"].default == DEFAULT_MARKOV
