@@ -70,6 +70,24 @@ def trace_rows(cols: dict) -> list:
     return [dict(zip(keys, vals)) for vals in zip(*(cols[k].tolist() for k in keys))]
 
 
+def map_chains(pool, chain_task, problem: dict, tasks: list, key: str) -> list:
+    """One task per chain on ``pool`` (``chain_task(task, problem)``), ``problem``
+    scattered once and released after; the results in the order of ``tasks``. The one
+    runner of every learner's independent chains (PCFG, HMM, TSG)."""
+    shared = pool.scatter(problem)
+    try:
+        return pool.map(chain_task, tasks, shared, key=key)
+    finally:
+        pool.release(shared)
+
+
+def burned_in_summary(traces: list, quantity: str, burn_in: int) -> dict | None:
+    """The split-R̂/ESS summary of ``quantity`` over the sweeps after ``burn_in`` of
+    every chain's trace rows; None with fewer than 4 such sweeps."""
+    kept = [[r[quantity] for r in t if r["iteration"] > burn_in] for t in traces]
+    return chain_summary(np.array(kept), quantity) if kept and len(kept[0]) >= 4 else None
+
+
 def run_chain(task: dict, problem: dict) -> dict:
     """One chain (a task): ``task`` holds seed, iters, burn_in, method, alpha,
     resample_alpha; ``problem`` the encoded grammar, corpus and held-out corpus."""
@@ -109,17 +127,15 @@ def run_chains(pool, method: str, grammar, corpus, *, chains: int, seed: int = 0
     """``chains`` independent chains of ``method`` (gibbs or mh) on ``pool`` (module
     docstring); the chains' results come back in seed order."""
     chains = check_int("chains", chains, min=1)
-    problem = pool.scatter(encode_problem(grammar, corpus, heldout))
     tasks = [{"seed": seed + c, "iters": iters, "burn_in": burn_in, "method": method,
               "alpha": alpha, "resample_alpha": resample_alpha, "max_memory": max_memory}
              for c in range(chains)]
-    out = pool.map(run_chain, tasks, problem, key="strgm-chain")
-    pool.release(problem)
+    out = map_chains(pool, run_chain, encode_problem(grammar, corpus, heldout), tasks,
+                     "strgm-chain")
     traces = [trace_rows(o["trace"]) for o in out]
     thetas = [np.asarray(o["theta"]) for o in out]
     acc = [float(a / p) if p else float("nan") for a, p in (o["accepted"] for o in out)]
-    kept = [[r[QUANTITY] for r in t if r["iteration"] > burn_in] for t in traces]
-    summary = chain_summary(np.array(kept), QUANTITY) if kept and len(kept[0]) >= 4 else None
+    summary = burned_in_summary(traces, QUANTITY, burn_in)
     return ChainsResult(np.mean(thetas, axis=0), thetas, traces, [t["seed"] for t in tasks],
                         acc if method == "mh" else [],
                         [o["unparsable"].tolist() for o in out], summary)

@@ -24,8 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from strgm.distributed.chains import trace_columns, trace_rows
-from strgm.distributed.diagnostics import chain_summary
+from strgm.distributed.chains import burned_in_summary, map_chains, trace_columns, trace_rows
 from strgm.validate import check_int
 
 __all__ = ["HMMChains", "QUANTITY", "chain_posterior", "run_hmm_chain", "run_hmm_chains",
@@ -98,15 +97,13 @@ def run_hmm_chains(pool, kernel, *, chains: int, seed: int, iters: int, burn_in:
     """``chains`` independent chains of ``kernel``'s sampler on ``pool`` (a
     :class:`~strgm.distributed.cluster.TaskPool`; module docstring), in seed order."""
     chains = check_int("chains", chains, min=1)
-    problem = pool.scatter(encode_problem(kernel.data, kernel.settings, kernel.emissions))
     tasks = [{"seed": seed + c, "iters": iters, "burn_in": burn_in, "thin": thin}
              for c in range(chains)]
-    out = pool.map(run_hmm_chain, tasks, problem, key="strgm-hmm-chain")
-    pool.release(problem)
+    out = map_chains(pool, run_hmm_chain,
+                     encode_problem(kernel.data, kernel.settings, kernel.emissions), tasks,
+                     "strgm-hmm-chain")
     traces = [trace_rows(o["trace"]) for o in out]
-    kept = [[r[QUANTITY] for r in t if r["iteration"] > burn_in] for t in traces]
-    summary = chain_summary(np.array(kept), QUANTITY) if kept and len(kept[0]) >= 4 \
-        else None
+    summary = burned_in_summary(traces, QUANTITY, burn_in)
     told = [(c, m) for c, o in enumerate(out) for m in o["warnings"]]
     return HMMChains(traces, [o["samples"] for o in out], [t["seed"] for t in tasks],
                      summary, told)

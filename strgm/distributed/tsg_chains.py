@@ -20,9 +20,7 @@ worker dies is re-run from its seed with the same result.
 
 from __future__ import annotations
 
-import numpy as np
-
-from strgm.distributed.diagnostics import chain_summary
+from strgm.distributed.chains import burned_in_summary, map_chains
 from strgm.errors import StrgmError
 from strgm.validate import check_int
 
@@ -78,13 +76,7 @@ def run_tsg_chains(pool, problem: dict, *, chains: int, seed: int, init: str, it
     R̂/ESS summary of the log-likelihood over the second half of the sweeps, None with
     fewer than 4 sweeps there) on ``pool``."""
     chains = check_int("chains", chains, min=1)
-    shared = pool.scatter(problem)
     tasks = [{"seed": seed + c, "init": init, "iters": iters,
               "settings": {**settings, "--seed": seed + c}} for c in range(chains)]
-    out = pool.map(run_tsg_chain, tasks, shared, key="strgm-tsg-chain")
-    pool.release(shared)
-    burn = iters // 2
-    kept = [[r[QUANTITY] for r in d["trace"] if r["iteration"] > burn] for d in out]
-    summary = chain_summary(np.array(kept), QUANTITY) if kept and len(kept[0]) >= 4 \
-        else None
-    return out, summary
+    out = map_chains(pool, run_tsg_chain, problem, tasks, "strgm-tsg-chain")
+    return out, burned_in_summary([d["trace"] for d in out], QUANTITY, iters // 2)
