@@ -33,7 +33,7 @@ from scipy.special import digamma
 from strgm.errors import GrammarError, InputError
 from strgm.grammars.cfg import Grammar, normalise_per_lhs
 from strgm.grammars.chart import corpus_inside_outside, inside
-from strgm.grammars.checkpoint import chain_fingerprint
+from strgm.chains.codec import chain_fingerprint
 from strgm.grammars.driver import chain_inputs
 from strgm.grammars.estimator_state import EstimatorState
 from strgm.grammars.evaluation import bits_per_token, heldout_perplexity, rules_above

@@ -7,20 +7,20 @@ of sentences without a parse, the notes so far, the RNG state (CVB's sweep order
 EM's tolerance has stopped the run, and the trace rows 0..t. That is everything the next
 update and the output depend on, so a run resumed from a checkpoint ends in the same state,
 byte for byte, as an uninterrupted one. Files are those of
-:mod:`strgm.grammars.checkpoint` (atomic strict JSON or ``.npz``); a damaged or foreign
+:mod:`strgm.chains.codec` (atomic strict JSON or ``.npz``); a damaged or foreign
 checkpoint is an :class:`~strgm.errors.InputError` naming the file.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
 from strgm.errors import InputError
-from strgm.grammars.checkpoint import check_rng_state, count_field, get_field, \
-    load_json_state, rng_from_state, save_json_state, trace_row, vector_field
+from strgm.chains.codec import (ChainState, check_rng_state, count_field, get_field,
+                                trace_row, vector_field)
 
 __all__ = ["EstimatorState", "ESTIMATORS"]
 
@@ -28,9 +28,13 @@ ESTIMATORS = ("em", "map", "vb", "cvb")
 
 
 @dataclass
-class EstimatorState:
+class EstimatorState(ChainState):
     """State after ``iteration`` updates (module docstring). ``per_sentence`` (CVB only) is
     a list of (rule indices, values) pairs; ``rng_state`` is None except for CVB."""
+
+    FORMAT: ClassVar[str] = "strgm-pcfg-estimator-state"
+    WHAT: ClassVar[str] = "estimator checkpoint"
+    HOLDS: ClassVar[str] = "a PCFG estimator checkpoint (em, map, vb, cvb)"
 
     kind: str
     iteration: int
@@ -45,8 +49,6 @@ class EstimatorState:
     trace: list = field(default_factory=list)
     settings: dict = field(default_factory=dict)
 
-    def rng(self) -> np.random.Generator:
-        return rng_from_state(self.rng_state)
 
     def to_dict(self) -> dict:
         per = None if self.per_sentence is None else [
@@ -96,23 +98,9 @@ class EstimatorState:
                    fingerprint=get_field(d, "fingerprint", str),
                    trace=[trace_row(r) for r in trace], settings=get_field(d, "settings", dict))
 
-    def save(self, path) -> None:
-        """Write a checkpoint atomically (:func:`~strgm.grammars.checkpoint.save_json_state`)."""
-        save_json_state(path, self.to_dict())
-
-    @classmethod
-    def load(cls, path, kernel=None) -> "EstimatorState":
-        """Read a checkpoint written by :meth:`save`; with ``kernel``, also check that it
-        belongs to the kernel's estimator, grammar and corpus."""
-        state = load_json_state(path, "estimator checkpoint", cls.from_dict, expect=(
-            "strgm-pcfg-estimator-state", "a PCFG estimator checkpoint (em, map, vb, cvb)"))
-        if kernel is not None:
-            try:
-                kernel.check(state, deep=True)
-            except InputError as e:
-                raise InputError(f"estimator checkpoint does not fit this run: {e.detail}",
-                                 str(Path(path))) from None
-        return state
+    @staticmethod
+    def fits(kernel, state) -> None:
+        kernel.check(state, deep=True)
 
 
 def _per_sentence(v, n_rules: int):

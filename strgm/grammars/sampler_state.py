@@ -18,13 +18,13 @@ checkpoint is an :class:`~strgm.errors.InputError` naming the file.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
 from strgm.errors import InputError
-from strgm.grammars.checkpoint import chain_trace, check_rng_state, count_field, \
-    get_field, load_json_state, rng_from_state, save_json_state, vector_field
+from strgm.chains.codec import (ChainState, chain_trace, check_rng_state, count_field,
+                                get_field, vector_field)
 
 __all__ = ["SamplerState", "check_state"]
 
@@ -32,11 +32,15 @@ KINDS = ("gibbs", "mh")
 
 
 @dataclass
-class SamplerState:
+class SamplerState(ChainState):
     """Complete state of a chain (see the module docstring). ``trees[i]`` is the tuple of
     user rule ids of t_i in preorder (its leftmost derivation), or None for an unparsable
     sentence. ``trace`` is the list of per-sweep rows since iteration 0; ``settings`` is
     free-form (the command line records the options that shape the output)."""
+
+    FORMAT: ClassVar[str] = "strgm-pcfg-sampler-state"
+    WHAT: ClassVar[str] = "sampler checkpoint"
+    HOLDS: ClassVar[str] = "a PCFG sampler checkpoint (gibbs, mh)"
 
     kind: str
     iteration: int
@@ -54,8 +58,6 @@ class SamplerState:
     trace: list = field(default_factory=list)
     settings: dict = field(default_factory=dict)
 
-    def rng(self) -> np.random.Generator:
-        return rng_from_state(self.rng_state)
 
     def to_dict(self) -> dict:
         lst = lambda x: None if x is None else np.asarray(x, dtype=float).tolist()
@@ -114,23 +116,9 @@ class SamplerState:
                    last_accept=last, trace=trace,
                    settings=get_field(d, "settings", dict))
 
-    def save(self, path) -> None:
-        """Write a checkpoint atomically (:func:`~strgm.grammars.checkpoint.save_json_state`)."""
-        save_json_state(path, self.to_dict())
-
-    @classmethod
-    def load(cls, path, kernel=None) -> "SamplerState":
-        """Read a checkpoint written by :meth:`save`; with ``kernel``, also check that it
-        belongs to the kernel's grammar, corpus and sampler (:func:`check_state`)."""
-        state = load_json_state(path, "sampler checkpoint", cls.from_dict, expect=(
-            "strgm-pcfg-sampler-state", "a PCFG sampler checkpoint (gibbs, mh)"))
-        if kernel is not None:
-            try:
-                check_state(kernel, state)
-            except InputError as e:
-                raise InputError(f"sampler checkpoint does not fit this run: {e.detail}",
-                                 str(Path(path))) from None
-        return state
+    @staticmethod
+    def fits(kernel, state) -> None:
+        check_state(kernel, state)
 
 
 def check_state(kernel, state: SamplerState, deep: bool = True) -> None:

@@ -41,7 +41,7 @@ from strgm.errors import GrammarError, InputError
 from strgm.grammars.cfg import Grammar, normalise_per_lhs
 from strgm.grammars.chart import batches_by_length, chart_limit, corpus_inside_outside, \
     inside
-from strgm.grammars.checkpoint import chain_fingerprint
+from strgm.chains.codec import chain_fingerprint
 from strgm.grammars.driver import chain_inputs, drive
 from strgm.grammars.estimator_kernels import unparsable_corpus_error
 from strgm.grammars.evaluation import bits_per_token, heldout_perplexity, rules_above

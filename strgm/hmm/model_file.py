@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from strgm.errors import InputError
-from strgm.grammars.checkpoint import get_field, load_json_state, save_json_state
+from strgm.chains.codec import get_field, load_json_state, save_json_state
 from strgm.hmm.emissions import emissions_from_dict
 from strgm.hmm.model import HMM, HMMPosterior
 from strgm.hmm.settings import HMMSettings

@@ -6,7 +6,7 @@ RNG state, the iteration, the acceptance counters, the trace rows (no wall-clock
 so a resumed chain's trace equals an uninterrupted one's) and ``settings``, the options
 that shape the chain but not the kernel (``{"--seed": S}``; a checkpoint written before
 they were recorded has none), which a resumed run must repeat. Checkpoints are strict JSON
-written atomically (:func:`strgm.grammars.checkpoint.save_json_state`, ``.json`` or
+written atomically (:func:`strgm.chains.codec.save_json_state`, ``.json`` or
 ``.npz``); floats are written by ``repr``, so a state read back is bit-identical and a
 resumed chain equals an uninterrupted one. :meth:`HMMState.load` checks every field and,
 given the kernel, that the checkpoint belongs to its data and settings; a damaged or
@@ -16,13 +16,13 @@ foreign checkpoint is an :class:`~strgm.errors.InputError` naming the file.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
 from strgm.errors import InputError
-from strgm.grammars.checkpoint import chain_trace, check_rng_state, count_field, \
-    get_field, load_json_state, rng_from_state, save_json_state
+from strgm.chains.codec import (ChainState, chain_trace, check_rng_state, count_field,
+                                get_field, save_json_state)
 
 __all__ = ["HMMState", "FORMAT", "array_field"]
 
@@ -32,9 +32,13 @@ _ARRAYS = ("pi", "beta", "ell", "stop", "u")
 
 
 @dataclass
-class HMMState:
+class HMMState(ChainState):
     """Complete state of an infinite-HMM chain (see the module docstring). ``stop`` is
     empty when lengths are not modelled; ``params`` holds the emission parameters."""
+
+    FORMAT: ClassVar[str] = FORMAT
+    WHAT: ClassVar[str] = "HMM checkpoint"
+    HOLDS: ClassVar[str] = "an HMM checkpoint"
 
     iteration: int
     z: np.ndarray
@@ -57,8 +61,6 @@ class HMMState:
     samples: list = field(default_factory=list)
     settings: dict = field(default_factory=dict)
 
-    def rng(self) -> np.random.Generator:
-        return rng_from_state(self.rng_state)
 
     @property
     def num_states(self) -> int:
@@ -101,23 +103,9 @@ class HMMState:
                    fingerprint=get_field(d, "fingerprint", str), settings=settings,
                    **ints, **vals, **arrays)
 
-    def save(self, path) -> None:
-        """Write a checkpoint atomically (strict JSON; ``.npz`` for a compressed one)."""
-        save_json_state(path, self.to_dict())
-
-    @classmethod
-    def load(cls, path, kernel=None) -> "HMMState":
-        """Read a checkpoint written by :meth:`save`; with ``kernel``, also check that it
-        belongs to the kernel's data and settings (:meth:`HMMSampler.check_state`)."""
-        state = load_json_state(path, "HMM checkpoint", cls.from_dict,
-                                expect=(FORMAT, "an HMM checkpoint"))
-        if kernel is not None:
-            try:
-                kernel.check_state(state)
-            except InputError as e:
-                raise InputError(f"HMM checkpoint does not fit this run: {e.detail}",
-                                 str(Path(path))) from None
-        return state
+    @staticmethod
+    def fits(kernel, state) -> None:
+        kernel.check_state(state)
 
 
 def _plain(v):

@@ -27,7 +27,7 @@ def load_model(path):
     import importlib
 
     from strgm.errors import file_kind
-    from strgm.grammars.checkpoint import load_json_state
+    from strgm.chains.codec import load_json_state
 
     d = load_json_state(path, "model file", lambda d: d,
                         advice="train the model again and save it with --save")

@@ -284,7 +284,7 @@ def fuzz(case: Case, examples: int, shrink: bool = True) -> None:
 
 # ------------------------------------------------------------------ broken variants
 def _raw_load_json_state(path, what, build, advice="", expect=()):
-    """:func:`strgm.grammars.checkpoint.load_json_state` without its checks: the parse
+    """:func:`strgm.chains.codec.load_json_state` without its checks: the parse
     handed to ``build`` as it comes, no error turned into an InputError."""
     return build(json.loads(Path(path).read_bytes()))
 
@@ -341,11 +341,11 @@ BROKEN = {
     "save_beliefs_target": _broken_save_target,
     "hmm_model": _broken_json_state("strgm.hmm.model_file"),
     "hmm_prior": _broken_json_state("strgm.hmm.model_file"),
-    "hmm_checkpoint": _broken_json_state("strgm.hmm.state"),
+    "hmm_checkpoint": _broken_json_state("strgm.chains.codec"),  # ChainState.load
     "tsg_model": _broken_json_state("strgm.grammars.tsg.model_file"),
-    "tsg_checkpoint": _broken_json_state("strgm.grammars.tsg.state"),
-    "pcfg_sampler_checkpoint": _broken_json_state("strgm.grammars.sampler_state"),
-    "pcfg_estimator_checkpoint": _broken_json_state("strgm.grammars.estimator_state"),
+    "tsg_checkpoint": _broken_json_state("strgm.chains.codec"),  # ChainState.load
+    "pcfg_sampler_checkpoint": _broken_json_state("strgm.chains.codec"),  # ChainState.load
+    "pcfg_estimator_checkpoint": _broken_json_state("strgm.chains.codec"),  # ChainState.load
     "rule_grammar": _broken_rules,
 }
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from strgm.errors import InputError
 from strgm.grammars.binarize import binarize, debinarize
 from strgm.grammars.cfg import tree_to_str
-from strgm.grammars.checkpoint import get_field, load_json_state, save_json_state
+from strgm.chains.codec import get_field, load_json_state, save_json_state
 from strgm.grammars.ptb import parse_trees
 from strgm.grammars.tsg.blocked import BlockedMHTSG
 from strgm.grammars.tsg.local import LocalGibbsTSG

@@ -9,7 +9,7 @@ The ET counts are a function of the indicators; ``counts`` is an in-memory cache
 every sweep in a deterministic order and never written to disk).
 
 Checkpoints are strict JSON written atomically by
-:func:`strgm.grammars.checkpoint.save_json_state` (``.json`` or ``.npz``). :meth:`TSGState.load`
+:func:`strgm.chains.codec.save_json_state` (``.json`` or ``.npz``). :meth:`TSGState.load`
 checks every field and, given the kernel, that the state belongs to its corpus and sampler;
 a damaged or foreign checkpoint is an :class:`~strgm.errors.InputError` naming the file.
 """
@@ -17,13 +17,13 @@ a damaged or foreign checkpoint is an :class:`~strgm.errors.InputError` naming t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
 from strgm.errors import InputError
-from strgm.grammars.checkpoint import chain_trace, check_rng_state, count_field, \
-    get_field, load_json_state, rng_from_state, save_json_state, vector_field
+from strgm.chains.codec import (ChainState, chain_trace, check_rng_state, count_field,
+                                get_field, save_json_state, vector_field)
 
 __all__ = ["TSGState", "check_tsg_state", "KINDS", "FORMAT"]
 
@@ -32,8 +32,12 @@ FORMAT = "strgm-tsg-state"
 
 
 @dataclass
-class TSGState:
+class TSGState(ChainState):
     """Complete state of a DP-TSG chain (see the module docstring)."""
+
+    FORMAT: ClassVar[str] = FORMAT
+    WHAT: ClassVar[str] = "TSG checkpoint"
+    HOLDS: ClassVar[str] = "a TSG checkpoint"
 
     kind: str
     iteration: int
@@ -49,8 +53,6 @@ class TSGState:
     settings: dict = field(default_factory=dict)
     counts: object = field(default=None, repr=False, compare=False)
 
-    def rng(self) -> np.random.Generator:
-        return rng_from_state(self.rng_state)
 
     def to_dict(self) -> dict:
         return {"format": FORMAT, "version": 1, "kind": self.kind,
@@ -94,23 +96,9 @@ class TSGState:
                    trace=trace,
                    settings=get_field(d, "settings", dict))
 
-    def save(self, path) -> None:
-        """Write a checkpoint atomically (strict JSON; ``.npz`` for a compressed one)."""
-        save_json_state(path, self.to_dict())
-
-    @classmethod
-    def load(cls, path, kernel=None) -> "TSGState":
-        """Read a checkpoint written by :meth:`save`; with ``kernel``, also check that it
-        belongs to the kernel's corpus and sampler (:func:`check_tsg_state`)."""
-        state = load_json_state(path, "TSG checkpoint", cls.from_dict,
-                                expect=(FORMAT, "a TSG checkpoint"))
-        if kernel is not None:
-            try:
-                check_tsg_state(kernel, state)
-            except InputError as e:
-                raise InputError(f"TSG checkpoint does not fit this run: {e.detail}",
-                                 str(Path(path))) from None
-        return state
+    @staticmethod
+    def fits(kernel, state) -> None:
+        check_tsg_state(kernel, state)
 
 
 def check_tsg_state(kernel, state: TSGState) -> None:

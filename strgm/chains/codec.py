@@ -1,11 +1,14 @@
-"""Checkpoint files of the grammar-side chains (samplers and deterministic estimators).
+"""Checkpoint files of every learner's chains (PCFG samplers and estimators, TSG and HMM
+samplers).
 
 A checkpoint is strict JSON (``.json``, or the same JSON as a byte array inside a
 compressed ``.npz`` archive), written atomically (temporary file, fsync, rename), so an
 interruption leaves either the previous checkpoint or the new one. Reading one checks every
 field with the validators below; a damaged file is an :class:`~strgm.errors.InputError`
-naming the file (the state classes add the kernel checks: :mod:`.sampler_state`,
-:mod:`.estimator_state`). Floats are written by ``repr`` (shortest round-trip), so a state
+naming the file. :class:`ChainState` is the save/load/rng every state class shares; each
+adds its kernel check (:mod:`strgm.grammars.sampler_state`,
+:mod:`strgm.grammars.estimator_state`, :mod:`strgm.grammars.tsg.state`,
+:mod:`strgm.hmm.state`). Floats are written by ``repr`` (shortest round-trip), so a state
 read back equals the state written bit for bit, which is what makes a resumed chain equal
 to an uninterrupted one (docs/grammars.md).
 """
@@ -161,3 +164,41 @@ def chain_trace(d: dict, iteration: int) -> tuple:
     except ValueError:
         raise InputError(f"field 'last_accept': not a number: {last!r}") from None
     return [trace_row(r) for r in trace], last
+
+
+class ChainState:
+    """``rng``, ``save`` and ``load`` of a chain's state, shared by every learner's state
+    class (a dataclass with ``rng_state``, ``to_dict`` and ``from_dict``). A subclass
+    names its file format (``FORMAT``), what a user calls the file (``WHAT``, e.g.
+    "TSG checkpoint") and the kind of run it holds (``HOLDS``), and checks that a state
+    fits a kernel (``fits``, raising :class:`InputError`)."""
+
+    FORMAT: str = ""
+    WHAT: str = "checkpoint"
+    HOLDS: str = ""
+
+    def rng(self) -> np.random.Generator:
+        return rng_from_state(self.rng_state)
+
+    def save(self, path) -> None:
+        """Write a checkpoint atomically (:func:`save_json_state`: strict JSON; ``.npz``
+        for a compressed one)."""
+        save_json_state(path, self.to_dict())
+
+    @classmethod
+    def load(cls, path, kernel=None):
+        """Read a checkpoint written by :meth:`save`; with ``kernel``, also check that it
+        belongs to the kernel's data and settings (:meth:`fits`)."""
+        state = load_json_state(path, cls.WHAT, cls.from_dict, expect=(cls.FORMAT,
+                                                                        cls.HOLDS))
+        if kernel is not None:
+            try:
+                cls.fits(kernel, state)
+            except InputError as e:
+                raise InputError(f"{cls.WHAT} does not fit this run: {e.detail}",
+                                 str(Path(path))) from None
+        return state
+
+    @staticmethod
+    def fits(kernel, state) -> None:
+        """Raise :class:`InputError` when ``state`` is not a state of ``kernel``'s run."""
