@@ -24,10 +24,8 @@ Projections (``method``, ``projection``; the interface is
 * ``ep`` / ``closed``: the exact closed-form fit on the order-n family
   (:mod:`strgm.projection.closed_form`) on every visit. Exact and fast on trees, but on
   loopy graphs it can move θ_{F→V} so far that other cavities θ_V − θ_{F'→V} stop being
-  normalisable; the repairs (below) then bias beliefs toward short strings. Measured on
-  50 synthetic words (``benchmarks/ep_repairs.py``, 5 iterations, mean −log belief(gold
-  UR)): closed EP-2 9.5 nats / 497 repairs, EP-3 20.7 / 821; gradient EP-2 2.8 / 0, EP-3
-  2.6 / 0. The cause is the division: θ_V − θ_{F→V} is defined only where q_V > 0, and an
+  normalisable; the repairs (below) then bias beliefs toward short strings
+  (measured: docs/decisions/ep_relay_and_projection.md). The cause is the division: θ_V − θ_{F→V} is defined only where q_V > 0, and an
   exact fit stores zero-probability arcs as LOG_FLOOR, so floor minus floor leaves
   arbitrary mass on strings the divided-out message excludes (on a loopy graph that
   region is used again). Gradient steps never reach the floor;
@@ -46,9 +44,8 @@ A latent variable with ≤ 2 neighbours multiplies nothing, so, as in pruned BP,
 handed to an exact-BP side (:class:`strgm.inference.bp.ExactSide`) and gets no θ. On the
 phonology model a word's underlying form U_w is one: its phonology message pins
 |u| ≈ |s_w|, which a low-order n-gram family cannot express (its length distribution is
-a mixture of geometrics); approximating U_w by a 1–3-gram θ collapsed the morpheme
-beliefs toward ε (gold cross-entropy 25–28 nats vs 6.3 for pruned BP on 100 synthetic
-words). θ messages remain where messages meet (morphemes with a prior and ≥ 2 words).
+a mixture of geometrics); approximating U_w by a 1–3-gram θ collapses the morpheme
+beliefs toward ε (measured: docs/decisions/ep_relay_and_projection.md). θ messages remain where messages meet (morphemes with a prior and ≥ 2 words).
 ``relay=False`` gives textbook EP everywhere.
 
 Messages from θ variables into concatenation and binary factors are made normalisable,

@@ -53,9 +53,8 @@ def method_named(name: str) -> Method:
 #: EP/PEP's default ``tol``: the symmetric KL divergence (nats) between a belief and its
 #: value one iteration earlier (:meth:`strgm.inference.ep.EPSide.convergence_change`).
 EP_TOL = 1e-2
-#: PEP's: measured side by side on 200 and 500 synthetic and English words, stopping at
-#: 0.05 instead of 0.01 took one or two iterations fewer (11–43% less CPU time) at the
-#: same accuracy (docs/pep.md).
+#: PEP's, chosen by measurement: one or two iterations fewer at the same accuracy
+#: (docs/decisions/ep_relay_and_projection.md).
 PEP_TOL = 5e-2
 
 
