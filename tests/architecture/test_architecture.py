@@ -126,3 +126,16 @@ def test_the_timing_check_can_fail(tmp_path):
                  '4.4× faster; a line every 8 s."""\n', encoding="utf-8")
     found = timing_figures([f])
     assert len(found) == 3 and not any("8 s" in x for x in found)
+
+
+def test_the_leaf_librarys_tests_import_nothing_from_strgm():
+    """tests/fst_factors tests the leaf library alone, as a user of it would."""
+    import ast
+
+    bad = []
+    for p in sorted((ROOT / "tests" / "fst_factors").glob("*.py")):
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            bad += [f"{p.name}: {n}" for n in names if n.split(".")[0] == "strgm"]
+    assert bad == [] and any((ROOT / "tests" / "fst_factors").glob("test_*.py"))

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 
 import fst_factors.wfsa.components as C
-from strgm.errors import DivergenceError
+from fst_factors.errors import DivergenceError
 from fst_factors.wfsa.measure import arcs_to_csr
 
 SEEDS = st.integers(0, 10_000)

@@ -1,7 +1,7 @@
 import pytest
 
 from fst_factors.alphabet import Alphabet, segment
-from strgm.errors import InputError, UnknownSymbolError
+from fst_factors.errors import InputError, UnknownSymbolError
 
 
 @pytest.mark.parametrize("text,expected", [

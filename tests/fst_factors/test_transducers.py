@@ -7,7 +7,7 @@ import pytest
 import fst_factors.transducers as ff
 import fst_factors.wfsa as W
 from fst_factors.alphabet import Alphabet
-from strgm.errors import InputError, UnknownSymbolError
+from fst_factors.errors import InputError, UnknownSymbolError
 
 
 def edit_prob_dp(u, s, n, p_copy=0.99, boundary=None):

@@ -11,7 +11,7 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 
-from strgm.errors import DivergenceError
+from fst_factors.errors import DivergenceError
 from fst_factors.wfsa import fixed_point as fp
 
 
