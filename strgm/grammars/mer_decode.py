@@ -71,13 +71,13 @@ def anchored_constituents(tree) -> list:
     return out
 
 
-def _chain_gain(chain, kids, span, mu_rule, product=False):
-    """The constituent's marginal (module docstring), or (``product``) Σ of the logs of
-    the marginals of the unary rules in ``chain`` and of its branching rule; a
-    constituent or rule in no sample has marginal 0 (log: −∞)."""
+def _chain_gain(chain, kids, span, mu_rule, mu_const, product=False):
+    """The constituent's marginal ``mu_const`` (module docstring), or (``product``) Σ of
+    the logs of the marginals ``mu_rule`` of the unary rules in ``chain`` and of its
+    branching rule; a constituent or rule in no sample has marginal 0 (log: −∞)."""
     i, j = span
     if not product:
-        return mu_rule[(tuple(chain), tuple(k[:3] for k in kids), i, j, "constituent")]
+        return mu_const[(tuple(chain), tuple(kids), i, j)]
     mus = [mu_rule[(a, b, i, j)] for a, b in zip(chain, chain[1:])]
     mus.append(mu_rule[(chain[-1], tuple(k[:3] for k in kids), i, j)])
     return sum(math.log(m) if m > 0 else -math.inf for m in mus)
@@ -87,15 +87,16 @@ def expected_rules(tree, samples, objective: str = "sum") -> float:
     """The MER objective of ``tree`` under ``samples``: Σ over its anchored constituents of
     their marginals (``objective="product"``: Σ of the logs of its anchored rules'
     marginals); used by the tests and for reporting."""
-    mu = _marginals(list(samples))[0]
-    return sum(_chain_gain(chain, kids, (i, j), mu, objective == "product")
+    mu, consts, _ = _marginals(list(samples))
+    return sum(_chain_gain(chain, kids, (i, j), mu, consts, objective == "product")
                for _, i, j, chain, kids in anchored_constituents(tree))
 
 
 def _marginals(samples):
+    """(anchored rule → marginal, anchored constituent → marginal, sentence length)."""
     m = len(samples)
     mu_rule: Counter = Counter()
-    consts: dict = {}
+    consts: Counter = Counter()
     length = None
     for t in samples:
         cs = anchored_constituents(t)
@@ -108,8 +109,7 @@ def _marginals(samples):
             for a, b in zip(chain, chain[1:]):
                 mu_rule[(a, b, i, j)] += 1.0 / m
             mu_rule[(chain[-1], tuple(k[:3] for k in kids), i, j)] += 1.0 / m
-            mu_rule[(tuple(chain), tuple(k[:3] for k in kids), i, j, "constituent")] += 1.0 / m
-            consts[(chain, kids, i, j)] = None
+            consts[(chain, kids, i, j)] += 1.0 / m
     return mu_rule, consts, length
 
 
@@ -130,7 +130,7 @@ def mer_tree(samples, objective: str = "sum"):
     for w in sorted(by_width):
         for chain, kids, i, j in by_width[w]:
             sub = [best[(k[0], k[1], k[2])] for k in kids if not k[3]]
-            score = _chain_gain(chain, kids, (i, j), mu_rule, product) + \
+            score = _chain_gain(chain, kids, (i, j), mu_rule, consts, product) + \
                 sum(s[0] for s in sub)
             key = (chain[0], i, j)
             if key not in best or score > best[key][0] + 1e-12:
