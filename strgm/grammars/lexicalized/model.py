@@ -43,8 +43,8 @@ __all__ = ["SMOOTHINGS", "DEFAULT_B", "LexicalizedGrammar", "fit_lexicalized",
 
 SMOOTHINGS = ("none", "collins", "hdp")
 #: Collins's b, chosen on the development split by the summed held-out log-likelihood of
-#: all events (``python benchmarks/lexicalized_smoothing.py --split dev``,
-#: benchmarks/results/lexicalized_smoothing_dev.md; Collins 2003 §7.1 used 5).
+#: all events (``python benchmarks/lexicalized_smoothing.py --split dev``;
+#: docs/decisions/grammar_smoothing_defaults.md).
 DEFAULT_B = 2.0
 
 

@@ -24,11 +24,8 @@ from strgm.validate import check_float
 
 __all__ = ["collins_predictive", "collins_lambda", "DEFAULT_B"]
 
-#: Default b, chosen on a development split of the WSJ sample (benchmarks/
-#: grammar_smoothing.py: fit on 0001-0139, held-out phrasal rule log-likelihood of
-#: 0140-0159, grid 0.05-10): with parent annotation and Markov order 1 the best is b = 2
-#: (−2.3335 nats per rule token; b = 1: −2.3341, b = 5: −2.3393); without annotation
-#: the smallest b of the grid wins (smoothing only flattens there).
+#: Default b, chosen on a development split of the WSJ sample by
+#: benchmarks/grammar_smoothing.py (docs/decisions/grammar_smoothing_defaults.md).
 DEFAULT_B = 2.0
 
 

@@ -51,9 +51,8 @@ __all__ = ["Seating", "sample_alpha", "run_hdp", "PRIOR", "ALPHA0"]
 
 #: Default Gamma(shape, rate) prior of every α_K.
 PRIOR = (1.0, 1.0)
-#: α of the initial seating.  On WSJ 0001-0159 (parent annotation, Markov order 1) the
-#: initial seating with α = 10 holds 15.0k tables and the chain stays at 15.4-15.7k; from
-#: α = 1 it starts at 9.8k and needs about 300 sweeps to get there.
+#: α of the initial seating: close to where the sampled α settles on treebank rules, so
+#: no sweeps are spent climbing there (docs/decisions/grammar_smoothing_defaults.md).
 ALPHA0 = 10.0
 
 
