@@ -6,6 +6,7 @@
                            [--collins-b B] [--extra K]
     strgm treebank yield TREES... [--max-length N]
     strgm treebank score GOLD... PARSED [--max-length N] [--json]
+    strgm treebank score GOLD... PARSED --evalb-params FILE [--per-sentence] [--json]
 
 TREES and GOLD are ``.mrg`` files or folders (a folder stands for all its ``*.mrg``
 files, sorted by name); trees are taken in the order given.  Every tree is cleaned as
@@ -41,6 +42,21 @@ match, tagging accuracy and counts (``--json``: as JSON).  With ``--max-length N
 trees of more than N words (punctuation included, ``-NONE-`` excluded) are skipped, and
 PARSED holds either one line per gold tree (lines of skipped trees are ignored) or one
 line per kept tree (as ``yield --max-length N`` and ``pcfg parse`` give).
+
+``score --evalb-params FILE`` scores as evalb does with the parameter file FILE (a
+``.prm``: :mod:`strgm.grammars.evalb_params`, :mod:`strgm.grammars.evalb_report`) and
+prints evalb's summary, both blocks (all sentences, and those of at most ``CUTOFF_LEN``
+words); ``--per-sentence`` prints evalb's whole report instead, a row per sentence, the
+totals line and the summary, exactly as evalb prints it (``--json``: the same numbers
+under ``evalb``, the rows under ``evalb.rows``, and the plain scorer's fields as fractions
+of all valid sentences, ``failed`` counting the skip sentences).  The file is read before anything else: a bad line is an
+error naming the file and the line.  Gold ``.mrg`` files (and folders) are read tree by
+tree, each tree without its outer unlabelled bracket as everywhere in strgm; any other
+GOLD file is read as evalb reads its gold file, one sentence per line.  PARSED is read
+line by line as evalb reads its test file; a ``(no parse)`` line counts as evalb counts
+an empty line (a skip sentence).  ``--max-length`` is refused with ``--evalb-params``:
+evalb scores every sentence, and ``CUTOFF_LEN`` in the file sets the second block.  The
+error sentences (evalb's status 1: different words) are named in one warning.
 """
 
 from __future__ import annotations
@@ -78,7 +94,17 @@ evalb's COLLINS.prm conventions; also exact match and tagging accuracy.
 
 PARSED holds one tree per line, "(no parse)" for a failure (as `strgm pcfg parse`
 writes). With --max-length N, gold trees of more than N words are skipped, and PARSED
-holds one line per gold tree or one per kept tree."""
+holds one line per gold tree or one per kept tree.
+
+With --evalb-params FILE, scoring follows evalb and its parameter file (.prm, such as
+evalb's COLLINS.prm) exactly, and evalb's summary is printed: for all sentences and for
+those of at most CUTOFF_LEN words, the numbers of sentences, error sentences (different
+words), skip sentences (empty or "(no parse)" lines) and valid ones, bracketing recall,
+precision and F-measure, complete match, crossing brackets and tagging accuracy.
+--per-sentence prints evalb's whole report (a row per sentence first), as evalb prints
+it. Gold .mrg files are read tree by tree (without the outer unlabelled bracket); other
+gold files one sentence per line, as evalb reads them. --max-length cannot be used with
+--evalb-params: set CUTOFF_LEN in the file."""
 
 
 def add_subparser(subparsers) -> None:
@@ -106,11 +132,18 @@ def add_subparser(subparsers) -> None:
     y.set_defaults(func=_yield)
     s = sub.add_parser("score", help="labelled bracket scores (evalb, COLLINS.prm)",
                        description=SCORE_HELP, formatter_class=RawDescriptionHelpFormatter)
-    s.add_argument("gold", nargs="+", help="gold .mrg files or folders, in order")
+    s.add_argument("gold", nargs="+", help="gold .mrg files or folders, in order (with "
+                   "--evalb-params also evalb gold files, one tree per line)")
     s.add_argument("parsed", help="one tree per line, '(no parse)' for a failure")
     s.add_argument("--max-length", type=int_arg(min=1), default=None, metavar="N",
                    help="score only sentences of at most N words (evalb: 40)")
     s.add_argument("--json", action="store_true", help="print the scores as JSON")
+    s.add_argument("--evalb-params", default=None, metavar="FILE",
+                   help="score exactly as evalb does with this parameter file (.prm) "
+                        "and print evalb's summary")
+    s.add_argument("--per-sentence", action="store_true",
+                   help="with --evalb-params: evalb's whole report, a row per sentence "
+                        "before the summary")
     s.set_defaults(func=_score)
 
 
@@ -235,6 +268,10 @@ def _score(args) -> int:
     from strgm.grammars.bracket_score import read_parsed, score_corpus
     from strgm.grammars.ptb import read_mrg
 
+    if args.evalb_params is not None:
+        return _score_evalb(args)
+    if args.per_sentence:
+        raise OptionError("--per-sentence", True, "only with --evalb-params")
     gold = [t for f in tree_files(args.gold) for t in read_mrg(f)]
     test, lines = read_parsed(args.parsed)
     kept = _aligned_gold(gold, len(test), args)
@@ -269,3 +306,59 @@ def _aligned_gold(gold, n_test: int, args) -> list:
         raise InputError(f"{n_test} parsed lines for {len(gold)} gold trees "
                          f"({len(short)} of at most {args.max_length} words)", args.parsed)
     raise InputError(f"{n_test} parsed lines for {len(gold)} gold trees", args.parsed)
+
+
+def _score_evalb(args) -> int:
+    """``score --evalb-params``: evalb's report (module docstring)."""
+    from strgm.cli.errors import warning_line
+    from strgm.grammars.evalb_params import read_evalb_params
+    from strgm.grammars.evalb_report import evalb_lines, score_evalb
+
+    if args.max_length is not None:
+        raise OptionError("--max-length", args.max_length, "cannot be used with "
+                          "--evalb-params (evalb scores every sentence; set CUTOFF_LEN "
+                          "in the parameter file for the second block)")
+    params = read_evalb_params(args.evalb_params)
+    gold = _evalb_gold(args.gold)
+    report = score_evalb(gold, evalb_lines(args.parsed, "parsed file"), params,
+                         where=args.parsed)
+    bad = [r for r in report.rows if r.status == 1]
+    if bad:
+        shown = "; ".join(f"line {r.id}: {r.message}" for r in bad[:5])
+        more = f"; and {len(bad) - 5} more" if len(bad) > 5 else ""
+        print(warning_line(f"{len(bad)} error sentence(s) not scored (evalb's status 1) "
+                           f"in {args.parsed}: {shown}{more}"), file=sys.stderr)
+    if not args.json:
+        sys.stdout.write(report.format(per_sentence=args.per_sentence))
+        return 0
+    from strgm.cli.json_output import document
+
+    a = report.all
+    p = a.matched / a.test if a.test else 0.0
+    r = a.matched / a.gold if a.gold else 0.0
+    d = {"sentences": a.sentences, "failed": a.skip_sentences,
+         "error_sentences": a.error_sentences, "gold": a.gold, "test": a.test,
+         "matched": a.matched, "exact": a.complete, "words": a.words,
+         "tags_correct": a.correct_tags, "precision": p, "recall": r,
+         "f1": 2 * p * r / (p + r) if p + r else 0.0,
+         "exact_match": a.complete / a.valid_sentences if a.valid_sentences else 0.0,
+         "tagging_accuracy": a.correct_tags / a.words if a.words else 0.0,
+         "evalb": report.to_dict(per_sentence=args.per_sentence)}
+    print(json.dumps(document("strgm-treebank-score", d), indent=1))
+    return 0
+
+
+def _evalb_gold(paths) -> list:
+    """The gold sentences as evalb lines: ``.mrg`` files tree by tree (outer unlabelled
+    bracket removed), other files line by line."""
+    from strgm.grammars.evalb_report import evalb_lines, tree_text
+    from strgm.grammars.ptb import read_mrg
+    from strgm.safe_io import resolve_input
+
+    out = []
+    for f in tree_files(paths):
+        if resolve_input(f).suffix == ".mrg":
+            out.extend(tree_text(t) for t in read_mrg(f))
+        else:
+            out.extend(evalb_lines(f, "gold file"))
+    return out

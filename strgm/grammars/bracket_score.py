@@ -25,6 +25,13 @@ words (punctuation excluded).  A failed parse (``None``, a ``(no parse)`` line) 
 test brackets: its gold brackets count in recall, its words count as wrongly tagged, it
 is no exact match, and it is reported in ``failed``.  Words that differ between gold and
 test are an :class:`~strgm.errors.InputError`.
+
+The deleted tags and equal labels are those of :data:`~strgm.grammars.evalb_params.
+COLLINS`.  evalb itself, with ``COLLINS.prm`` (:mod:`strgm.grammars.evalb_report`), differs
+where this scorer chose otherwise: it counts a failed parse as a skip sentence (outside
+every total) and different words as an error sentence, it deletes a punctuation word by
+each tree's own tag (a mistagged comma makes an error sentence), and it counts ``ROOT``
+brackets and unlabelled ones.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 
 from strgm.errors import InputError
+from strgm.grammars.evalb_params import COLLINS
 from strgm.grammars.ptb import clean_tree, parse_trees
 from strgm.safe_io import read_text
 from strgm.validate import check_int
@@ -40,12 +48,13 @@ from strgm.validate import check_int
 __all__ = ["PUNCTUATION", "DELETED", "EQUIVALENT", "SentenceScore", "CorpusScore",
            "evalb_tree", "brackets", "score_sentence", "score_corpus", "read_parsed"]
 
-#: Gold parts of speech whose words are removed before spans are computed.
-PUNCTUATION = frozenset({",", ":", "``", "''", "."})
+#: Gold parts of speech whose words are removed before spans are computed (COLLINS.prm's
+#: deleted tags but ``-NONE-``, which :func:`~strgm.grammars.ptb.clean_tree` removes).
+PUNCTUATION = COLLINS.delete_label - {"TOP", "-NONE-"}
 #: Labels whose brackets are deleted (children kept).
 DELETED = frozenset({"TOP", "ROOT", ""})
-#: Labels counted as another.
-EQUIVALENT = {"PRT": "ADVP"}
+#: Labels counted as another (COLLINS.prm's ``EQ_LABEL ADVP PRT``).
+EQUIVALENT = COLLINS.eq_label_map
 
 
 def _is_pre(t) -> bool:

@@ -1,0 +1,2 @@
+(NNP Rex) (VBD ran)
+
