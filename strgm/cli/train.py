@@ -196,7 +196,7 @@ def _check_run_options(args) -> None:
 def check_resume(path: str) -> None:
     """Refuse a missing or damaged ``--resume`` checkpoint before any work starts, with
     the trainer's own loader (so no paradigm is read and no E-step run in vain)."""
-    from strgm.models.em import load_checkpoint
+    from strgm.models.em_checkpoint import load_checkpoint
     from strgm.safe_io import check_input
 
     check_input(path, "checkpoint (--resume)")

@@ -61,7 +61,7 @@ def make_kernel(problem: dict):
 def run_tsg_chain(task: dict, problem: dict) -> dict:
     """One chain (a task): ``task`` holds seed, init, iters and the settings recorded in
     the state; the final state as its checkpoint dictionary."""
-    from strgm.grammars.driver import drive
+    from strgm.chains.driver import drive
 
     kernel = make_kernel(problem)
     state = kernel.init(task["seed"], task["init"])

@@ -23,7 +23,7 @@ from strgm.grammars.cfg import CompiledGrammar, Grammar, Rule, compile_grammar, 
     normalise_per_lhs, tree_rules, tree_to_str, tree_yield
 from strgm.grammars.chart import Chart, CorpusCounts, batches_by_length, chart_bytes, \
     chart_limit, corpus_inside_outside, inside
-from strgm.grammars.driver import drive
+from strgm.chains.driver import drive
 from strgm.grammars.estimator_state import EstimatorState
 from strgm.grammars.estimators import KERNELS, CVBKernel, EMKernel, FitResult, MAPKernel, \
     VBKernel, cvb, em, fit, map_em, posterior_mean, vb

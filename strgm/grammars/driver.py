@@ -1,67 +1,14 @@
-"""The one driver of the grammar-side chains: samplers and deterministic estimators alike.
-
-Every method of :mod:`strgm.grammars` is a *kernel* with explicit state (numpyro style):
-``state = kernel.init(...)`` and ``state = kernel.sample(state)`` (one sweep or one
-estimator update; a new state, the input unchanged). The state carries everything the next
-step and the output depend on, including the trace rows so far, and saves itself to an
-atomic checkpoint (``state.save(path)``). :func:`drive` is the loop shared by
-:func:`strgm.grammars.samplers.run` (Gibbs, collapsed MH) and
-:func:`strgm.grammars.estimators.run` (EM, MAP-EM, VB, CVB): steps, progress lines,
-callbacks, periodic checkpoints and the final one, and early stopping. Because the rows
-hold only quantities determined by the chain (wall-clock time goes to the progress lines
-only), a run interrupted at any iteration boundary and resumed from its checkpoint ends in
-the same state, byte for byte, as an uninterrupted one (docs/architecture.md, the grammar
-side).
-"""
+"""What the grammar side's chains share besides :func:`strgm.chains.driver.drive` (the one
+loop of every learner, re-exported here): the compiled grammar and corpus every chain
+runs on, and the warning for a chain that did not move."""
 
 from __future__ import annotations
 
-import sys
-import time
-
+from strgm.chains.driver import drive
 from strgm.errors import InputError
-from strgm.progress import StepProgress
-from strgm.validate import check_int, check_size
+from strgm.validate import check_size
 
-__all__ = ["drive", "stuck_chain"]
-
-
-def drive(step, state, iters: int, *, describe=None, progress: bool = False, log=sys.stderr,
-          checkpoint=None, checkpoint_every: int = 0, callback=None, stop=None):
-    """Apply ``step`` (state → new state whose ``trace`` ends with its row) ``iters`` times.
-
-    ``describe(state, row)`` gives the progress line (``progress``; the elapsed seconds are
-    appended); ``callback(state, row)`` runs after every step; ``checkpoint`` (a path) is
-    written every ``checkpoint_every`` steps and at the end; ``stop(state)`` true ends the
-    run early (EM's tolerance). Returns the last state."""
-    iters = check_int("iters", iters, min=0)
-    checkpoint_every = check_int("checkpoint_every", checkpoint_every, min=0)
-    t0 = time.perf_counter()
-    with StepProgress(iters, enabled=progress and describe is not None, stream=log) as bar:
-        state, saved = _loop(step, state, iters, describe, bar, t0, checkpoint,
-                             checkpoint_every, callback, stop)
-    if checkpoint and saved != state.iteration:
-        state.save(checkpoint)
-    return state
-
-
-def _loop(step, state, iters, describe, bar, t0, checkpoint, checkpoint_every, callback,
-          stop):
-    """The steps of :func:`drive`: (last state, iteration of the last checkpoint)."""
-    saved = None
-    for _ in range(iters):
-        if stop is not None and stop(state):
-            break
-        state = step(state)
-        row = state.trace[-1]
-        if describe is not None:
-            bar.step(describe(state, row) + f"  {time.perf_counter() - t0:.1f}s")
-        if callback is not None:
-            callback(state, row)
-        if checkpoint and checkpoint_every and state.iteration % checkpoint_every == 0:
-            state.save(checkpoint)
-            saved = state.iteration
-    return state, saved
+__all__ = ["drive", "chain_inputs", "stuck_chain"]
 
 
 def chain_inputs(grammar, corpus, max_memory=None, compiled=None, purpose="estimate from"):

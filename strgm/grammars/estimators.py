@@ -18,7 +18,7 @@ from __future__ import annotations
 import sys
 import time
 
-from strgm.grammars.driver import drive
+from strgm.chains.driver import drive
 from strgm.grammars.estimator_kernels import CVBKernel, EMKernel, FitResult, MAPKernel, \
     VBKernel, _Estimator, describe, posterior_mean, unparsable_corpus_error
 from strgm.grammars.estimator_state import EstimatorState

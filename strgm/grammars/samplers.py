@@ -42,7 +42,8 @@ from strgm.grammars.cfg import Grammar, normalise_per_lhs
 from strgm.grammars.chart import batches_by_length, chart_limit, corpus_inside_outside, \
     inside
 from strgm.chains.codec import chain_fingerprint
-from strgm.grammars.driver import chain_inputs, drive
+from strgm.chains.driver import drive
+from strgm.grammars.driver import chain_inputs
 from strgm.grammars.estimator_kernels import unparsable_corpus_error
 from strgm.grammars.evaluation import bits_per_token, heldout_perplexity, rules_above
 from strgm.grammars.sampler_state import SamplerState, check_state

@@ -1,6 +1,7 @@
 """Running a chain: sweeps, burn-in, thinning, checkpoints and the posterior it yields.
 
-:func:`run_chain` applies the kernel until ``state.iteration == iters``; after
+:func:`run_chain` applies the kernel (by :func:`strgm.chains.driver.drive`) until
+``state.iteration == iters``; after
 ``burn_in`` sweeps it keeps every ``thin``-th state's HMM (p0, P, stop, emissions) in
 ``state.samples``, so the samples travel with checkpoints and a resumed run keeps the
 same ones as an uninterrupted run. Defaults: burn-in half the sweeps, thinning so that at
@@ -15,6 +16,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from strgm.chains.driver import drive
 from strgm.errors import InputError, TruncationWarning
 from strgm.hmm.model import HMM, HMMPosterior, hmm_of_state
 from strgm.validate import check_int
@@ -40,21 +42,20 @@ def _sample_record(h: HMM) -> dict:
 
 def run_chain(kernel, state, iters: int, burn_in: int, thin: int, on_sweep=None,
               checkpoint=None, checkpoint_every: int = 10):
-    """The state after ``iters`` sweeps in all (resumed or not). ``on_sweep(state)`` is
-    called after every sweep (progress); ``checkpoint`` (a path) is rewritten atomically
-    every ``checkpoint_every`` sweeps and at the end."""
+    """The state after ``iters`` sweeps in all (resumed or not), by
+    :func:`strgm.chains.driver.drive`. ``on_sweep(state)`` is called after every sweep
+    (progress); ``checkpoint`` (a path) is rewritten atomically every
+    ``checkpoint_every`` sweeps and at the end."""
     if state.iteration > iters:
         raise InputError(f"the checkpoint is at sweep {state.iteration}, past --iters {iters}")
-    while state.iteration < iters:
-        state = kernel.sample(state)
-        k = state.iteration
-        if k > burn_in and (k - burn_in) % thin == 0:
-            h = hmm_of_state(state, kernel.settings, kernel.emissions)
-            state = replace(state, samples=state.samples + [_sample_record(h)])
-        if on_sweep is not None:
-            on_sweep(state)
-        if checkpoint is not None and (k % checkpoint_every == 0 or k == iters):
-            state.save(checkpoint)
+
+    def keep(s):
+        h = hmm_of_state(s, kernel.settings, kernel.emissions)
+        return replace(s, samples=s.samples + [_sample_record(h)])
+    state = drive(kernel.sample, state, iters - state.iteration, keep=keep,
+                  burn_in=burn_in, thin=thin, checkpoint=checkpoint,
+                  checkpoint_every=checkpoint_every,
+                  callback=None if on_sweep is None else (lambda s, row: on_sweep(s)))
     L = kernel.settings.L
     if state.trace and state.trace[-1]["states"] == L:
         warnings.warn(f"the last sweep used all L = {L} states: the truncation is "

@@ -17,8 +17,8 @@ from strgm.models.phonology import (PhonologyModel, build_phonology_model,
 from strgm.models.ipa_features import SCHEMES, features_of, symbol_info
 from strgm.models.edit_model import PhonologyEditModel
 from strgm.models.training import expected_counts, m_step, q_and_grad
-from strgm.models.em import (Checkpoint, TrainResult, e_step, load_checkpoint, split,
-                             train_phonology)
+from strgm.models.em import TrainResult, e_step, split, train_phonology
+from strgm.models.em_checkpoint import Checkpoint, load_checkpoint
 from strgm.models.prediction import predict, predict_word, score
 from strgm.models.baselines import no_training, surface_baseline
 

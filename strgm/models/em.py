@@ -25,33 +25,30 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
 import numpy as np
 
 from fst_factors.alphabet import Alphabet
+from strgm.chains.driver import drive
 from strgm.datasets.paradigm import Paradigm
-from strgm.errors import ConvergenceWarning, InputError, ObjectiveDecreaseWarning, check_kind
+from strgm.errors import ConvergenceWarning, InputError, ObjectiveDecreaseWarning
 from strgm.inference import METHODS, infer
 from strgm.models.edit_model import PhonologyEditModel
 from strgm.models.phonology import build_phonology_model
 from strgm.progress import tagged
 from strgm.models.training import expected_counts, m_step
-from strgm.safe_io import (atomic_write_json, check_output, json_float, read_text,
-                           strict_json)
+from strgm.models.em_checkpoint import Checkpoint, resumed
+from strgm.models.em_checkpoint import write_checkpoint as _write_checkpoint
+from strgm.safe_io import check_output, strict_json
 from strgm.validate import check_choice, check_float, check_int, check_probability
 from fst_factors.transducers.edit import P_COPY
 
-CHECKPOINT_FORMAT = "strgm-em-checkpoint-v2"
 #: Inference options that bound resources but never change a result (not compared).
 _BUDGET_OPTIONS = ("max_memory", "max_states")
-_SETTING_NAMES = {"l2": "l2 (--l2)", "l1": "l1 (--l1)", "method": "method (--method)",
-                  "infer_opts": "inference options (--max-iters ...)",
-                  "blocks": "blocks (--blocks, since removed)"}
 
 
 @dataclass
@@ -69,17 +66,6 @@ class TrainResult:
         return (f"TrainResult(iterations={len(self.trace)}, stop={self.stop!r}, "
                 f"restart={self.restart}, "
                 f"segments={self.model.alphabet.num_segments})")
-
-
-@dataclass
-class Checkpoint:
-    """The state of an EM run at an iteration boundary (module docstring)."""
-
-    model: PhonologyEditModel
-    trace: list
-    iteration: int  # next iteration to run; with ``stop``: the last one run
-    stop: Optional[str] = None
-    settings: Optional[dict] = None  # None for checkpoints of format v1
 
 
 @dataclass(frozen=True)
@@ -177,38 +163,87 @@ def train_phonology(paradigm: Paradigm, *, alphabet: Optional[Alphabet] = None,
     settings = run_settings(train, method, l2, tol, infer_opts, l1)
     model, trace, start, stop, prev = _start_state(resume, settings, em_iters, report, model,
                                                    alphabet or paradigm.alphabet(), p_copy)
-    res, pm, timing, unsettled = None, None, [], []
     if stop is not None:  # finished: only the final E-step, for its result
         return _rerun_final(Checkpoint(model, trace, start, stop, settings), train, method,
                             infer_opts, checkpoint, ur_prior)
-    for it in range(start, em_iters + 1):
-        t0, tell = time.perf_counter(), _tagged(progress, f"EM iteration {it}/{em_iters}")
-        first = first_step if it == start and not resume else None
-        counts, ll, res, pm = _e_step_of(first, model, train, method, infer_opts, tell, ur_prior)
-        unsettled += [] if res.converged or pm.graph.is_acyclic() else [res.deltas[-1]]
-        obj = ll - 0.5 * l2 * float(model.theta @ model.theta) \
-            - l1 * float(np.abs(model.theta).sum())
-        entry = _trace_entry_of(it, obj, ll, prev, method, report)
-        t1 = time.perf_counter()
-        stop = _stop_reason(obj, prev, tol, it, em_iters)
-        if stop:
-            trace.append(entry)
-            timing.append({"iteration": it, "e_seconds": t1 - t0})
-            if checkpoint:
-                _write_checkpoint(checkpoint, Checkpoint(model, trace, it, stop, settings))
-            break
-        prev = obj
-        theta, q = (first.theta, first.q) if first and first.theta is not None and not l1 \
-            else m_step(model.structure, counts, model.theta, l2, progress=tell, l1=l1)
-        model = model.with_theta(theta)
-        entry["q"] = q
-        trace.append(entry)
-        timing.append({"iteration": it, "e_seconds": t1 - t0,
-                       "m_seconds": time.perf_counter() - t1})
-        if checkpoint:
-            _write_checkpoint(checkpoint, Checkpoint(model, trace, it + 1, None, settings))
-    _warn_unsettled(unsettled, len(timing), method, infer_opts)
-    return TrainResult(model, trace, res, pm, timing, stop)
+    run = _EMRun(train, method, infer_opts, l2, l1, tol, em_iters,
+                 None if resume else first_step, progress, report, ur_prior)
+    st = drive(lambda state: _iteration(run, state), EMState(model, tuple(trace), start,
+                                                              settings, prev=prev),
+               em_iters + 1 - start, stop=lambda state: state.stop is not None,
+               checkpoint=checkpoint, checkpoint_every=1)
+    _warn_unsettled(list(st.unsettled), len(st.timing), method, infer_opts)
+    return TrainResult(st.model, list(st.trace), st.result, st.graph_model, list(st.timing),
+                       st.stop)
+
+
+@dataclass(frozen=True)
+class _EMRun:
+    """What every iteration of one EM run shares (:func:`train_phonology`'s arguments)."""
+
+    train: Paradigm
+    method: str
+    infer_opts: dict
+    l2: float
+    l1: float
+    tol: float
+    em_iters: int
+    first_step: Optional[FirstStep]
+    progress: Optional[Callable[[str], None]]
+    report: Optional[Callable[[dict], None]]
+    ur_prior: object
+
+
+@dataclass(frozen=True)
+class EMState:
+    """EM at an iteration boundary, the chain state :func:`strgm.chains.driver.drive`
+    advances: the model, the trace, ``iteration`` (the next one to run; with ``stop``,
+    the last one run), the run's settings and the previous objective; also what this
+    call computed (the last E-step's result and graph model, timings, unsettled
+    E-steps), which a checkpoint does not hold."""
+
+    model: PhonologyEditModel
+    trace: tuple
+    iteration: int
+    settings: dict
+    stop: Optional[str] = None
+    prev: Optional[float] = None
+    fresh: bool = True
+    result: object = None
+    graph_model: object = None
+    timing: tuple = ()
+    unsettled: tuple = ()
+
+    def save(self, path: str) -> None:
+        """The checkpoint of this boundary (:mod:`strgm.models.em_checkpoint`)."""
+        _write_checkpoint(path, Checkpoint(self.model, list(self.trace), self.iteration,
+                                           self.stop, self.settings))
+
+
+def _iteration(run: _EMRun, st: EMState) -> EMState:
+    """One EM iteration: the E-step and the objective; then, unless the run stops here
+    (tolerance or cap), the M-step."""
+    it = st.iteration
+    t0, tell = time.perf_counter(), _tagged(run.progress, f"EM iteration {it}/{run.em_iters}")
+    first = run.first_step if st.fresh else None
+    counts, ll, res, pm = _e_step_of(first, st.model, run.train, run.method,
+                                     run.infer_opts, tell, run.ur_prior)
+    unsettled = st.unsettled + (() if res.converged or pm.graph.is_acyclic()
+                                else (res.deltas[-1],))
+    theta = st.model.theta
+    obj = ll - 0.5 * run.l2 * float(theta @ theta) - run.l1 * float(np.abs(theta).sum())
+    entry = _trace_entry_of(it, obj, ll, st.prev, run.method, run.report)
+    t1 = time.perf_counter()
+    done = dict(fresh=False, result=res, graph_model=pm, unsettled=unsettled)
+    stop = _stop_reason(obj, st.prev, run.tol, it, run.em_iters)
+    if stop:
+        return replace(st, trace=st.trace + (entry,), stop=stop, **done,
+                       timing=st.timing + ({"iteration": it, "e_seconds": t1 - t0},))
+    new_theta, q = (first.theta, first.q) if first and first.theta is not None and not run.l1 \
+        else m_step(st.model.structure, counts, theta, run.l2, progress=tell, l1=run.l1)
+    timing = {"iteration": it, "e_seconds": t1 - t0, "m_seconds": time.perf_counter() - t1}
+    return replace(st, model=st.model.with_theta(new_theta), trace=st.trace + ({**entry, "q": q},),
+                   iteration=it + 1, prev=obj, timing=st.timing + (timing,), **done)
 
 
 def _e_step_of(first: Optional[FirstStep], model, train, method, infer_opts, tell,
@@ -226,7 +261,7 @@ def _start_state(resume, settings, em_iters, report, model, alphabet, p_copy) ->
     resumes the checkpoint ``resume`` (its trace entries reported again) or starts from
     ``model`` (default: the copy-biased start over ``alphabet``)."""
     if resume:
-        model, trace, start, stop, prev = _resumed(resume, settings, em_iters)
+        model, trace, start, stop, prev = resumed(resume, settings, em_iters)
         for e in trace if report else ():
             report(e)
         return model, trace, start, stop, prev
@@ -285,18 +320,6 @@ def _trace_entry_of(it: int, obj: float, ll: float, prev: Optional[float], metho
     return entry
 
 
-def _resumed(path: str, settings: dict, em_iters: int) -> tuple:
-    """(model, trace, next iteration, stop, previous objective) of the checkpoint at
-    ``path``, refused when made with other settings; a run stopped at its cap continues
-    when ``em_iters`` is larger."""
-    ck = load_checkpoint(path)
-    _check_same_run(ck, settings, em_iters, path)
-    trace, stop = list(ck.trace), ck.stop
-    if stop == "cap" and em_iters > ck.iteration:  # continue a run stopped at its cap
-        trace, stop = trace[:-1], None
-    return ck.model, trace, ck.iteration, stop, (trace[-1]["objective"] if trace else None)
-
-
 def _stop_reason(obj: float, prev: Optional[float], tol: float, it: int,
                  em_iters: int) -> Optional[str]:
     """``"converged"`` when the objective changed by at most ``tol`` relative to the
@@ -306,85 +329,3 @@ def _stop_reason(obj: float, prev: Optional[float], tol: float, it: int,
     return "cap" if it == em_iters else None
 
 
-def _check_same_run(ck: Checkpoint, settings: dict, em_iters: int, path: str) -> None:
-    if ck.settings is not None:
-        mine, theirs = {"l1": 0.0, **settings}, {"l1": 0.0, **ck.settings}  # l1 is new
-        for key in list(mine) + [k for k in theirs if k not in mine]:  # blocks: old checkpoints
-            value = mine.get(key)
-            if theirs.get(key) != value:
-                what = ("other training words (another paradigm, --holdout or --seed)"
-                        if key == "training_words" else
-                        f"{_SETTING_NAMES.get(key, key)} = {theirs.get(key)!r}, "
-                        f"this run has {value!r}")
-                raise InputError(f"checkpoint was made with {what}; resume with the same "
-                                 "settings or start afresh", path=path)
-    last = ck.iteration
-    if last > em_iters:
-        raise InputError(f"checkpoint is at EM iteration {last}, past em_iters = {em_iters} "
-                         f"(--em-iters); resume with {last} or more", path=path)
-
-
-def _write_checkpoint(path: str, ck: Checkpoint) -> None:
-    atomic_write_json(path, {"format": CHECKPOINT_FORMAT, "iteration": ck.iteration,
-                             "stop": ck.stop, "settings": ck.settings, "trace": ck.trace,
-                             "model": ck.model.to_dict()})
-
-
-def _refuse_constant(name: str):
-    raise InputError(f"{name} is not JSON (non-finite numbers are stored as strings)")
-
-
-def load_checkpoint(path: str) -> Checkpoint:
-    """The :class:`Checkpoint` in ``path`` (written by ``checkpoint=``; format v1
-    files without settings are read too). Anything truncated, not strict JSON,
-    inconsistent, or with non-finite or unknown weights is an :class:`InputError`
-    naming the file."""
-    what = "EM checkpoint"
-    text = read_text(path, what)
-    try:
-        d = json.loads(text, parse_constant=_refuse_constant)
-    except RecursionError:
-        raise InputError(f"{what} is damaged (nested too deeply)", path=path) from None
-    except json.JSONDecodeError as e:
-        raise InputError(f"{what} is damaged (not JSON: {e.msg})", path=path,
-                         line=e.lineno) from None
-    except ValueError as e:
-        raise InputError(f"{what} is damaged ({e})", path=path) from None
-    check_kind(path, d, (CHECKPOINT_FORMAT,), "a phonology EM checkpoint")
-    if not isinstance(d, dict) or d.get("format", CHECKPOINT_FORMAT) != CHECKPOINT_FORMAT \
-            or not {"model", "trace", "iteration"} <= set(d):
-        raise InputError(f"not a strgm EM checkpoint (format {CHECKPOINT_FORMAT} with "
-                         "model, trace and iteration)", path=path)
-    try:
-        it = check_int("iteration", d["iteration"], min=0)
-        stop = d.get("stop")
-        if stop not in (None, "converged", "cap"):
-            raise InputError(f"stop = {stop!r}")
-        settings = d.get("settings")
-        if "format" in d and not isinstance(settings, dict):
-            raise InputError("no settings")
-        trace = [_trace_entry(e, i) for i, e in enumerate(d["trace"])]
-        if len(trace) != it + (stop is not None):
-            raise InputError(f"{len(trace)} trace entries for iteration {it}")
-    except (InputError, KeyError, TypeError, ValueError, OverflowError) as e:
-        raise InputError(f"{what} is damaged or inconsistent ({e})", path=path) from None
-    model = PhonologyEditModel.from_dict(d["model"], path)
-    return Checkpoint(model, trace, it, stop, settings)
-
-
-def _trace_entry(e, i: int) -> dict:
-    if not isinstance(e, dict) or e.get("iteration") != i:
-        raise InputError(f"trace entry {i} is not that of iteration {i}")
-    out = {}
-    for k, v in e.items():
-        if k == "decreased":
-            if v is not True:
-                raise InputError(f"trace entry {i} has decreased = {v!r} (only true)")
-            out[k] = v
-            continue
-        out[k] = v if k == "iteration" else json_float(v)
-        if k != "iteration" and math.isnan(out[k]):
-            raise InputError(f"trace entry {i} has {k} = NaN")
-    if "objective" not in out:
-        raise InputError(f"trace entry {i} has no objective")
-    return out

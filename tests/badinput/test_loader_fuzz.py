@@ -110,7 +110,7 @@ def _infer_model(path):
 
 
 def _em_checkpoint(path):
-    from strgm.models.em import load_checkpoint
+    from strgm.models.em_checkpoint import load_checkpoint
 
     return load_checkpoint(str(path))
 
@@ -303,14 +303,15 @@ def _broken_phonology(monkeypatch):
 
 
 def _broken_em(monkeypatch):
-    from strgm.models import em
+    from strgm.models import em_checkpoint
     from strgm.models.edit_model import PhonologyEditModel
 
     def raw(path):
         d = json.loads(Path(path).read_bytes())
-        return em.Checkpoint(PhonologyEditModel.from_dict(d["model"], path), d["trace"],
-                             d["iteration"], d.get("stop"), d.get("settings"))
-    monkeypatch.setattr(em, "load_checkpoint", raw)
+        return em_checkpoint.Checkpoint(PhonologyEditModel.from_dict(d["model"], path),
+                                        d["trace"], d["iteration"], d.get("stop"),
+                                        d.get("settings"))
+    monkeypatch.setattr(em_checkpoint, "load_checkpoint", raw)
 
 
 def _broken_beliefs(monkeypatch):

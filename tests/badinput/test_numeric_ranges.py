@@ -35,7 +35,8 @@ def test_model_weights_beyond_the_bound_are_refused(tmp_path, bad):
 
 def test_checkpoint_weights_beyond_the_bound_are_refused(tmp_path):
     """θ = 1e300 in an EM checkpoint used to resume into empty underlying forms."""
-    from strgm.models.em import Checkpoint, _write_checkpoint, load_checkpoint
+    from strgm.models.em_checkpoint import Checkpoint, load_checkpoint
+    from strgm.models.em_checkpoint import write_checkpoint as _write_checkpoint
 
     path = tmp_path / "ck.json"
     _write_checkpoint(str(path), Checkpoint(_model(), [], 0, None, {}))

@@ -163,7 +163,7 @@ def test_control_each_checkpoint_resumes_its_own_run(files, command, ck):
 
 
 def test_an_em_checkpoint_loader_names_a_phonology_model(tmp_path):
-    from strgm.models.em import load_checkpoint
+    from strgm.models.em_checkpoint import load_checkpoint
 
     p = tmp_path / "model.json"
     p.write_text('{"format": "strgm-phonology-v1", "alphabet": {}}')

@@ -30,7 +30,7 @@ import pytest
 
 from strgm.cli import main
 from strgm.inference.result import load_beliefs
-from strgm.models.em import load_checkpoint
+from strgm.models.em_checkpoint import load_checkpoint
 
 PARADIGM = "R1\tro\nR1 PAST\trod\nR2\tʃo\nR2 PAST\tʃod\nR3\tsim\nR3 PAST\tsimd\n"
 TINY = "R1\tro\nR1 PAST\trod\nR2\tʃo\nR2 PAST\tʃod\n"  # exact BP stays small

@@ -12,7 +12,8 @@ from strgm.datasets.paradigm import Paradigm
 from strgm.errors import InputError, OptionError
 from strgm.models import em
 from strgm.models.edit_model import PhonologyEditModel
-from strgm.models.em import load_checkpoint, train_phonology
+from strgm.models.em import train_phonology
+from strgm.models.em_checkpoint import load_checkpoint
 
 # single-morpheme words, exact BP: log-evidence is the exact marginal log-likelihood
 PAIRS = [(("A",), "ab"), (("B",), "ba"), (("C",), "aab"), (("D",), "b")]
