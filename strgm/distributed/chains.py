@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from strgm.chains.runner import map_chains
 from strgm.distributed.diagnostics import chain_summary, summary_line
 from strgm.distributed.pcfg_shards import decode_corpus, decode_grammar, encode_corpus, \
     encode_grammar
@@ -68,17 +69,6 @@ def trace_rows(cols: dict) -> list:
     """The rows of :func:`trace_columns`' columns."""
     keys = list(cols)
     return [dict(zip(keys, vals)) for vals in zip(*(cols[k].tolist() for k in keys))]
-
-
-def map_chains(pool, chain_task, problem: dict, tasks: list, key: str) -> list:
-    """One task per chain on ``pool`` (``chain_task(task, problem)``), ``problem``
-    scattered once and released after; the results in the order of ``tasks``. The one
-    runner of every learner's independent chains (PCFG, HMM, TSG)."""
-    shared = pool.scatter(problem)
-    try:
-        return pool.map(chain_task, tasks, shared, key=key)
-    finally:
-        pool.release(shared)
 
 
 def burned_in_summary(traces: list, quantity: str, burn_in: int) -> dict | None:

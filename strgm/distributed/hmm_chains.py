@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from strgm.distributed.chains import burned_in_summary, map_chains, trace_columns, trace_rows
+from strgm.chains.runner import map_chains
+from strgm.distributed.chains import burned_in_summary, trace_columns, trace_rows
 from strgm.validate import check_int
 
 __all__ = ["HMMChains", "QUANTITY", "chain_posterior", "run_hmm_chain", "run_hmm_chains",

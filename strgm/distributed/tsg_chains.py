@@ -20,7 +20,8 @@ worker dies is re-run from its seed with the same result.
 
 from __future__ import annotations
 
-from strgm.distributed.chains import burned_in_summary, map_chains
+from strgm.chains.runner import map_chains
+from strgm.distributed.chains import burned_in_summary
 from strgm.errors import StrgmError
 from strgm.validate import check_int
 

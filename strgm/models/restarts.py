@@ -22,6 +22,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from strgm.chains.runner import SerialPool, map_chains
 from strgm.datasets.paradigm import Paradigm
 from strgm.errors import OptionError
 from strgm.models.edit_model import PhonologyEditModel
@@ -45,11 +46,13 @@ def best_index(objectives: list) -> int:
 def train_with_restarts(paradigm: Paradigm, *, restarts: int = 1,
                         restart_scale: float = 0.3, restart_seed: int = 0,
                         model: Optional[PhonologyEditModel] = None, p_copy: float = P_COPY,
-                        report: Optional[Callable[[dict], None]] = None,
+                        report: Optional[Callable[[dict], None]] = None, pool=None,
                         **em_opts) -> TrainResult:
     """The best of ``restarts`` EM runs (module docstring); ``em_opts`` go to
-    :func:`~strgm.models.em.train_phonology`. The result's ``restart_objectives`` lists
-    every run's final objective, and ``restart`` the index of the one returned."""
+    :func:`~strgm.models.em.train_phonology`. The runs are the chains of
+    :func:`strgm.chains.runner.map_chains` on ``pool`` (default: here, one after the
+    other). The result's ``restart_objectives`` lists every run's final objective, and
+    ``restart`` the index of the one returned."""
     restarts = check_int("restarts", restarts, min=1)
     restart_scale = check_float("restart_scale", restart_scale, min=0)
     restart_seed = check_int("restart_seed", restart_seed, min=0)
@@ -65,15 +68,18 @@ def train_with_restarts(paradigm: Paradigm, *, restarts: int = 1,
     if model is None:
         model = PhonologyEditModel(em_opts.get("alphabet") or paradigm.alphabet()
                                    ).initial(p_copy)
-    runs, said = [], em_opts.get("progress")
-    for i in range(restarts):
+    said = em_opts.get("progress")
+
+    def restart(i: int, _problem) -> TrainResult:
         start = model if i == 0 else perturbed(model, restart_scale, [restart_seed, i])
-        tag = (lambda e, i=i: report(dict(e, restart=i))) if report else None
-        tell = (lambda msg, i=i: said(tagged(msg, f"restart {i} ({i + 1} of {restarts})"))
+        tag = (lambda e: report(dict(e, restart=i))) if report else None
+        tell = (lambda msg: said(tagged(msg, f"restart {i} ({i + 1} of {restarts})"))
                 ) if said else None
-        runs.append(train_phonology(paradigm, model=start, report=tag,
-                                    first_step=first if i == 0 else None,
-                                    **{**em_opts, "progress": tell}))
+        return train_phonology(paradigm, model=start, report=tag,
+                               first_step=first if i == 0 else None,
+                               **{**em_opts, "progress": tell})
+    runs = map_chains(pool or SerialPool(), restart, None, list(range(restarts)),
+                      "strgm-em-restart")
     finals = [r.trace[-1]["objective"] for r in runs]
     best = best_index(finals)
     return replace(runs[best], restart_objectives=finals, restart=best)

@@ -76,6 +76,36 @@ def test_restarts_keep_the_best_training_objective():
     assert np.array_equal(one.model.theta, again.model.theta) and one.restart == 0
 
 
+def test_restarts_run_as_chains_of_the_shared_runner():
+    """The restarts are the tasks of strgm.chains.runner.map_chains on the pool given:
+    a pool that runs them in reverse order and puts them back gives the same answer
+    as the serial one; a pool that drops the last task (control) changes the
+    restart objectives."""
+    from strgm.chains.runner import SerialPool
+    para = Paradigm.from_pairs(PAIRS)
+    kw = dict(method="bp", em_iters=1, l2=0.5, tol=0.0, model=_model().initial(0.9),
+              restarts=3, restart_scale=1.0, restart_seed=3)
+
+    class Reversed(SerialPool):
+        seen: list = []
+
+        def map(self, fn, items, *shared, key="strgm"):
+            self.seen.append(key)
+            return [fn(i, *shared) for i in reversed(items)][::-1]
+
+    class Dropping(SerialPool):
+        def map(self, fn, items, *shared, key="strgm"):
+            return [fn(i, *shared) for i in items[:-1]]
+    serial = train_with_restarts(para, **kw)
+    pool = Reversed()
+    pooled = train_with_restarts(para, pool=pool, **kw)
+    assert pool.seen == ["strgm-em-restart"]
+    assert pooled.restart_objectives == serial.restart_objectives
+    assert np.array_equal(pooled.model.theta, serial.model.theta)
+    assert train_with_restarts(para, pool=Dropping(), **kw).restart_objectives != \
+        serial.restart_objectives
+
+
 @pytest.mark.parametrize("kw,name", [({"restarts": 0}, "restarts"),
                                      ({"restart_scale": float("nan")}, "restart_scale"),
                                      ({"restarts": 2, "checkpoint": "ck.json"}, "restarts")])
