@@ -110,8 +110,20 @@ def test_every_context_distribution_sums_to_one(smoothing):
         assert p.sum() == pytest.approx(1.0, abs=1e-9), (f, ch)
 
 
-def test_unsmoothed_is_the_relative_frequency_of_the_finest_seen_context():
+def test_unsmoothed_is_the_relative_frequency_of_the_finest_context_that_saw_it():
     g = fit_lexicalized(TREES, "none", threshold=0)
+    # "slept" heads a VP over VBD: P(VBD | VP, VBD, slept) = 1.  An outcome the finest
+    # context never saw takes the first coarser context's frequency: NNP never heads an
+    # NP headed by an NN, only at the (NP) level; ADJP heads no VP at all: ε
+    p = np.exp(g.log_head([("VP", "VBD", "VBD", "slept"), ("NP", "NNP", "NN", "dog"),
+                           ("VP", "ADJP", "VBD", "slept")]))
+    assert p[0] == 1.0
+    heads = {o for t in TREES for f, _, o in tree_events(lexicalize(t)) if f == "head"}
+    np_heads = Counter(o for t in TREES for f, c, o in tree_events(lexicalize(t))
+                       if f == "head" and c[-1] == ("h", "NP"))
+    assert p[1] == pytest.approx(np_heads["NNP"] / sum(np_heads.values()))
+    assert 0 < p[1] < 1
+    assert p[2] == pytest.approx(1 / len(heads))
     # "saw" heads a VP twice: NP (tree 2), and NP then PP (tree 3)
     p = np.exp(g.log_mod([(RIGHT, True, "VP", "VBD", "VBD", "saw", "NP", "NN", "dog"),
                           (RIGHT, False, "VP", "VBD", "VBD", "saw", "PP", "IN", "with"),

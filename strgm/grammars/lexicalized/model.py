@@ -7,8 +7,11 @@ lexicalises them (:mod:`~strgm.grammars.lexicalized.heads`), counts their events
 its backoff chain by one of (Dawson 2015, "How should we choose λs?" to "A true HDP
 model"):
 
-* ``"none"``: relative frequency in the finest context seen in training, backing off only
-  when a context is unseen (an outcome unseen in a seen context has probability 0);
+* ``"none"``: no smoothing: the relative frequency of the outcome in the finest context
+  of its chain that saw it (ε when none did; :func:`~strgm.grammars.lexicalized.tables.
+  strict_backoff`).  No mass is taken from seen outcomes, so this is a score, not a
+  distribution (a context's scores can sum to more than 1), but every tree gets a
+  positive score and can be parsed;
 * ``"collins"``: π_u = λ_u p̂_u + (1 − λ_u) π_parent(u), λ_u = c_u / (c_u + b u_u), with
   pooled counts c and diversities u (Collins 2003 §7.1);
 * ``"hdp"``: the hierarchical Dirichlet process predictive (eq. 59, λ_u = m_u / (m_u +
@@ -32,7 +35,7 @@ from strgm.grammars.lexicalized.events import head_chain, mod_chain, top_chain, 
 from strgm.grammars.lexicalized.heads import lexicalize
 from strgm.grammars.lexicalized.scorer import STOP
 from strgm.grammars.lexicalized.tables import EventTables, backoff_predictive, \
-    build_tables
+    build_tables, strict_backoff
 from strgm.grammars.smoothing.hdp import ALPHA0, PRIOR, Seating, sample_alpha
 from strgm.grammars.unknown_words import is_signature, known_words, signature, \
     word_counts
@@ -79,8 +82,11 @@ class LexicalizedGrammar:
 
     def _logp(self, chains, outcomes, family: str) -> np.ndarray:
         nodes, cells = self.tables.locate(chains, outcomes)
-        pi = backoff_predictive(nodes, cells, self.tables.family_size[family],
-                                self.cell_count, self.node_total, self.node_conc)
+        size = self.tables.family_size[family]
+        pi = strict_backoff(nodes, cells, size, self.cell_count, self.node_total) \
+            if self.smoothing == "none" else \
+            backoff_predictive(nodes, cells, size, self.cell_count, self.node_total,
+                               self.node_conc)
         with np.errstate(divide="ignore"):
             return np.log(pi.mean(axis=0))
 

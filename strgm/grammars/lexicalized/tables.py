@@ -22,7 +22,8 @@ import numpy as np
 from strgm.grammars.lexicalized.events import level_of
 from strgm.grammars.smoothing.hierarchy import Hierarchy
 
-__all__ = ["EventTables", "build_tables", "backoff_predictive", "FAMILY_OF_KIND"]
+__all__ = ["EventTables", "build_tables", "backoff_predictive", "strict_backoff",
+           "FAMILY_OF_KIND"]
 
 #: the family of a key's kind
 FAMILY_OF_KIND = {"h": "head", "m": "mod", "w": "word", "wt": "word", "tw": "word",
@@ -131,4 +132,19 @@ def backoff_predictive(nodes, cells, size, cell_count, node_total, node_conc) ->
         c = np.where(cc >= 0, cell_count[:, np.maximum(cc, 0)], 0.0)
         a = node_conc[:, u]
         pi[:, on] = (c + a * pi[:, on]) / (node_total[:, u] + a)
+    return pi
+
+
+def strict_backoff(nodes, cells, size, cell_count, node_total) -> np.ndarray:
+    """The unsmoothed score of every query: the relative frequency c_u(o) / c_u in the
+    finest key u of its chain that saw the outcome, 1/``size`` when none did.  No mass
+    is moved between outcomes, so a context's scores sum to more than 1 when it backs
+    off for some outcome (a score, not a distribution).  Shapes and cost as
+    :func:`backoff_predictive`."""
+    n_states = cell_count.shape[0]
+    pi = np.broadcast_to(1.0 / np.asarray(size, dtype=float), (n_states, len(nodes))).copy()
+    for d in range(nodes.shape[1] - 1, -1, -1):
+        on = (nodes[:, d] >= 0) & (cells[:, d] >= 0)
+        if on.any():
+            pi[:, on] = cell_count[:, cells[on, d]] / node_total[:, nodes[on, d]]
     return pi
