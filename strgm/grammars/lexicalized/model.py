@@ -36,7 +36,7 @@ from strgm.grammars.lexicalized.heads import lexicalize
 from strgm.grammars.lexicalized.scorer import STOP
 from strgm.grammars.lexicalized.tables import EventTables, backoff_predictive, \
     build_tables, strict_backoff
-from strgm.grammars.smoothing.hdp import ALPHA0, PRIOR, Seating, sample_alpha
+from strgm.grammars.smoothing.hdp import gibbs_sweeps
 from strgm.grammars.unknown_words import is_signature, known_words, signature, \
     word_counts
 from strgm.validate import check_choice, check_float, check_int
@@ -146,24 +146,16 @@ def _training(trees, threshold: int) -> tuple:
     return known, tagdict, events
 
 
-def hdp_states(tables: EventTables, iters: int, seed: int, keep: int,
-               prior=PRIOR, alpha0: float = ALPHA0) -> tuple:
+def hdp_states(tables: EventTables, iters: int, seed: int, keep: int) -> tuple:
     """(states, trace): ``keep`` samples spaced evenly over the second half of ``iters``
-    Gibbs sweeps of the Chinese restaurant franchise, each sweep followed by one
-    auxiliary-variable step of every level's α (:func:`~strgm.grammars.smoothing.hdp.
-    sample_alpha`); a state is (customers per cell, per node, α per node)."""
-    rng = np.random.default_rng(seed)
+    Gibbs sweeps of the Chinese restaurant franchise and its concentrations
+    (:func:`strgm.grammars.smoothing.hdp.gibbs_sweeps`); a state is (customers per
+    cell, per node, α per node)."""
     h = tables.hierarchy()
-    s = Seating(h, alpha0)
-    s.sweep(int(rng.integers(2**31)), init=True)
     burn = iters // 2
     at = set(np.linspace(burn, iters - 1, min(keep, iters - burn)).round().astype(int))
     cells, totals, conc, trace = [], [], [], {"alpha": [], "tables": []}
-    for it in range(iters):
-        s.sweep(int(rng.integers(2**31)))
-        for k in range(len(h.levels)):
-            on = (h.node_level == k) & (s.ncust > 0)
-            s.alpha[k] = sample_alpha(s.alpha[k], s.ncust[on], s.ntables[on], rng, prior)
+    for it, s in gibbs_sweeps(h, iters, seed):
         trace["alpha"].append(s.alpha.tolist())
         trace["tables"].append(int(s.ntables.sum()))
         if it in at:

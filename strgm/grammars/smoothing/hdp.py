@@ -47,7 +47,7 @@ from strgm.grammars.smoothing.hierarchy import Hierarchy, chain_predictive
 from strgm.validate import check_float, check_int
 from strgm.compiled import njit
 
-__all__ = ["Seating", "sample_alpha", "run_hdp", "PRIOR", "ALPHA0"]
+__all__ = ["Seating", "sample_alpha", "gibbs_sweeps", "run_hdp", "PRIOR", "ALPHA0"]
 
 #: Default Gamma(shape, rate) prior of every α_K.
 PRIOR = (1.0, 1.0)
@@ -186,27 +186,34 @@ def sample_alpha(alpha: float, n: np.ndarray, m: np.ndarray, rng, prior=PRIOR,
     return float(alpha)
 
 
-def run_hdp(h: Hierarchy, iters: int = 200, seed: int = 0, burn: int | None = None,
-            prior=PRIOR, alpha0: float = ALPHA0) -> tuple:
-    """(mean predictive of every candidate pair over the sweeps after ``burn``
-    (default iters // 2), trace dict): initial sequential seating with every α_K =
-    ``alpha0``, then ``iters`` sweeps, each followed by one α step per level.
-    Deterministic in ``seed``.  O(iters × customers × depth)."""
-    iters = check_int("iters", iters, min=1)
-    seed = check_int("seed", seed, min=0)
-    check_float("prior shape", prior[0], min=0, min_open=True)
-    check_float("prior rate", prior[1], min=0, min_open=True)
-    burn = iters // 2 if burn is None else check_int("burn", burn, min=0, max=iters - 1)
+def gibbs_sweeps(h: Hierarchy, iters: int, seed: int, prior=PRIOR, alpha0: float = ALPHA0):
+    """The Gibbs chain of the franchise on ``h``: initial sequential seating with every
+    α_K = ``alpha0``, then ``iters`` sweeps, each followed by one α step per level.
+    Yields ``(sweep index, seating)`` after every sweep (the seating is updated in place:
+    copy what is kept).  Deterministic in ``seed``.  O(iters × customers × depth)."""
     rng = np.random.default_rng(seed)
     s = Seating(h, alpha0)
     s.sweep(int(rng.integers(2**31)), init=True)
-    total = np.zeros(len(h.pair_lhs))
-    trace = {"alpha": [], "tables": []}
     for it in range(iters):
         s.sweep(int(rng.integers(2**31)))
         for k in range(len(h.levels)):
             on = (h.node_level == k) & (s.ncust > 0)
             s.alpha[k] = sample_alpha(s.alpha[k], s.ncust[on], s.ntables[on], rng, prior)
+        yield it, s
+
+
+def run_hdp(h: Hierarchy, iters: int = 200, seed: int = 0, burn: int | None = None,
+            prior=PRIOR, alpha0: float = ALPHA0) -> tuple:
+    """(mean predictive of every candidate pair over the sweeps after ``burn``
+    (default iters // 2), trace dict) of :func:`gibbs_sweeps`."""
+    iters = check_int("iters", iters, min=1)
+    seed = check_int("seed", seed, min=0)
+    check_float("prior shape", prior[0], min=0, min_open=True)
+    check_float("prior rate", prior[1], min=0, min_open=True)
+    burn = iters // 2 if burn is None else check_int("burn", burn, min=0, max=iters - 1)
+    total = np.zeros(len(h.pair_lhs))
+    trace = {"alpha": [], "tables": []}
+    for it, s in gibbs_sweeps(h, iters, seed, prior, alpha0):
         trace["alpha"].append(s.alpha.tolist())
         trace["tables"].append(int(s.ntables.sum()))
         if it >= burn:
