@@ -2,6 +2,7 @@
 
     strgm tsg train TREES... --save MODEL [--sampler blocked|local] [--init minimal|maximal]
                     [--iters N] [--seed S] [--alpha A] [--s S] [--fixed-hyper]
+                    [--process dp|py] [--discount D]
                     [--markov H|none] [--unk-threshold K] [--chains K]
                     [--scheduler local[:N]|ADDRESS] [--checkpoint PATH]
                     [--checkpoint-every K] [--resume PATH] [--trace-json PATH] [--quiet]
@@ -14,9 +15,14 @@
 replaces words seen at most ``--unk-threshold`` times by word-shape signatures, binarises
 with horizontal Markovisation ``--markov`` and runs the DP-TSG sampler (blocked MH with
 the grammar transform, or the local Gibbs sampler) for ``--iters`` sweeps in all, resumed
-or not, resampling α_c and s_c every sweep unless ``--fixed-hyper``.  One progress line
-per sweep (training log-likelihood log P(derivations | α, s), MH acceptance) goes to
-stderr.  ``--save`` writes the model (trees, last state, preparation) atomically.
+or not, resampling α_c and s_c every sweep unless ``--fixed-hyper``.  ``--process py``
+makes every label's distribution over elementary trees a Pitman–Yor process
+(Cohn, Blunsom & Goldwater 2010, JMLR) with discounts d_c starting at ``--discount``
+and slice-sampled with α_c (:mod:`strgm.grammars.tsg.pitman_yor`); the discounts and the
+seating are saved in the model, the trace rows carry ``mean_discount`` and the summary
+line the discounts' range.  One progress line per sweep (training log-likelihood
+log P(derivations | α, s), for PY log P(derivations, seating | α, d, s), MH acceptance)
+goes to stderr.  ``--save`` writes the model (trees, last state, preparation) atomically.
 ``--chains K`` runs K independent chains (seeds S .. S+K−1; with ``--scheduler`` on Dask
 workers), prints the split R-hat and effective sample size of the log-likelihood over the
 second half of the sweeps, writes every chain's trace to ``--trace-json`` (rows carry
@@ -79,7 +85,13 @@ def add_subparser(subparsers) -> None:
                    help="initial DP concentration α_c of every label (default 1)")
     t.add_argument("--s", type=float_arg(min=0, max=1, min_open=True, max_open=True),
                    default=0.5, help="initial stop probability s_c (default 0.5)")
-    t.add_argument("--fixed-hyper", action="store_true", help="keep α and s fixed")
+    t.add_argument("--fixed-hyper", action="store_true", help="keep α and s (and d) fixed")
+    t.add_argument("--process", choices=("dp", "py"), default="dp",
+                   help="dp: Dirichlet process per label; py: Pitman–Yor process "
+                        "(default: %(default)s)")
+    t.add_argument("--discount", type=float_arg(min=0, max=1, max_open=True), default=0.5,
+                   help="initial Pitman–Yor discount d_c of every label (--process py; "
+                        "default 0.5)")
     t.add_argument("--markov", type=markov_arg, default=TSG_MARKOV,
                    help="horizontal Markovisation of the binarisation (default %(default)s)")
     t.add_argument("--unk-threshold", type=int_arg(min=0), default=1,
@@ -134,9 +146,12 @@ def _add_parsing(sub) -> None:
 
 def _settings(args) -> dict:
     """The options that shape the chain; a resumed run must repeat them."""
-    return {"--sampler": args.sampler, "--init": args.init, "--seed": args.seed,
-            "--alpha": args.alpha, "--s": args.s, "--fixed-hyper": bool(args.fixed_hyper),
-            "--markov": args.markov, "--unk-threshold": args.unk_threshold}
+    out = {"--sampler": args.sampler, "--init": args.init, "--seed": args.seed,
+           "--alpha": args.alpha, "--s": args.s, "--fixed-hyper": bool(args.fixed_hyper),
+           "--markov": args.markov, "--unk-threshold": args.unk_threshold}
+    if args.process == "py":  # absent for DP, as in checkpoints made before PY existed
+        out.update({"--process": "py", "--discount": args.discount})
+    return out
 
 
 def _start(args, kernel):
@@ -161,9 +176,10 @@ def _start(args, kernel):
 
 
 def _describe(state, row) -> str:
-    acc = row.get("acceptance")
+    acc, disc = row.get("acceptance"), row.get("mean_discount")
     return (f"sweep {row['iteration']}: log-likelihood {row['log_likelihood']:.1f}, "
-            f"{row['ets']} ETs" + ("" if acc is None else f", acceptance {acc:.3f}"))
+            f"{row['ets']} ETs" + ("" if acc is None else f", acceptance {acc:.3f}")
+            + ("" if disc is None else f", mean discount {disc:.3f}"))
 
 
 def _train(args) -> int:
@@ -181,10 +197,14 @@ def _train(args) -> int:
                         [(str(f), "a tree file") for f in tree_files(args.trees)]
                         + [(args.resume, resumed)], [("--checkpoint", resumed)])
     spec = check_chains_options(args)
+    if args.process == "py" and (args.chains > 1 or spec is not None):
+        raise OptionError("--process", "py", "runs one chain in this process (no "
+                          "--chains or --scheduler)")
     trees, prepare = prepare_trees(read_clean_trees(args.trees), args.unk_threshold,
                                    args.markov)
     cls = BlockedMHTSG if args.sampler == "blocked" else LocalGibbsTSG
-    kernel = cls(trees, alpha=args.alpha, s=args.s, resample_hyper=not args.fixed_hyper)
+    kernel = cls(trees, alpha=args.alpha, s=args.s, resample_hyper=not args.fixed_hyper,
+                 process=args.process, discount=args.discount)
     t0 = time.perf_counter()
     chains = args.chains > 1 or spec is not None
     state = None if chains else _start(args, kernel)  # a checkpoint checked first
@@ -209,9 +229,22 @@ def _train(args) -> int:
                      if args.checkpoint and os.path.exists(args.checkpoint) else None)
     last = state.trace[-1] if state.trace else {}
     print(f"{len(trees)} trees, {state.iteration} sweeps ({time.perf_counter() - t0:.1f} s "
-          f"this run), log-likelihood {last.get('log_likelihood', float('nan')):.1f}; "
-          f"model written to {args.save}", file=sys.stderr)
+          f"this run), log-likelihood {last.get('log_likelihood', float('nan')):.1f}"
+          f"{_discounts(state, kernel)}; model written to {args.save}", file=sys.stderr)
     return 0
+
+
+def _discounts(state, kernel) -> str:
+    """The summary's note on a PY chain's discounts d_c: their range and those of the
+    three labels with most sites ("" for a DP chain)."""
+    if state.process != "py":
+        return ""
+    import numpy as np
+
+    d, t = np.asarray(state.discount), kernel.table
+    n = np.bincount(t.lab[np.asarray(state.site, dtype=bool)], minlength=t.n_labels)
+    top = ", ".join(f"{t.labels[c]} {d[c]:.2f}" for c in np.argsort(-n, kind="stable")[:3])
+    return f", discounts d_c {d.min():.2f}..{d.max():.2f} ({top})"
 
 
 def plan_text(args, n_trees: int, spec) -> str:
@@ -222,8 +255,9 @@ def plan_text(args, n_trees: int, spec) -> str:
         chains = f"{args.chains} chain(s) on {spec.describe()}"
     resumed = f", resuming {args.resume}" if args.resume else ""
     hyper = "fixed" if args.fixed_hyper else "resampled every sweep"
-    return (f"strgm tsg train: DP-TSG on {n_trees} trees, {args.sampler} sampler from "
-            f"{args.init} derivations, {args.iters} sweeps in all{resumed} (α and s "
+    model, params = ("PY-TSG", "α, d and s") if args.process == "py" else ("DP-TSG", "α and s")
+    return (f"strgm tsg train: {model} on {n_trees} trees, {args.sampler} sampler from "
+            f"{args.init} derivations, {args.iters} sweeps in all{resumed} ({params} "
             f"{hyper}), {chains}")
 
 
@@ -324,6 +358,6 @@ def _show(args) -> int:
 
     model = load_model(args.model)
     print("count\telementary tree")
-    for n, et in elementary_trees(model.state, model.kernel)[:args.top]:
+    for n, et in elementary_trees(model.trained, model.sampler)[:args.top]:
         print(f"{n}\t{et}")
     return 0

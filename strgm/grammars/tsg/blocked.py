@@ -24,6 +24,31 @@ For each tree t_i, in a random order per sweep:
 
 Cost per tree O(Σ_v (1 + |M(v_1)|)·min(|M(v_2)| + 1, |index|)) dictionary operations, M(v)
 the fragments matching at v: linear in the tree size when few fragments match.
+
+**Pitman–Yor** (``process="py"``, :mod:`.pitman_yor`). The chain's state is the
+derivations and the labelled seating; the move for tree t_i is an independence MH step
+on (d, s) = (t_i's derivation, the tables of its customers) given everything else:
+
+1. t_i's customers e_1..e_m (its sites in preorder) leave their tables, last first;
+   leaving, each records W(d, s) = Σ_j log P_PY(e_j | rest, e_1..e_{j−1} at their tables)
+   (P_PY the predictive (n_e − d K_e + (α + d K_c) P0(e)) / (n_c + α));
+2. the proposal d' is drawn from the Table 1 transform of the PY MAP grammar at the
+   rest: c → sign(e) weighs n⁻_e − d_c K⁻_e and c → c' weighs α_c + d_c K⁻_c, both over
+   n⁻_c + α_c (:func:`constrained_inside` with ``cnt``/``bridge``), so q(d') ∝
+   Π_{e ∈ d'} P_PY(e | rest);
+3. d''s customers are seated one after another, each at a table drawn from the seating
+   rule given its ET (∝ m_t − d_c, new ∝ (α_c + d_c K_c) P0(e)): the proposal of s' is
+   q(s' | d') = Π_j w_j(s'_j) / (n_{e_j} − d K_{e_j} + (α + d K_c) P0(e_j)) (counts
+   including the earlier new customers), and P(d', s' | rest) / q(s' | d') =
+   exp W(d', s'), the same product of sequential predictives along the drawn seats;
+4. accept with probability min{1, exp(W(d', s') − W(d, s)) q(d) / q(d')}; a rejection
+   removes the new customers and puts the old ones back at their own tables.
+
+This is exact MH for the joint of derivations and seating (the seating-level analogue
+of importance-weighting the seats, as in the restricted collapsed draw of Makino et al.
+2011), hence exact for the derivations with the seatings summed out. The step is taken
+even when d' = d (it then re-seats t_i's customers). ``correction=False`` accepts every
+proposal (a negative control).
 """
 
 from __future__ import annotations
@@ -97,15 +122,19 @@ def map_log_prob(counts, ets, alpha, la) -> float:
                math.log(ncat[lab[f]] + alpha[lab[f]]) for f in ets)
 
 
-def constrained_inside(counts, i: int, alpha, s):
+def constrained_inside(counts, i: int, alpha, s, cnt=None, bridge=None):
     """DP kernel: the tree-constrained inside pass of the module docstring over tree i
     (whose ETs must already be removed). Returns (log Z, Ip, M) with, per node j of the
-    tree (0 = root), Ip[j] = I'(v)/I(v) and M[j] = [(f, S(f, v)/I(v)), ...]."""
+    tree (0 = root), Ip[j] = I'(v)/I(v) and M[j] = [(f, S(f, v)/I(v)), ...]. ``cnt``
+    (anything with ``get(f, 0)``) and ``bridge`` (per label) replace the numerators n⁻_f
+    and α_c of c → sign(f) and c → c' (the PY MAP grammar); denominators stay n⁻_c + α_c."""
     t, fr = counts.table, counts.frags
+    cnt = counts.cnt if cnt is None else cnt
+    bridge = alpha if bridge is None else bridge
     lo, hi = int(t.starts[i]), int(t.starts[i + 1])
     rule, c1, c2, lab = t.rule_l, t.c1_l, t.c2_l, t.lab_l
     rule_p, kids = t.rule_p, t.rule_kids
-    ids, index, ref, cnt, ncat = fr.ids, fr.index, counts.ref, counts.cnt, counts.ncat
+    ids, index, ref, ncat = fr.ids, fr.index, counts.ref, counts.ncat
     n = hi - lo
     Ip, M = [0.0] * n, [None] * n
     logz = 0.0
@@ -144,7 +173,7 @@ def constrained_inside(counts, i: int, alpha, s):
                             m.append((f, wa * wb))
         c = lab[v]
         den = ncat[c] + alpha[c]
-        z = alpha[c] * ip / den
+        z = bridge[c] * ip / den
         for f, w in m:
             k = cnt.get(f, 0)
             if k > 0:
@@ -155,13 +184,15 @@ def constrained_inside(counts, i: int, alpha, s):
     return logz, Ip, M
 
 
-def sample_sites(counts, i: int, alpha, s, Ip, M, rng) -> list:
+def sample_sites(counts, i: int, alpha, s, Ip, M, rng, cnt=None, bridge=None) -> list:
     """A derivation of tree i drawn top-down from the constrained chart: its indicators
-    (a 0/1 list over the tree's nodes, 1 at the root)."""
+    (a 0/1 list over the tree's nodes, 1 at the root); ``cnt`` and ``bridge`` as in
+    :func:`constrained_inside`."""
     t = counts.table
     lo = int(t.starts[i])
-    c1, c2, lab, cnt, ncat = t.c1_l, t.c2_l, t.lab_l, \
-        counts.cnt, counts.ncat
+    c1, c2, lab, ncat = t.c1_l, t.c2_l, t.lab_l, counts.ncat
+    cnt = counts.cnt if cnt is None else cnt
+    bridge = alpha if bridge is None else bridge
     fr = counts.frags
     site = [0] * (int(t.starts[i + 1]) - lo)
     stack = [(lo, -1)]  # (node, mode): -1 site, -2 base (c'), f >= 0 signed fragment f
@@ -170,7 +201,7 @@ def sample_sites(counts, i: int, alpha, s, Ip, M, rng) -> list:
         j = v - lo
         if mode == -1:
             site[j] = 1
-            mode = _choose_site(v, j, alpha, Ip, M, cnt, ncat, lab, rng)
+            mode = _choose_site(v, j, bridge, Ip, M, cnt, ncat, lab, rng)
         a, b = c1[v], c2[v]
         if a < 0:
             continue
@@ -223,6 +254,8 @@ class BlockedMHTSG(TSGKernel):
         self.correction = bool(correction)
 
     def sample(self, state: TSGState) -> TSGState:
+        if self.process == "py":
+            return self._sample_py(state)
         rng, alpha, s, counts = self._start(state)
         alpha_l, s_l = [float(x) for x in alpha], [float(x) for x in s]
         la = [math.log(x) for x in alpha_l]
@@ -251,5 +284,42 @@ class BlockedMHTSG(TSGKernel):
             if ok:
                 counts.site[lo:hi] = bytes(new_site)
                 counts.below[lo:hi] = new_below
+        add_tree(counts, i)
+        return int(ok)
+
+    def _sample_py(self, state: TSGState) -> TSGState:
+        """One PY sweep: every tree's joint (derivation, seating) MH step of the module
+        docstring, in a random order."""
+        rng, alpha, s, counts, rest = self._start_py(state)
+        alpha_l, s_l = [float(x) for x in alpha], [float(x) for x in s]
+        acc = prop = 0
+        for i in rng.permutation(self.table.n_trees).tolist():
+            prop += 1
+            acc += self._update_tree_py(counts, rest, i, alpha_l, s_l, rng)
+        return self._finish(state, rng, alpha, s, counts, acc, prop, rest)
+
+    def _update_tree_py(self, counts, rest, i, alpha, s, rng) -> int:
+        """Steps 1–4 of the module docstring's Pitman–Yor move for tree i."""
+        t = self.table
+        lo, hi = int(t.starts[i]), int(t.starts[i + 1])
+        old_nodes = [v for v in range(lo, hi) if counts.site[v]]
+        old = [counts.below[v] for v in old_nodes]
+        remove_tree(counts, i)
+        w_old, undo = rest.unseat_seq(old_nodes)
+        eff, bridge = rest.map_weights()
+        _, Ip, M = constrained_inside(counts, i, alpha, s, eff, bridge)
+        new_site = sample_sites(counts, i, alpha, s, Ip, M, rng, eff, bridge)
+        new, new_below = tree_ets(counts, i, new_site)
+        log_q = 0.0 if new == old else \
+            sum(rest.log_pred(f) for f in new) - sum(rest.log_pred(f) for f in old)
+        new_nodes = [lo + j for j, x in enumerate(new_site) if x]
+        lr = rest.seat_seq(new_nodes, new, rng) - w_old - log_q
+        ok = not self.correction or lr >= 0 or rng.random() < math.exp(lr)
+        if ok:
+            counts.site[lo:hi] = bytes(new_site)
+            counts.below[lo:hi] = new_below
+        else:
+            rest.unseat_seq(new_nodes)
+            rest.reseat(undo)
         add_tree(counts, i)
         return int(ok)

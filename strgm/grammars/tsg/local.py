@@ -14,6 +14,20 @@ containing v removed), eq. (1) applied sequentially gives
 (the second ET sees the first's increment). Cost per node O(d) dictionary operations,
 d = depth of v below r (the fragment ids of the alternative ET, e_m or e_s, are
 recomputed along the path; the current one is known).
+
+**Pitman–Yor** (``process="py"``, :mod:`.pitman_yor`): exact Gibbs on the joint of x_v
+and the tables of the customers at r (and at v) given all other customers and their
+tables. Those customers leave their tables; with P(e) the PY predictive
+(n_e − d K_e + (α + d K_c) P0(e)) / (n_c + α) at the rest,
+
+    P(x_v = 0) ∝ P(e_m)
+    P(x_v = 1) ∝ [(n_{e_s} − d_c K_{e_s}) P(e_v | e_s joined a table)
+                  + (α_c + d_c K_c) P0(e_s) P(e_v | e_s opened a table)] / (n_c + α_c)
+
+(the seat of e_s summed out: it changes n, K_{e_v}, K_{c_v}, n_{c_v} for e_v only
+through whether it opened a table). Then the seats: e_m, or e_s with the new-table odds
+tilted by P(e_v | opened) / P(e_v | joined) and then e_v, each at a table drawn from the
+seating rule (existing ∝ m_t − d, new ∝ (α + d K_c) P0). O(d + K_e) per node.
 """
 
 from __future__ import annotations
@@ -35,6 +49,8 @@ class LocalGibbsTSG(TSGKernel):
     kind = "tsg-local"
 
     def sample(self, state: TSGState) -> TSGState:
+        if self.process == "py":
+            return self._sample_py(state)
         rng, alpha, s, counts = self._start(state)
         t = self.table
         order = t.inner[rng.permutation(len(t.inner))].tolist()
@@ -95,3 +111,68 @@ class LocalGibbsTSG(TSGKernel):
                 site[v] = now
                 for q, f in zip(path, alt):
                     below[q] = f
+
+    def _sample_py(self, state: TSGState) -> TSGState:
+        """One PY sweep over every non-root node in a random order (module docstring)."""
+        rng, alpha, s, counts, rest = self._start_py(state)
+        t = self.table
+        order = t.inner[rng.permutation(len(t.inner))].tolist()
+        us = rng.random((len(order), 3)).tolist()
+        for v, u in zip(order, us):
+            self._update_py(counts, rest, v, u)
+        return self._finish(state, rng, alpha, s, counts, rest=rest)
+
+    def _update_py(self, counts, rest, v: int, u) -> None:
+        """The PY Gibbs update of x_v and its customers' tables, with uniforms ``u``."""
+        site, below, cnt, ncat, lab = counts.site, counts.below, counts.cnt, counts.ncat, \
+            self.table.lab_l
+        was = site[v]
+        p, path, alt = _alternative(self.table, counts, v)
+        ks, km = (below[p], alt[-1]) if was else (alt[-1], below[p])
+        c, cv, ev = lab[p], lab[v], below[v]
+        rest.leave(p)
+        if was:
+            rest.leave(v)
+            cnt[ks] -= 1
+            cnt[ev] -= 1
+            ncat[cv] -= 1
+        else:
+            cnt[km] -= 1
+        same, samec = int(ev == ks), int(cv == c)
+        lj = rest.log_pred(ev, dn=same, dnc=samec)
+        ln = rest.log_pred(ev, dn=same, dk=same, dkc=samec, dnc=samec)
+        now = 1 if self._choose(rest.log_pair(ks, lj, ln), rest.log_pred(km), u[0]) else 0
+        if now:
+            rest.join(p, ks, rest.choose(ks, u[1], ln - lj))
+            rest.join(v, ev, rest.choose(ev, u[2]))
+            cnt[ks] = cnt.get(ks, 0) + 1
+            cnt[ev] = cnt.get(ev, 0) + 1
+            ncat[cv] += 1
+        else:
+            rest.join(p, km, rest.choose(km, u[1]))
+            cnt[km] = cnt.get(km, 0) + 1
+        if now != was:
+            site[v] = now
+            for q, f in zip(path, alt):
+                below[q] = f
+
+
+def _alternative(t, counts, v: int) -> tuple:
+    """(r, path, alt): v's nearest site ancestor r, the nodes from v's parent up to r and
+    their fragment ids with x_v flipped (interned; alt[-1] is the flipped ET at r)."""
+    parent, c1, c2, rule = t.parent_l, t.c1_l, t.c2_l, t.rule_l
+    site, below, get = counts.site, counts.below, counts.frags.get
+    k, child, p = (below[v] if site[v] else -1), v, parent[v]
+    path, alt = [], []
+    while True:
+        a = c1[p]
+        if a == child:
+            b = c2[p]
+            k = get(rule[p], k, -2 if b < 0 else (-1 if site[b] else below[b]))
+        else:
+            k = get(rule[p], -1 if site[a] else below[a], k)
+        path.append(p)
+        alt.append(k)
+        if site[p]:
+            return p, path, alt
+        child, p = p, parent[p]

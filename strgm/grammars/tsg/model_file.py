@@ -14,6 +14,12 @@ the file holds exactly those: strict JSON, written atomically,
 
 (``.npz`` gives the same JSON compressed).  Loading checks the format, re-reads the trees
 (one-line errors name the file and the tree) and checks that the state belongs to them.
+
+A Pitman–Yor model (``state.process == "py"``, its discounts and seating in the state) is
+read by the parser and the factor through its DP reading (:func:`.pitman_yor.map_view`):
+``model.kernel`` / ``model.state`` are then the view, whose MAP grammar and first-order
+predictive are the PY ones, and ``model.sampler`` / ``model.trained`` the trained sampler
+and state (what the file holds and ``tsg show`` counts).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from strgm.chains.codec import get_field, load_json_state, save_json_state
 from strgm.grammars.ptb import parse_trees
 from strgm.grammars.tsg.blocked import BlockedMHTSG
 from strgm.grammars.tsg.local import LocalGibbsTSG
+from strgm.grammars.tsg.pitman_yor import map_view
 from strgm.grammars.tsg.state import TSGState, check_tsg_state
 from strgm.grammars.unknown_words import is_signature, map_sentence, replace_rare
 from strgm.validate import check_int
@@ -51,11 +58,14 @@ def prepare_trees(trees, unk_threshold: int = 1, horizontal: int | None = 1) -> 
 
 class TSGModel:
     """A kernel over the prepared training trees, its state and the preparation settings
-    (``prepare``: a JSON-ready dict, as :func:`prepare_trees` returns)."""
+    (``prepare``: a JSON-ready dict, as :func:`prepare_trees` returns); for a PY state
+    ``kernel``/``state`` become its DP reading (module docstring)."""
 
     def __init__(self, kernel, state: TSGState, prepare: dict):
         check_tsg_state(kernel, state)
-        self.kernel, self.state, self.prepare = kernel, state, dict(prepare)
+        self.sampler, self.trained, self.prepare = kernel, state, dict(prepare)
+        self.kernel, self.state = (kernel, state) if state.process == "dp" else \
+            map_view(kernel, state)
         words = {w for w in kernel.table.rule_word if w is not None}
         self.terminals = frozenset(words)
         self.known = frozenset(w for w in words if not is_signature(w))
@@ -83,7 +93,7 @@ class TSGModel:
     def to_dict(self) -> dict:
         return {"format": MODEL_FORMAT, "version": 1, "prepare": self.prepare,
                 "trees": [tree_to_str(t) for t in self.kernel.table.trees],
-                "state": self.state.to_dict()}
+                "state": self.trained.to_dict()}
 
     @classmethod
     def from_dict(cls, d) -> "TSGModel":
@@ -104,7 +114,7 @@ class TSGModel:
                 raise InputError(f"field 'trees': entry {i} holds {len(got)} trees, not 1")
             trees.append(got[0])
         state = TSGState.from_dict(get_field(d, "state", dict))
-        kernel = _KERNELS[state.kind](trees)  # α, s: the state's
+        kernel = _KERNELS[state.kind](trees, process=state.process)  # α, s, d: the state's
         try:
             return cls(kernel, state, prepare)
         except InputError as e:

@@ -1,9 +1,12 @@
-"""The complete state of a DP-TSG chain, and its checkpoint files.
+"""The complete state of a DP-TSG (or PY-TSG) chain, and its checkpoint files.
 
 A :class:`TSGState` holds what the next sweep and the output depend on: the substitution
 indicators of every node (one flat 0/1 array in the corpus's global preorder, 1 at every
 root), α_c and s_c per label, the RNG state, the iteration, the acceptance counters and the
 trace rows (no wall-clock time, so a resumed chain's trace equals an uninterrupted one's).
+A Pitman–Yor chain (``process="py"``, :mod:`.pitman_yor`) also holds the discounts d_c
+and its seating, one table id per site in node order (renumbered by first appearance);
+a DP chain's files carry neither field, as before.
 The ET counts are a function of the indicators; ``counts`` is an in-memory cache of them
 (an :class:`~strgm.grammars.tsg.fragments.ETCounts`, rebuilt by the kernels at the start of
 every sweep in a deterministic order and never written to disk).
@@ -25,15 +28,16 @@ from strgm.errors import InputError
 from strgm.chains.codec import (ChainState, chain_trace, check_rng_state, count_field,
                                 get_field, save_json_state, vector_field)
 
-__all__ = ["TSGState", "check_tsg_state", "KINDS", "FORMAT"]
+__all__ = ["TSGState", "check_tsg_state", "KINDS", "FORMAT", "PROCESSES"]
 
 KINDS = ("tsg-local", "tsg-blocked")
+PROCESSES = ("dp", "py")
 FORMAT = "strgm-tsg-state"
 
 
 @dataclass
 class TSGState(ChainState):
-    """Complete state of a DP-TSG chain (see the module docstring)."""
+    """Complete state of a DP- or PY-TSG chain (see the module docstring)."""
 
     FORMAT: ClassVar[str] = FORMAT
     WHAT: ClassVar[str] = "TSG checkpoint"
@@ -51,10 +55,20 @@ class TSGState(ChainState):
     fingerprint: str = ""
     trace: list = field(default_factory=list)
     settings: dict = field(default_factory=dict)
+    process: str = "dp"
+    discount: object = None
+    tables: object = None
     counts: object = field(default=None, repr=False, compare=False)
 
 
     def to_dict(self) -> dict:
+        d = self._dp_dict()
+        if self.process == "py":
+            d.update(process="py", discount=np.asarray(self.discount, dtype=float).tolist(),
+                     tables=np.asarray(self.tables, dtype=np.int64).tolist())
+        return d
+
+    def _dp_dict(self) -> dict:
         return {"format": FORMAT, "version": 1, "kind": self.kind,
                 "iteration": int(self.iteration),
                 "site": np.asarray(self.site, dtype=np.uint8).tobytes().translate(
@@ -94,11 +108,27 @@ class TSGState(ChainState):
                    accepted=ints["accepted"], proposed=ints["proposed"], last_accept=last,
                    fingerprint=get_field(d, "fingerprint", str),
                    trace=trace,
-                   settings=get_field(d, "settings", dict))
+                   settings=get_field(d, "settings", dict), **_py_fields(d, len(alpha)))
 
     @staticmethod
     def fits(kernel, state) -> None:
         check_tsg_state(kernel, state)
+
+
+def _py_fields(d: dict, n_labels: int) -> dict:
+    """process, discount and tables of a state dict (absent: a DP chain)."""
+    process = d.get("process", "dp")
+    if process not in PROCESSES:
+        raise InputError(f"field 'process': unknown process {process!r}")
+    if process == "dp":
+        return {}
+    disc = vector_field("discount", d.get("discount"))
+    if len(disc) != n_labels or np.any(disc >= 1):
+        raise InputError("field 'discount' must hold one number in [0, 1) per label")
+    tables = get_field(d, "tables", list)
+    if not all(isinstance(t, int) and not isinstance(t, bool) and t >= 0 for t in tables):
+        raise InputError("field 'tables' must be a list of integers ≥ 0")
+    return {"process": "py", "discount": disc, "tables": np.asarray(tables, dtype=np.int64)}
 
 
 def check_tsg_state(kernel, state: TSGState) -> None:
@@ -120,3 +150,14 @@ def check_tsg_state(kernel, state: TSGState) -> None:
         if np.shape(getattr(state, key)) != (t.n_labels,):
             raise InputError(f"checkpoint field {key!r} has shape "
                              f"{np.shape(getattr(state, key))}, expected ({t.n_labels},)")
+    process = getattr(kernel, "process", "dp")
+    if state.process != process:
+        raise InputError(f"checkpoint is for a {state.process.upper()}-TSG, not a "
+                         f"{process.upper()}-TSG")
+    if process == "py":
+        if np.shape(state.discount) != (t.n_labels,):
+            raise InputError(f"checkpoint has {np.size(state.discount)} discounts for "
+                             f"{t.n_labels} labels")
+        if np.size(state.tables) != int(np.asarray(state.site).sum()):
+            raise InputError(f"checkpoint seats {np.size(state.tables)} customers at "
+                             f"{int(np.asarray(state.site).sum())} sites")
