@@ -12,12 +12,11 @@ Estimators (:func:`strgm.grammars.lexicalized.model.fit_lexicalized`): none, col
 (every b of the grid on dev, the chosen one on test) and hdp (``--seeds``, ``--iters``
 sweeps, second half sampled).  Log-likelihoods are per event and per family (head,
 mod = modifier label and tag or STOP, word = a modifier's or the root's head word, top),
-over the events that every smoothed estimator gives positive probability; the
-unsmoothed estimate's zero-probability events are counted apart and its mean is over
-the others.  ``--parse`` also parses the
-sentences of at most ``--max-length`` words with
-:func:`strgm.grammars.lexicalized.parser.parse_pruned` (pruned by the treebank PCFG of
-the same training trees) and scores them with
+over the events that every smoothed estimator gives positive probability (the
+unsmoothed estimate is a score, not a distribution: reported, not comparable).
+``--parse`` also parses the sentences of at most ``--max-length`` words with
+:func:`strgm.grammars.lexicalized.prune.parse_pruned` (pruned by the parent-annotated treebank
+PCFG of the same training trees, with its default beam) and scores them with
 :func:`strgm.grammars.bracket_score.score_corpus`.
 
     python benchmarks/lexicalized_smoothing.py --split dev [--seeds 0 1 2] [--iters 200]
@@ -74,8 +73,8 @@ def fits(train, args, bs) -> list:
 
 def loglik_rows(models, heldout) -> list:
     """One row per estimator: per-family mean log-probability per event over the events
-    every smoothed estimator gives positive probability (the unsmoothed one: over those
-    of them it gives positive probability), and the zero-probability count."""
+    every smoothed estimator gives positive probability, and the zero-probability
+    count."""
     lps = [m[3].event_logprobs(heldout) for m in models]
     rows = []
     common = {f: np.all([np.isfinite(lp[f]) for lp, m in zip(lps, models)
@@ -98,25 +97,60 @@ def loglik_rows(models, heldout) -> list:
     return rows
 
 
+def pcfg_baseline(pcfg, sents) -> list:
+    """The treebank PCFG's max-rule trees (None without a parse), the simple alternative."""
+    from strgm.grammars.cfg import compile_grammar
+    from strgm.grammars.corpus_parse import decode_sentences, parse_lines
+    from strgm.grammars.ptb import parse_trees
+    from strgm.grammars.unknown_words import grammar_known_words, map_sentence
+    known, terms = grammar_known_words(pcfg), frozenset(pcfg.terminals)
+    mapped = [map_sentence(w, known, terms) for w in sents]
+    lines = parse_lines(pcfg, sents, decode_sentences(compile_grammar(pcfg),
+                                                      pcfg.probabilities(), mapped,
+                                                      "maxrule"))
+    return [None if r is None else _untop(parse_trees(r[0])[0]) for r in lines]
+
+
+def _untop(t):
+    return t[1] if t[0] == "TOP" and len(t) == 2 else t
+
+
 def parse_rows(models, train, gold, max_length: int) -> dict:
-    """name -> F1 summary of the lexicalised parser (sentences ≤ max_length)."""
+    """name -> F1 summary of the lexicalised parser (sentences ≤ max_length), with the
+    thresholds it needed and its failures; and the two treebank PCFG baselines."""
     from strgm.grammars.bracket_score import score_corpus
-    from strgm.grammars.lexicalized.parser import parse_pruned
+    from strgm.grammars.lexicalized.prune import parse_pruned
     from strgm.grammars.ptb import tree_leaves
     from strgm.grammars.unknown_words import treebank_pcfg
-    pcfg, _ = treebank_pcfg(train)
     keep = [t for t in gold if len(tree_leaves(t)) <= max_length]
+    sents = [list(tree_leaves(t)) for t in keep]
     out = {}
+    for parent in (False, True):
+        t0 = time.process_time()
+        pcfg, _ = treebank_pcfg(train, parent=parent)
+        trees = pcfg_baseline(pcfg, sents)
+        name = "treebank PCFG" + (" + parent" if parent else "") + " (max-rule)"
+        out[name] = {**score_corpus(keep, trees).summary(), "sentences": len(keep),
+                     "failed": sum(t is None for t in trees),
+                     "parse_cpu_s": round(time.process_time() - t0, 1)}
+        print(f"{name}: F1 {100 * out[name]['f1']:.2f}", flush=True)
+    prune_pcfg, _ = treebank_pcfg(train, parent=True)
     for name, _, _, g, _ in models:
         t0 = time.process_time()
-        trees = []
-        for t in keep:
-            res = parse_pruned(g, list(tree_leaves(t)), pcfg)
-            trees.append(res[0] if res is not None else None)
+        trees, used = [], []
+        for w in sents:
+            tree, _, th = parse_pruned(g, w, prune_pcfg)
+            trees.append(tree)
+            used.append(th)
         sec = time.process_time() - t0
-        s = score_corpus(keep, trees).summary()
-        out[name] = {**s, "parse_cpu_s": round(sec, 1), "sentences": len(keep)}
-        print(f"{name}: F1 {s['f1']:.2f} in {sec:.0f} CPU s", flush=True)
+        out[name] = {**score_corpus(keep, trees).summary(), "sentences": len(keep),
+                     "failed": sum(t is None for t in trees),
+                     "thresholds": {str(k): used.count(k) for k in sorted(
+                         set(used), key=lambda x: -1 if x is None else -x)},
+                     "parse_cpu_s": round(sec, 1),
+                     "median_cpu_s_per_sentence": round(sec / max(len(keep), 1), 3)}
+        print(f"{name}: F1 {100 * out[name]['f1']:.2f}, {out[name]['failed']} failed, "
+              f"{sec:.0f} CPU s", flush=True)
     return out
 
 
@@ -126,21 +160,32 @@ def mean_sd(values) -> str:
 
 
 def markdown(rows, parsed, meta) -> str:
-    head = ("| estimator | head | mod | word | top | all events | zero events (none) |"
-            " fit CPU s |" + (" F1 |" if parsed else ""))
+    head = ("| estimator | head | mod | word | top | all events | zero-probability events |"
+            " fit CPU s |")
     lines = [f"# Lexicalised grammar smoothing, {meta['split']} split", "",
              f"Command: `{meta['command']}` at {meta['commit']}.  Mean log-probability "
              f"per held-out event (nats), over the {rows[-1]['events']} events every "
-             "smoothed estimator gives positive probability; the unsmoothed row is over "
-             f"the {rows[0]['events']} of them it does not give probability 0, so it is not "
-             "comparable with the others (it loses infinitely on the rest).", "", head,
+             "smoothed estimator gives positive probability.  The unsmoothed row is a "
+             "score, not a log-probability: it backs off without taking mass from seen "
+             "outcomes (a context's scores sum to more than 1), so it is not comparable "
+             "with the others.", "", head,
              "|" + "---|" * (head.count("|") - 1)]
     for r in rows:
         z = sum(r[f + "_zero"] for f in FAMILIES)
-        f1 = f" {parsed[r['estimator']]['f1']:.2f} |" if parsed else ""
         lines.append(f"| {r['estimator']} | {r['head']:.4f} | {r['mod']:.4f} | "
                      f"{r['word']:.4f} | {r['top']:.4f} | {r['total']:.4f} | {z} | "
-                     f"{r['fit_cpu_s']} |{f1}")
+                     f"{r['fit_cpu_s']} |")
+    if parsed:
+        lines += ["", f"Parsing the sentences of at most {meta['max_length']} words "
+                  "(labelled bracket F1, strgm's evalb COLLINS.prm conventions; the "
+                  "lexicalised parser pruned by the parent-annotated treebank PCFG, "
+                  "beam as `parse_pruned`'s default):", "",
+                  "| parser | F1 | precision | recall | no parse | CPU s |",
+                  "|---|---|---|---|---|---|"]
+        for name, r in parsed.items():
+            lines.append(f"| {name} | {100 * r['f1']:.2f} | {100 * r['precision']:.2f} | "
+                         f"{100 * r['recall']:.2f} | {r['failed']} of {r['sentences']} | "
+                         f"{r['parse_cpu_s']} |")
     hdp = [r for r in rows if r["kind"] == "hdp"]
     if len(hdp) > 1:
         lines += ["", "HDP over seeds (mean ± sd): " + ", ".join(
@@ -190,7 +235,7 @@ def main(argv=None) -> int:
         if a.parse else None
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
                             capture_output=True, text=True).stdout.strip()
-    meta = {"split": a.split, "commit": commit, "chosen_b": chosen,
+    meta = {"split": a.split, "commit": commit, "chosen_b": chosen, "max_length": a.max_length,
             "command": "python benchmarks/lexicalized_smoothing.py " + " ".join(
                 argv if argv is not None else __import__("sys").argv[1:])}
     stem = OUT / f"lexicalized_smoothing_{a.split}"

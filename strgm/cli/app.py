@@ -22,8 +22,8 @@ import os
 import sys
 from typing import Optional
 
-from strgm.cli import (beliefs, draw, hmm, paradigm, pcfg, rules, train, treebank, tsg,
-                       validate)
+from strgm.cli import (beliefs, draw, hmm, lexicalized, paradigm, pcfg, rules, train,
+                       treebank, tsg, validate)
 from strgm.cli.errors import (
     bug_line,
     error_line,
@@ -58,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_subparser(sub)
     rules.add_subparser(sub)
     treebank.add_subparser(sub)
+    lexicalized.add_subparser(sub)
     tsg.add_subparser(sub)
     hmm.add_subparser(sub)
     draw.add_subparser(sub)

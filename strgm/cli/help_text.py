@@ -22,6 +22,7 @@ Inference in graphical models over strings, and the models built on it.
   strgm rules FILE [options]      learn ordered rewrite rules and URs
   strgm pcfg train|parse ...      Bayesian PCFGs
   strgm treebank grammar|yield|score ...  treebank PCFGs and bracket scores
+  strgm lexparse GRAMMAR CORPUS           parse with a head-driven lexicalised grammar
   strgm tsg train|parse|show ...          Bayesian tree substitution grammars
   strgm hmm train|score|decode ...        infinite HMMs (HDP-HMM-LT, HDP-HMM, sticky)
   strgm plot KIND INPUT... --out FILE     pictures from the files commands write
@@ -48,6 +49,7 @@ EXAMPLES = {
     ("treebank", "grammar"): "strgm treebank grammar example:trees --out g.lt --parent",
     ("treebank", "yield"): "strgm treebank yield example:trees --max-length 40",
     ("treebank", "score"): "strgm treebank score example:trees parsed.txt --max-length 40",
+    ("lexparse",): "strgm lexparse lex.npz sentences.txt --thresholds 1e-3 0",
     ("tsg",): "strgm tsg train example:trees --iters 20 --save tsg.json",
     ("tsg", "train"): "strgm tsg train example:trees --iters 20 --save tsg.json",
     ("tsg", "parse"): "strgm tsg parse tsg.json sentences.txt --decode mer",

@@ -4,6 +4,7 @@
                            [--factor right|left] [--start TOP] [--parent]
                            [--smoothing none|collins|hdp] [--iters N] [--seed S]
                            [--collins-b B] [--extra K]
+    strgm treebank grammar TREES... --lexicalized --out G.npz [--smoothing S] [...]
     strgm treebank yield TREES... [--max-length N]
     strgm treebank score GOLD... PARSED [--max-length N] [--json]
     strgm treebank score GOLD... PARSED --evalb-params FILE [--per-sentence] [--json]
@@ -31,6 +32,11 @@ rules by a backoff estimate along ``X^P|<Y>`` -> ``X|<Y>`` -> ``X|<>`` (and ``X^
 or ``hdp`` (hierarchical Dirichlet process, ``--iters`` Gibbs sweeps of which the second
 half are averaged, ``--seed``); each context keeps its observed right-hand sides and at
 most ``--extra`` unseen ones.  ``none`` (default) is the unsmoothed grammar.
+
+``grammar --lexicalized`` writes the head-driven lexicalised grammar and its pruning
+PCFG to one ``.npz`` for ``strgm lexparse`` (:mod:`strgm.cli.lexicalized`): ``--smoothing``
+``none`` (relative frequencies backing off without smoothing), ``collins`` or ``hdp``
+smooths its head, modifier and word events along their backoff chains.
 
 ``yield`` prints the cleaned trees' words, one sentence per line (the input of
 ``strgm pcfg parse``), skipping trees longer than ``--max-length`` words.
@@ -86,7 +92,12 @@ empty constituents removed, X -> X collapsed. Words seen at most --unk-threshold
 signatures; trees are binarised with horizontal Markovisation of order --markov.
 --parent annotates phrasal nodes with their parent's label (NP^S). --smoothing backs off
 phrasal rules X^P|<Y> -> X|<Y> -> X|<> (collins: lambda = c/(c + b*u); hdp: Gibbs-sampled
-hierarchical Dirichlet process). The grammar is written atomically."""
+hierarchical Dirichlet process). The grammar is written atomically.
+
+--lexicalized writes the head-driven lexicalised grammar (Collins's Model 1 events: head
+child, modifiers and their head words, each side ending in STOP) and the PCFG that
+prunes its parser, as one .npz for `strgm lexparse`; --smoothing none|collins|hdp smooths
+its events along their backoff chains (--collins-b, --iters, --seed)."""
 
 SCORE_HELP = """\
 Labelled bracket precision, recall and F1 of PARSED against the GOLD trees, with
@@ -154,6 +165,9 @@ def _smoothing_options(g) -> None:
 
     g.add_argument("--parent", action="store_true",
                    help="parent annotation of phrasal nodes (X^P)")
+    g.add_argument("--lexicalized", action="store_true",
+                   help="write the head-driven lexicalised grammar instead (a .npz for "
+                        "strgm lexparse), smoothed by --smoothing")
     g.add_argument("--smoothing", choices=SMOOTHINGS, default="none",
                    help="phrasal rule estimates (default: none, relative frequencies)")
     g.add_argument("--iters", type=int_arg(min=1), default=DEFAULT_ITERS, metavar="N",
@@ -229,6 +243,7 @@ def _check_labelled(tree, where: str, path: str) -> None:
 
 def _grammar(args) -> int:
     from strgm.grammars.johnson_format import format_grammar
+    from strgm.grammars.smoothing.grammar import DEFAULT_EXTRA
     from strgm.grammars.smoothing import smoothed_pcfg
     from strgm.safe_io import atomic_write_text, check_outputs
 
@@ -237,6 +252,12 @@ def _grammar(args) -> int:
     if args.smoothing != "none" and args.factor != "right":
         raise OptionError("--factor", args.factor, "must be right with --smoothing "
                           f"{args.smoothing}")
+    if args.lexicalized:
+        from strgm.cli.lexicalized import lexicalized_grammar
+        if args.parent or args.factor != "right" or args.extra != DEFAULT_EXTRA:
+            raise OptionError("--lexicalized", True, "takes none of --parent, --factor, "
+                              "--extra (they shape the PCFG's rules)")
+        return lexicalized_grammar(args, read_clean_trees(args.trees))
     trees = read_clean_trees(args.trees)
     g, info = smoothed_pcfg(trees, args.smoothing, horizontal=args.markov,
                             parent=args.parent, threshold=args.unk_threshold,

@@ -279,7 +279,7 @@ def test_every_command_is_registered():
 
     sub = next(a for a in build_parser()._actions if a.dest == "command")
     assert set(sub.choices) == {"demo", "infer", "graph", "beliefs", "train", "pcfg", "rules",
-                                "treebank", "tsg", "hmm", "plot", "validate"}
+                                "treebank", "lexparse", "tsg", "hmm", "plot", "validate"}
 
 
 def test_infer_paradigm_is_what_infer_prints_and_saves(tmp_path, capsys):

@@ -66,13 +66,18 @@ class LexicalizedGrammar:
         self.smoothing = smoothing
         self.info = dict(info)
         self.labels = tuple(sorted({k[1] for k in tables.node_keys if k[0] == "h"}))
+        self._tokens: dict = {}
 
     def token(self, word: str, position: int = 1) -> str:
         """The model's token for ``word``: itself when known or already a signature,
-        else its signature."""
-        if word in self.known or is_signature(word):
-            return word
-        return signature(word, position, self.known)
+        else its signature (remembered per word and position)."""
+        key = (word, position != 0)
+        tok = self._tokens.get(key)
+        if tok is None:
+            tok = word if word in self.known or is_signature(word) else \
+                signature(word, position, self.known)
+            self._tokens[key] = tok
+        return tok
 
     def tags(self, words) -> list:
         """Candidate tags of each word: those seen with its token, else the tags seen
