@@ -37,45 +37,74 @@ OUT = ROOT / "benchmarks" / "results"
 DECODES = ("mer-sum", "mer-product", "mpd")
 
 
-def one_seed(job) -> list:
-    """Train one chain, decode the development sentences three ways, score them."""
-    seed, seconds, samples, max_length = job
-    import numpy as np
-
-    from strgm.grammars.mer_decode import mer_tree
+def train_model(seed: int, seconds: float, alpha_prior=None):
+    """A blocked-sampler DP-TSG trained on wsj_0001-0139 for ``seconds`` CPU seconds from
+    a minimal initialisation, hyperparameters resampled under the Gamma ``alpha_prior``
+    on every α_c (None: the library default), as a :class:`TSGModel`."""
     from strgm.grammars.tsg import BlockedMHTSG
+    from strgm.grammars.tsg.hyper import DEFAULT_ALPHA_PRIOR
     from strgm.grammars.tsg.model_file import TSGModel, prepare_trees
-    from strgm.grammars.tsg.parse import TSGParser
 
     trees, prep = prepare_trees(load(1, 139), 1, 1)
-    k = BlockedMHTSG(trees, resample_hyper=True)
+    k = BlockedMHTSG(trees, resample_hyper=True,
+                     alpha_prior=DEFAULT_ALPHA_PRIOR if alpha_prior is None else alpha_prior)
     t0 = time.process_time()
     st = k.init(seed, "minimal")
     while time.process_time() - t0 < seconds:
         st = k.sample(st)
-    m = TSGModel(k, st, prep)
+    return TSGModel(k, st, prep)
+
+
+def decode_dev(m, seed: int, samples: int, max_length: int, decodes=DECODES) -> list:
+    """Decode the development sentences of at most ``max_length`` words with model ``m``
+    by each of ``decodes`` (MER ones from the same ``samples`` MH draws) and score them:
+    one row per decode."""
+    import numpy as np
+
+    from strgm.grammars.mer_decode import mer_tree
+    from strgm.grammars.tsg.parse import TSGParser
+
     parser = TSGParser(m.kernel, m.state, samples=samples)
     gold = [t for t in load(140, 159, collapse=False) if len(tree_leaves(t)) <= max_length]
     rng = np.random.default_rng(seed)
-    out = {d: [] for d in DECODES}
+    out = {d: [] for d in decodes}
+    mer = [d for d in decodes if d != "mpd"]
     for g in gold:
         words = tree_leaves(g)
         mapped = m.map_words(words)
-        draws = [t for t, _ in parser.chain(parser.draws(mapped, rng), rng)]
-        for d in DECODES:
+        draws = [t for t, _ in parser.chain(parser.draws(mapped, rng), rng)] if mer else []
+        for d in decodes:
             if d == "mpd":
                 tree = parser.parse(mapped, "mpd")
             else:
                 tree = mer_tree(draws, d.split("-")[1]) if draws else None
             out[d].append(None if tree is None else m.restore(tree, words))
     rows = []
-    for d in DECODES:
+    for d in decodes:
         s = score_corpus(gold, out[d]).summary()
         rows.append({"seed": seed, "decode": d, "f1": s["f1"], "precision": s["precision"],
                      "recall": s["recall"], "exact": s["exact_match"],
                      "no_parse": out[d].count(None), "sentences": len(gold),
-                     "sweeps": st.iteration})
+                     "sweeps": m.state.iteration})
     return rows
+
+
+def one_seed(job) -> list:
+    """Train one chain, decode the development sentences three ways, score them."""
+    seed, seconds, samples, max_length = job
+    return decode_dev(train_model(seed, seconds), seed, samples, max_length)
+
+
+def commit_hash() -> str:
+    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def write_results(name: str, res: dict, text: str) -> None:
+    """benchmarks/results/<name>.{json,md}, written atomically; the markdown printed."""
+    atomic_write_json(OUT / f"{name}.json", res)
+    atomic_write_text(OUT / f"{name}.md", text)
+    print(text)
 
 
 def report(res) -> str:
@@ -113,12 +142,8 @@ def main() -> int:
     with Pool(a.jobs) as pool:
         rows = [r for rs in pool.map(one_seed, [(s, a.seconds, a.samples, a.max_length)
                                                 for s in a.seeds], chunksize=1) for r in rs]
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
-                            capture_output=True, text=True).stdout.strip()
-    res = {"commit": commit, "settings": vars(a), "rows": rows}
-    atomic_write_json(OUT / "tsg_mer_dev.json", res)
-    atomic_write_text(OUT / "tsg_mer_dev.md", report(res))
-    print(report(res))
+    res = {"commit": commit_hash(), "settings": vars(a), "rows": rows}
+    write_results("tsg_mer_dev", res, report(res))
     return 0
 
 

@@ -9,15 +9,18 @@ log joint of :mod:`.fragments`,
     log P0(e) = B_e + Σ_L (f_{e,L} log s_L + i_{e,L} log(1 − s_L)),
 
 with B_e the sum of the ET's log P_CFG, f_{e,L} / i_{e,L} its frontier / non-root internal
-nodes labelled L. Priors: α_c ~ Gamma(shape a, scale b) (default a = 10⁻⁴, b = 10⁴: the
-vague, nearly scale-invariant prior, density ∝ α^{a−1} ≈ 1/α below 10⁴; an exponential
-(a = 1) is flat in α, hence ∝ α on log α, and pushed the α_c of WSJ labels to a median of
-about 4·10³ against about 4 with the vague prior after 40 blocked sweeps on WSJ
-0001-0159, and MER F1 on the first 100 held-out sentences of 0160-0179 was 77.2 against
-78.5), s_c ~ Beta(1, 1). Each α_c is updated by one univariate
-slice-sampling step (Neal 2003, stepping out and shrinkage) on x = log α_c, whose density
-is L + a·x − eˣ/b (the +x is the Jacobian of α = eˣ); each s_c by one step on (0, 1) with
-density L (Beta(1,1) is flat). An update touches only the ETs whose P0 or root involves
+nodes labelled L. Priors: α_c ~ Gamma(shape a, scale b), s_c ~ Beta(1, 1). The default
+a = 10⁻⁴, b = 10⁴ is the vague, nearly scale-invariant prior: density ∝ α^{a−1} ≈ 1/α
+below 10⁴, nearly flat on log α, so the data alone set the scale of α_c; an exponential
+(a = 1) is flat in α up to about b, hence ∝ α on log α, which pulls α_c up towards b when
+the likelihood is flat there. On the development split (train wsj_0001-0139, MER-product
+F1 on wsj_0140-0159, several seeds) the exponentials of scale 10⁴, 10² and 1 did not beat
+the vague prior by more than the seeds' spread, though they moved the median α_c by up to
+three orders of magnitude (benchmarks/results/tsg_alpha_prior_dev.md), so the prior that
+assumes no scale is kept. Each α_c is updated by one univariate slice-sampling step (Neal
+2003, stepping out and shrinkage) on x = log α_c, whose density is L + a·x − eˣ/b (the
++x is the Jacobian of α = eˣ); each s_c by one step on (0, 1) with density L (Beta(1,1)
+is flat). An update touches only the ETs whose P0 or root involves
 the label: one sweep over all labels costs O(Σ_e |e|) per density evaluation in total.
 """
 
