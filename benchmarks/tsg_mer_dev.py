@@ -37,15 +37,16 @@ OUT = ROOT / "benchmarks" / "results"
 DECODES = ("mer-sum", "mer-product", "mpd")
 
 
-def train_model(seed: int, seconds: float, alpha_prior=None):
-    """A blocked-sampler DP-TSG trained on wsj_0001-0139 for ``seconds`` CPU seconds from
-    a minimal initialisation, hyperparameters resampled under the Gamma ``alpha_prior``
-    on every α_c (None: the library default), as a :class:`TSGModel`."""
+def train_model(seed: int, seconds: float, alpha_prior=None, markov: int | None = 1):
+    """A blocked-sampler DP-TSG trained on wsj_0001-0139 (binarised with horizontal
+    Markov order ``markov``) for ``seconds`` CPU seconds from a minimal initialisation,
+    hyperparameters resampled under the Gamma ``alpha_prior`` on every α_c (None: the
+    library default), as a :class:`TSGModel`."""
     from strgm.grammars.tsg import BlockedMHTSG
     from strgm.grammars.tsg.hyper import DEFAULT_ALPHA_PRIOR
     from strgm.grammars.tsg.model_file import TSGModel, prepare_trees
 
-    trees, prep = prepare_trees(load(1, 139), 1, 1)
+    trees, prep = prepare_trees(load(1, 139), 1, markov)
     k = BlockedMHTSG(trees, resample_hyper=True,
                      alpha_prior=DEFAULT_ALPHA_PRIOR if alpha_prior is None else alpha_prior)
     t0 = time.process_time()
