@@ -62,29 +62,17 @@ class LocalGibbsTSG(TSGKernel):
         """DP kernel: one Gibbs update per node of ``order`` (module docstring), in place
         on ``counts`` (indicators, fragment ids and ET counts)."""
         t = self.table
-        parent, c1, c2, rule, lab = t.parent_l, t.c1_l, t.c2_l, t.rule_l, t.lab_l
+        lab = t.lab_l
         site, below, cnt, ncat = counts.site, counts.below, counts.cnt, counts.ncat
-        get, lp0 = counts.frags.get, counts.frags.lp0
+        lp0 = counts.frags.lp0
         alpha = [float(a) for a in alpha]
         la = [math.log(a) for a in alpha]
         choose = self._choose
         for v, u in zip(order, us):
             # the current ET at r is below[r]; only the alternative chain is interned
             was = site[v]
-            k, child, p = (below[v] if was else -1), v, parent[v]
-            path, alt = [], []
-            while True:
-                a = c1[p]
-                if a == child:
-                    b = c2[p]
-                    k = get(rule[p], k, -2 if b < 0 else (-1 if site[b] else below[b]))
-                else:
-                    k = get(rule[p], -1 if site[a] else below[a], k)
-                path.append(p)
-                alt.append(k)
-                if site[p]:
-                    break
-                child, p = p, parent[p]
+            p, path, alt = _alternative(t, counts, v)
+            k = alt[-1]
             ks, km = (below[p], k) if was else (k, below[p])
             c, cv, ev = lab[p], lab[v], below[v]
             if was:
