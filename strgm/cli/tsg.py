@@ -58,8 +58,9 @@ from strgm.validate import float_arg, int_arg
 
 __all__ = ["add_subparser"]
 
-#: ``tsg train``'s horizontal Markov order: the one the DP-TSG was measured with
-#: (``benchmarks/results/tsg_wsj.md``); not yet chosen on a development split
+#: ``tsg train``'s horizontal Markov order, chosen on the development split
+#: (``python benchmarks/tsg_markov_dev.py``, ``benchmarks/results/tsg_markov_dev.md``):
+#: order 2 did not beat it
 TSG_MARKOV = 1
 
 
