@@ -4,8 +4,9 @@ Wang & Blunsom (2013, §4.1) report that the Hastings sampler of Johnson, Griffi
 Goldwater (2007) needs about 1000 sweeps (20 min) to converge on Sesotho verbs, while
 collapsed VB converges in fewer than 10 (1.5 min) to about the same test perplexity.
 Here: the cmudict morphology corpus and substring grammar (strgm.grammars.morphology),
-α = 1e-5, one seeded 10% held-out split shared by every run (so that all chains target
-the same posterior), every run started uniform over parses (all rule weights 1).
+α = ``--alpha`` (default 1e-5), one seeded 10% held-out split shared by every run (so
+that all chains target the same posterior), every run started uniform over parses (all
+rule weights 1).
 
 MH: K ≥ 3 independent chains (seeds 0..K−1), advanced in turn by ``--check-every``
 sweeps in one process.  After every sweep: ψ = log P(t | α) (the collapsed training
@@ -13,9 +14,18 @@ log-likelihood of the trees), E[θ | t, α] of the current trees (summed in bloc
 sweeps) and the held-out per-word perplexity ppl = exp(−Σ log P(w | θ̂) / #words) under
 θ̂ = E[θ | t, α].  For m sweeps done per chain, θ̄(m) = mean of E[θ | t, α] over sweeps
 m/2+1..m of all chains (the Rao–Blackwellised estimate of the posterior mean E[θ | w],
-the quantity CVB's θ̄ approximates), and R̂(m) = max of the split-R̂ (Gelman et al.,
-BDA3 §11.4; strgm.distributed.diagnostics) over the K chains' sweeps m/2+1..m of ψ and
-of log ppl.
+the quantity CVB's θ̄ approximates), and R̂(m) = max of the rank-normalised split-R̂
+(Vehtari et al. 2021: split-R̂ of the pooled draws' normal scores and of their folded
+ones; strgm.distributed.diagnostics.rank_rhat) over the K chains' sweeps m/2+1..m of ψ
+and of log ppl.  The plain split-R̂ (Gelman et al., BDA3 §11.4) of both is reported
+beside it.  (The earlier results, benchmarks/results/pcfg_cvb_vs_mh.{json,md,png}, used
+the plain split-R̂ in every rule below and took the move statistics over all sweeps.)
+
+An R̂ near 1 says the chains agree, not that they move: chains frozen in the same state
+agree too.  So every chain also reports its moves over sweeps n/2+1..n: the fraction of
+proposals identical to the current tree, the real moves (accepted proposals that differ
+from the current tree) per sweep, the fraction of accepted proposals that are real moves,
+and the acceptance rate of the proposals that differ.
 
 * Stopping: at every multiple n of ``--check-every`` from ``--min-sweeps`` on, stop when
   R̂(n) < 1.1, else at the cap ``--max-sweeps``; n = the last sweep.
@@ -40,11 +50,26 @@ sweeps), reached at the first sweep from which ppl stays within ±2% of it; gap 
 plateau/target − 1.  When CVB plateaus above 1.02·target it never reaches the target and
 the report gives the plateau, the gap and the time to its own plateau instead.
 
+Mixing probe (``--probe-alphas A ...``, before the comparison; ``--probe-only`` stops
+there): on the training split alone (no held-out word is read), for each α and corpus
+size, K chains of ``--probe-sweeps`` sweeps from the uniform start; per α the real moves
+per sweep (median over chains, and per training word), the other move statistics above
+and R̂ of ψ over the second half, so that a setting where the chains move can be chosen
+before the held-out perplexity is looked at.
+
 ``--words`` takes a comma-separated list of corpus sizes, run one after the other.
+``--out STEM`` writes STEM.{json,md,png} (default benchmarks/results/pcfg_cvb_vs_mh).
 ``--render JSON`` recomputes the summaries and markdown of a finished run.
 
     python benchmarks/pcfg_cvb_vs_mh.py [--words 200,500] [--chains 3] [--max-sweeps 600]
-Writes benchmarks/results/pcfg_cvb_vs_mh.{json,md,png}.
+        [--alpha 1e-5] [--probe-alphas 1e-5 1e-2 ...] [--probe-only] [--out STEM]
+
+The comparison at a setting where MH mixes (α = 0.02, chosen by the probe; at least 600
+sweeps per chain so that θ̄ averages 300 of them):
+
+    python benchmarks/pcfg_cvb_vs_mh.py --words 200 --alpha 0.02 --probe-alphas 1e-5 1e-3
+        3e-3 1e-2 0.015 0.02 0.025 0.03 0.1 1 --min-sweeps 600 --max-sweeps 1200
+        --out benchmarks/results/pcfg_cvb_vs_mh_mixing
 """
 
 from __future__ import annotations
@@ -59,6 +84,7 @@ from pathlib import Path
 
 import numpy as np
 
+from strgm.distributed.diagnostics import rank_rhat, split_rhat
 from strgm.grammars.cfg import compile_grammar
 from strgm.grammars.estimators import cvb
 from strgm.grammars.evaluation import heldout_perplexity
@@ -72,19 +98,6 @@ TOL = 0.02
 BLOCK = 5  # sweeps per stored sum of E[θ | t, α]
 GRID = 10  # sweeps between retrospective convergence checks
 
-try:  # the shared diagnostics when the distributed layer is installed with strgm
-    from strgm.distributed.diagnostics import split_rhat
-except ImportError:  # pragma: no cover - same formula (module docstring), no ESS
-    def split_rhat(draws) -> float:
-        x = np.atleast_2d(np.asarray(draws, dtype=float))
-        h = x.shape[1] // 2
-        psi = np.concatenate([x[:, :h], x[:, x.shape[1] - h:]])
-        m, n = psi.shape
-        w = float(psi.var(axis=1, ddof=1).mean())
-        var_plus = (n - 1) / n * w + n * psi.mean(axis=1).var(ddof=1) / n
-        if w == 0.0:
-            return 1.0 if var_plus == 0.0 else math.inf
-        return math.sqrt(var_plus / w)
 
 
 def setup(words_n: int, split_seed: int = 0):
@@ -97,7 +110,8 @@ def setup(words_n: int, split_seed: int = 0):
 
 class Chain:
     """One MH chain with its per-sweep record (module docstring) and the sums of
-    E[θ | t, α] over blocks of :data:`BLOCK` sweeps."""
+    E[θ | t, α] over blocks of :data:`BLOCK` sweeps; ``test`` None (the mixing probe):
+    no held-out perplexity."""
 
     def __init__(self, kernel, seed, theta0, cg, test):
         self.k, self.cg, self.test = kernel, cg, test
@@ -124,7 +138,8 @@ class Chain:
                 "sweep": self.state.iteration, "seconds": self.seconds,
                 "log_p_trees": collapsed_log_prob(self.state.counts, self.state.alpha,
                                                   k.lhs, k.n_lhs),
-                "perplexity": heldout_perplexity(self.cg, self.test, mean)["per_word"],
+                "perplexity": None if self.test is None else
+                heldout_perplexity(self.cg, self.test, mean)["per_word"],
                 "proposed": st["proposed"], "proposed_same": st["proposed_same"],
                 "accepted_moved": st["accepted_moved"]})
 
@@ -142,10 +157,17 @@ def theta_bar(chains, m):
 
 
 def rhats(chains, lo, hi) -> dict:
-    """split-R̂ of ψ = log P(t | α) and of log ppl over sweeps lo+1..hi of ``chains``."""
+    """Rank-normalised split-R̂ of ψ = log P(t | α) and of log ppl over sweeps lo+1..hi
+    of ``chains``, and the plain split-R̂ of each (keys ending "_split")."""
     lp = np.array([c.column("log_p_trees", lo, hi) for c in chains])
     pp = np.log(np.array([c.column("perplexity", lo, hi) for c in chains]))
-    return {"log_p_trees": split_rhat(lp), "log_perplexity": split_rhat(pp)}
+    return {"log_p_trees": rank_rhat(lp), "log_perplexity": rank_rhat(pp),
+            "log_p_trees_split": split_rhat(lp), "log_perplexity_split": split_rhat(pp)}
+
+
+def rhat_max(mix) -> float:
+    """The R̂ of the stopping rule: the larger rank-normalised one of :func:`rhats`."""
+    return max(mix["log_p_trees"], mix["log_perplexity"])
 
 
 def run_mh(a, g, cg, train, test, alpha, log=sys.stdout):
@@ -162,12 +184,12 @@ def run_mh(a, g, cg, train, test, alpha, log=sys.stdout):
             continue
         mix = rhats(chains, n // 2, n)
         checks.append({"sweep": n, "rhat": mix, "seconds": [c.seconds for c in chains]})
-        print(f"  α={alpha} sweep {n}: R̂ log P(t) {mix['log_p_trees']:.3f}, R̂ log ppl "
+        print(f"  α={alpha} sweep {n}: rank-R̂ log P(t) {mix['log_p_trees']:.3f}, log ppl "
               f"{mix['log_perplexity']:.3f}, ppl "
               f"{[round(c.rows[-1]['perplexity']) for c in chains]}, "
               f"{statistics.median(c.seconds for c in chains):.0f}s/chain", file=log,
               flush=True)
-        if max(mix.values()) < RHAT_MAX:
+        if rhat_max(mix) < RHAT_MAX:
             break
     return chains, checks, n
 
@@ -176,7 +198,7 @@ def convergence_grid(chains, n, cg, test, target) -> list:
     """R̂(m) and the perplexity under θ̄(m) for m = GRID, 2·GRID, .., n."""
     out = []
     for m in range(GRID, n + 1, GRID):
-        r = max(rhats(chains, m // 2, m).values())
+        r = rhat_max(rhats(chains, m // 2, m))
         p = heldout_perplexity(cg, test, theta_bar(chains, m))["per_word"]
         out.append({"sweep": m, "rhat": r, "perplexity_theta_bar": p,
                     "ok": r < RHAT_MAX and abs(p / target - 1) <= TOL})
@@ -193,14 +215,14 @@ def converged_sweep(grid):
 
 def heldout_only_sweep(traces, grid, target):
     """The weaker, held-out-only criterion: the first grid sweep m from which, at every
-    later grid point, split-R̂ of log ppl alone < 1.1 and the perplexity under θ̄(m) is
+    later grid point, rank-normalised split-R̂ of log ppl alone < 1.1 and the perplexity under θ̄(m) is
     within ±2% of the target; ``traces`` are the chains' per-sweep rows.  (sweep, median
     seconds of one chain) or (None, None)."""
     first = None
     for g in grid:
         m = g["sweep"]
         pp = np.log([[r["perplexity"] for r in rows[m // 2:m]] for rows in traces])
-        ok = split_rhat(pp) < RHAT_MAX and abs(g["perplexity_theta_bar"] / target - 1) <= TOL
+        ok = rank_rhat(pp) < RHAT_MAX and abs(g["perplexity_theta_bar"] / target - 1) <= TOL
         first = (first or m) if ok else None
     if first is None:
         return None, None
@@ -212,12 +234,11 @@ def mh_summary(chains, checks, n, cg, test) -> dict:
     lo = n // 2
     target = heldout_perplexity(cg, test, theta_bar(chains, n))["per_word"]
     logs = np.concatenate([np.log(c.column("perplexity", lo, n)) for c in chains])
-    mixed = bool(checks) and max(checks[-1]["rhat"].values()) < RHAT_MAX
+    mixed = bool(checks) and rhat_max(checks[-1]["rhat"]) < RHAT_MAX
     grid = convergence_grid(chains, n, cg, test, target)
     nc = converged_sweep(grid) if mixed else None
     per_chain = []
     for c in chains:
-        prop = c.column("proposed").sum()
         per_chain.append({
             "seed": c.seed, "sweeps": n, "seconds": c.seconds,
             "seconds_to_converged_sweep": None if nc is None else c.rows[nc - 1]["seconds"],
@@ -225,10 +246,7 @@ def mh_summary(chains, checks, n, cg, test) -> dict:
             "perplexity_samples_geomean": float(np.exp(np.log(
                 c.column("perplexity", lo, n)).mean())),
             "log_p_trees_second_half": float(c.column("log_p_trees", lo, n).mean()),
-            "proposed_same_fraction": float(c.column("proposed_same").sum() / prop),
-            "accepted_moved_per_sweep": float(c.column("accepted_moved").mean()),
-            "acceptance_moved": _ratio(c.column("accepted_moved").sum(),
-                                       prop - c.column("proposed_same").sum())})
+            **move_stats(c, lo, n)})
     t = None if nc is None else statistics.median(
         c["seconds_to_converged_sweep"] for c in per_chain)
     ho = heldout_only_sweep([c.rows for c in chains], grid, target)
@@ -238,6 +256,20 @@ def mh_summary(chains, checks, n, cg, test) -> dict:
             "rhat_at_end": checks[-1]["rhat"] if checks else None,
             "perplexity_samples_geomean": float(np.exp(logs.mean())),
             "grid": grid, "chains": per_chain}
+
+
+def move_stats(c, lo, hi) -> dict:
+    """Chain ``c``'s MH moves over sweeps lo+1..hi: the fraction of proposals identical to
+    the current tree, real moves (accepted proposals ≠ the current tree) per sweep, the
+    fraction of accepted proposals that are real moves, and the acceptance rate of the
+    proposals that differ."""
+    prop = c.column("proposed", lo, hi).sum()
+    same = c.column("proposed_same", lo, hi).sum()
+    moved = c.column("accepted_moved", lo, hi)
+    return {"proposed_same_fraction": float(same / prop),
+            "accepted_moved_per_sweep": float(moved.mean()),
+            "accepted_moved_fraction": _ratio(moved.sum(), same + moved.sum()),
+            "acceptance_moved": _ratio(moved.sum(), prop - same)}
 
 
 def _ratio(a, b):
@@ -317,21 +349,26 @@ def markdown_size(a, res) -> list:
           f"({meta['rules']} rules)", "",
           "| MH seed | sweeps | sampling s | s to n_c | ppl under own θ̄ | single-sample ppl "
           "(geo. mean, 2nd half) | mean log P(t) 2nd half | identical proposals | real "
-          "moves/sweep | acceptance of real moves |", "|---|---|---|---|---|---|---|---|---|---|"]
+          "moves/sweep | real moves / accepted | acceptance of real moves |",
+          "|---|---|---|---|---|---|---|---|---|---|---|"]
     for c in mh["chains"]:
         md.append(f"| {c['seed']} | {c['sweeps']} | {c['seconds']:.0f} | "
                   f"{_f(c['seconds_to_converged_sweep'])} | {c['perplexity_theta_bar']:.0f} | "
                   f"{c['perplexity_samples_geomean']:.0f} | {c['log_p_trees_second_half']:.1f}"
                   f" | {c['proposed_same_fraction']:.4f} | {c['accepted_moved_per_sweep']:.2f}"
+                  f" | {_f(c.get('accepted_moved_fraction'), 3)}"
                   f" | {_f(c['acceptance_moved'], 3)} |")
     r = mh["rhat_at_end"] or {}
-    md += ["", f"Split-R̂ over the chains' sweeps {mh['sweeps_per_chain'] // 2 + 1}.."
-           f"{mh['sweeps_per_chain']}: log P(t|α) {_f(r.get('log_p_trees'), 3)}, log held-out "
-           f"ppl {_f(r.get('log_perplexity'), 3)} → "
+    md += ["", f"Move statistics over sweeps {mh['sweeps_per_chain'] // 2 + 1}.."
+           f"{mh['sweeps_per_chain']}. Rank-normalised split-R̂ (plain split-R̂ in brackets) "
+           f"over the same sweeps: log P(t|α) {_f(r.get('log_p_trees'), 3)} "
+           f"({_f(r.get('log_p_trees_split'), 3)}), log held-out ppl "
+           f"{_f(r.get('log_perplexity'), 3)} ({_f(r.get('log_perplexity_split'), 3)}) → "
            f"{'converged' if mh['mixed'] else 'NOT converged within the cap'}; convergence "
            f"sweep n_c = {mh['converged_sweep']}; target (ppl under the pooled θ̄) = "
-           f"{mh['target_perplexity']:.1f}. The weaker held-out-only criterion (R̂ of log ppl "
-           f"alone, plus the θ̄ plateau) holds from sweep {mh.get('heldout_only_sweep')} "
+           f"{mh['target_perplexity']:.1f}. The weaker held-out-only criterion (rank-R̂ of "
+           f"log ppl alone, plus the θ̄ plateau) holds from sweep "
+           f"{mh.get('heldout_only_sweep')} "
            f"({_f(mh.get('heldout_only_seconds_median'))} s per chain).", "",
            "| CVB seed | ppl per sweep | plateau ppl | gap to MH target | sweep / s to ≤ +2% "
            "of target | sweep / s to own plateau |", "|---|---|---|---|---|---|"]
@@ -347,16 +384,42 @@ def markdown_size(a, res) -> list:
     return md + ["", "Summary:", ""] + [f"* {k}: {fmt(v)}" for k, v in summ.items()] + [""]
 
 
-def markdown(a, results, command) -> str:
-    md = ["# CVB vs collapsed MH run to convergence", "",
-          f"cmudict morphology corpus and substring grammar, α = {a.alpha}; MH: {a.chains} "
-          f"chains, R̂ checked every {a.check_every} sweeps from {a.min_sweeps}, cap "
-          f"{a.max_sweeps}; CVB: {a.chains} seeds × {a.cvb_iters} sweeps. Definitions "
-          "(target, n_c, times) in the benchmark's docstring. Times are one run's sampling "
-          "seconds, evaluation excluded; medians over seeds.", ""]
+def markdown_probe(a, rows) -> list:
+    """The markdown section of the mixing probe."""
+    md = ["## Mixing probe (training split only)", "",
+          f"{a.chains} MH chains per setting, {a.probe_sweeps} sweeps each from the uniform "
+          f"start; move statistics and R̂ of log P(t|α) over sweeps "
+          f"{a.probe_sweeps // 2 + 1}..{a.probe_sweeps}, medians over chains (real moves "
+          "per sweep: each chain's, then per training word).", "",
+          "| training words | α | real moves/sweep (per chain) | per word | identical "
+          "proposals | real moves / accepted | acceptance of real moves | rank-R̂ (split-R̂) "
+          "log P(t) | s/sweep |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        md.append(f"| {r['train_words']} | {r['alpha']:g} | {r['accepted_moved_per_sweep']:.2f}"
+                  f" ({', '.join(f'{x:.1f}' for x in r['moves_per_chain'])}) | "
+                  f"{r['moves_per_word']:.3f} | {r['proposed_same_fraction']:.3f} | "
+                  f"{_f(r['accepted_moved_fraction'], 3)} | {_f(r['acceptance_moved'], 3)} | "
+                  f"{r['rank_rhat']:.3f} ({r['split_rhat']:.3f}) | "
+                  f"{r['seconds_per_sweep']:.3f} |")
+    return md + [""]
+
+
+def markdown(a, results, command, probe=None, image="pcfg_cvb_vs_mh.png") -> str:
+    md = ["# CVB vs collapsed MH run to convergence", ""]
+    if results:
+        md += [f"cmudict morphology corpus and substring grammar, α = {a.alpha}; MH: "
+               f"{a.chains} chains, rank-normalised split-R̂ checked every {a.check_every} "
+               f"sweeps from {a.min_sweeps}, cap {a.max_sweeps}; CVB: {a.chains} seeds × "
+               f"{a.cvb_iters} sweeps. Definitions (target, n_c, times) in the benchmark's "
+               "docstring. Times are one run's sampling seconds, evaluation excluded; "
+               "medians over seeds.", ""]
+    if probe:
+        md += markdown_probe(a, probe)
     for res in results:
         md += markdown_size(a, res)
-    md += [f"Command: `{command}`", "", "![perplexity vs time](pcfg_cvb_vs_mh.png)"]
+    md += [f"Command: `{command}`", ""]
+    if results:
+        md += [f"![perplexity vs time]({image})"]
     return "\n".join(md) + "\n"
 
 
@@ -398,6 +461,36 @@ def plot(path, panels, alpha) -> bool:
     return True
 
 
+def probe(a, words_n, alphas, log=sys.stdout) -> list:
+    """The mixing probe on the training split of one corpus size: for each α, ``a.chains``
+    chains of ``a.probe_sweeps`` sweeps from the uniform start, no held-out evaluation;
+    per α the median over chains of :func:`move_stats` over the second half, the real
+    moves per training word and the R̂ of ψ = log P(t | α) over that half."""
+    g, cg, train, _ = setup(words_n)
+    theta0, n = np.ones(len(g.rules)), a.probe_sweeps
+    rows = []
+    for alpha in alphas:
+        kernel = CollapsedMH(g, train, alpha=alpha, compiled=cg)
+        chains = [Chain(kernel, s, theta0, cg, None) for s in range(a.chains)]
+        for c in chains:
+            c.advance(n)
+        stats = [move_stats(c, n // 2, n) for c in chains]
+        lp = np.array([c.column("log_p_trees", n // 2, n) for c in chains])
+        row = {"words": words_n, "train_words": len(train), "alpha": alpha, "sweeps": n,
+               "moves_per_chain": [x["accepted_moved_per_sweep"] for x in stats],
+               "rank_rhat": rank_rhat(lp), "split_rhat": split_rhat(lp),
+               "seconds_per_sweep": statistics.median(c.seconds / n for c in chains)}
+        for k in stats[0]:
+            vals = [x[k] for x in stats if x[k] is not None]
+            row[k] = statistics.median(vals) if vals else None
+        row["moves_per_word"] = row["accepted_moved_per_sweep"] / len(train)
+        rows.append(row)
+        print(f"probe {len(train)} words α={alpha}: {row['accepted_moved_per_sweep']:.2f} "
+              f"real moves/sweep, identical {row['proposed_same_fraction']:.3f}, rank-R̂ "
+              f"{row['rank_rhat']:.3f}", file=log, flush=True)
+    return rows
+
+
 def one_size(a, words_n):
     """MH to convergence, then CVB, on one corpus size: (chains, result dict)."""
     g, cg, train, test = setup(words_n)
@@ -431,7 +524,13 @@ def main(argv=None):
     ap.add_argument("--min-sweeps", type=int, default=200)
     ap.add_argument("--max-sweeps", type=int, default=600)
     ap.add_argument("--cvb-iters", type=int, default=20)
-    ap.add_argument("--out", default=str(OUT))
+    ap.add_argument("--probe-alphas", type=float, nargs="*", default=[],
+                    help="first run the mixing probe at these α on each corpus size")
+    ap.add_argument("--probe-sweeps", type=int, default=100)
+    ap.add_argument("--probe-only", action="store_true",
+                    help="run the mixing probe only (no perplexity comparison)")
+    ap.add_argument("--out", default=str(OUT / "pcfg_cvb_vs_mh"),
+                    help="output stem: writes STEM.json, STEM.md and STEM.png")
     ap.add_argument("--render", metavar="JSON",
                     help="recompute the summaries and rewrite the JSON and markdown of a "
                          "finished run (no sampling; the plot is kept)")
@@ -440,16 +539,24 @@ def main(argv=None):
         return render(Path(a.render))
     if a.chains < 2 or a.check_every % GRID or a.check_every < GRID:
         ap.error(f"--chains must be ≥ 2 and --check-every a multiple of {GRID}")
+    if a.probe_only and not a.probe_alphas:
+        ap.error("--probe-only needs --probe-alphas")
+    if a.probe_alphas and a.probe_sweeps < 8:
+        ap.error("--probe-sweeps must be ≥ 8 (R̂ needs 4 draws per chain in the 2nd half)")
     command = "python benchmarks/pcfg_cvb_vs_mh.py " + " ".join(
         sys.argv[1:] if argv is None else argv)
-    panels = [one_size(a, int(w)) for w in a.words.split(",")]
+    sizes = [int(w) for w in a.words.split(",")]
+    probes = [r for w in sizes for r in probe(a, w, a.probe_alphas)]
+    panels = [] if a.probe_only else [one_size(a, w) for w in sizes]
     results = [r for _, r in panels]
     out = Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(out / "pcfg_cvb_vs_mh.json", {"argv": vars(a), "command": command,
-                                                    "results": results})
-    atomic_write_text(out / "pcfg_cvb_vs_mh.md", markdown(a, results, command))
-    plot(out / "pcfg_cvb_vs_mh.png", panels, a.alpha)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    stem = lambda ext: out.parent / (out.name + ext)  # noqa: E731 - a stem may hold dots
+    atomic_write_json(stem(".json"), {"argv": vars(a), "command": command, "probe": probes,
+                                      "results": results})
+    atomic_write_text(stem(".md"), markdown(a, results, command, probes, out.name + ".png"))
+    if panels:
+        plot(stem(".png"), panels, a.alpha)
 
 
 def render(path: Path):
@@ -464,7 +571,8 @@ def render(path: Path):
         res["summary"] = summarise(mh, res["cvb"])
     a = argparse.Namespace(**d["argv"])
     atomic_write_json(path, d)
-    atomic_write_text(path.with_suffix(".md"), markdown(a, d["results"], d["command"]))
+    atomic_write_text(path.with_suffix(".md"), markdown(a, d["results"], d["command"],
+                                                        d.get("probe"), path.stem + ".png"))
 
 
 if __name__ == "__main__":
