@@ -186,7 +186,7 @@ def _describe(state, row) -> str:
 def _train(args) -> int:
     """``tsg train`` (module docstring)."""
     from strgm.cli.treebank import read_clean_trees, tree_files
-    from strgm.grammars.driver import drive
+    from strgm.chains.driver import drive
     from strgm.grammars.tsg import BlockedMHTSG, LocalGibbsTSG
     from strgm.grammars.tsg.model_file import TSGModel, prepare_trees, save_model
 

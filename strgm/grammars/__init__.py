@@ -16,7 +16,7 @@ driver, and a PCFG factor for the string graphs.
     strgm.grammars.tsg                         DP tree substitution grammars (Cohn & Blunsom 2010)
 
 Every method is a kernel with explicit state (``init`` / ``sample``) run by
-:func:`strgm.grammars.driver.drive`: trace, atomic checkpoints, byte-identical resume.
+:func:`strgm.chains.driver.drive`: trace, atomic checkpoints, byte-identical resume.
 """
 
 from strgm.grammars.cfg import CompiledGrammar, Grammar, Rule, compile_grammar, \

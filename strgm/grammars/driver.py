@@ -1,14 +1,13 @@
 """What the grammar side's chains share besides :func:`strgm.chains.driver.drive` (the one
-loop of every learner, re-exported here): the compiled grammar and corpus every chain
-runs on, and the warning for a chain that did not move."""
+loop of every learner): the compiled grammar and corpus every chain runs on, and the
+warning for a chain that did not move."""
 
 from __future__ import annotations
 
-from strgm.chains.driver import drive
 from strgm.errors import InputError
 from strgm.validate import check_size
 
-__all__ = ["drive", "chain_inputs", "stuck_chain"]
+__all__ = ["chain_inputs", "stuck_chain"]
 
 
 def chain_inputs(grammar, corpus, max_memory=None, compiled=None, purpose="estimate from"):

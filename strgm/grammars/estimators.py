@@ -5,7 +5,7 @@ Griffiths & Goldwater 2007; Kurihara & Sato 2006; Wang & Blunsom 2013 Fig. 3), o
 deterministic kernel per method with the samplers' interface: ``state = kernel.init(...)``
 runs the first E-step, ``state = kernel.sample(state)`` one update, the whole state in an
 :class:`~strgm.grammars.estimator_state.EstimatorState`.  :func:`run` drives any of them
-with :func:`strgm.grammars.driver.drive` (trace, periodic checkpoints, exact resume), as
+with :func:`strgm.chains.driver.drive` (trace, periodic checkpoints, exact resume), as
 :func:`strgm.grammars.samplers.run` drives the samplers.  :func:`fit` (and :func:`em`,
 :func:`map_em`, :func:`vb`, :func:`cvb`) wrap init + run and return a :class:`FitResult`
 with the trace of −log P(w | θ) (nats), bits/token, rules above 1e-7, unparsable sentences
@@ -46,7 +46,7 @@ KERNELS = {"em": EMKernel, "map": MAPKernel, "vb": VBKernel, "cvb": CVBKernel}
 def run(kernel: _Estimator, state: EstimatorState, iters: int, progress: bool = False,
         log=sys.stderr, checkpoint=None, checkpoint_every: int = 0, callback=None
         ) -> EstimatorState:
-    """Up to ``iters`` updates from ``state`` with :func:`strgm.grammars.driver.drive`
+    """Up to ``iters`` updates from ``state`` with :func:`strgm.chains.driver.drive`
     (progress lines, ``callback(state, row)``, atomic checkpoints every
     ``checkpoint_every`` updates and at the end); EM stops early once its tolerance is met.
     ``kernel.result(state)`` gives the :class:`FitResult`."""

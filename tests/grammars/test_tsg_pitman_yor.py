@@ -24,7 +24,7 @@ from scipy.special import gammaln
 
 import strgm.grammars.tsg.pitman_yor as py
 from strgm.errors import InputError
-from strgm.grammars.driver import drive
+from strgm.chains.driver import drive
 from strgm.grammars.tsg import BlockedMHTSG, LocalGibbsTSG, TSGState
 from strgm.grammars.tsg.fragments import ETCounts
 from strgm.grammars.tsg.model_file import TSGModel, load_model, save_model

@@ -14,7 +14,7 @@ represented as a finite PCFG by the Table 1 transform.
     elementary_trees(state, kernel)                    (count, bracketed ET), most frequent first
     FactorGraph.add_grammar(name, var, tsg_model)      P_TSG(v) as a factor (graph_factor)
 
-Both kernels run under :func:`strgm.grammars.driver.drive` (trace rows hold
+Both kernels run under :func:`strgm.chains.driver.drive` (trace rows hold
 log P(derivations | α, s) after every sweep).
 """
 

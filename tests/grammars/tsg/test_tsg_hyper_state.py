@@ -9,7 +9,7 @@ from scipy.special import gammaln
 
 import strgm.grammars.tsg.hyper as hyper
 from strgm.errors import InputError, StrgmError
-from strgm.grammars.driver import drive
+from strgm.chains.driver import drive
 from strgm.safe_io import strict_json
 from strgm.grammars.tsg import BlockedMHTSG, LocalGibbsTSG, TSGState
 from tsg_oracles import TOY, TOY2
