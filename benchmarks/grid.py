@@ -12,9 +12,12 @@ a malformed value or an address that does not answer). Results come back in the 
 of ``items`` whatever the order the runs finished in, and each run is a pure function of
 its item (its seed is in it), so a run whose worker died is re-run with the same result.
 The tables a grid writes are those of the serial run: every prediction, choice and rule
-the same, floats equal to rounding (measured: `phonology_textbook.py --problems Russian
---seeds 2 --em-iters 1` with and without `--scheduler local:2`, largest relative
-difference 1.5e-13 — BLAS sums in another order in a worker process).
+the same, floats equal to rounding (measured: `python -m benchmarks.phonology.textbook
+--problems Russian --seeds 2 --em-iters 1` with and without `--scheduler local:2`, largest
+relative difference 1.5e-13 — BLAS sums in another order in a worker process). The
+workers import the benchmarks as the client does: a local cluster's processes start with
+the client's import path; a remote cluster's workers need the checkout's root on their
+``PYTHONPATH``.
 """
 
 from strgm.distributed.cluster import open_pool, parse_scheduler

@@ -79,7 +79,7 @@ from strgm.validate import float_arg, int_arg
 __all__ = ["add_subparser"]
 
 #: ``treebank grammar``'s horizontal Markov order: the highest F1 on the development split
-#: under both decoders (``python benchmarks/treebank_pcfg.py --split dev``,
+#: under both decoders (``python -m benchmarks.grammars.treebank_pcfg --split dev``,
 #: ``benchmarks/results/treebank_pcfg_dev.md``)
 DEFAULT_MARKOV = 2
 

@@ -59,7 +59,7 @@ from strgm.validate import float_arg, int_arg
 __all__ = ["add_subparser"]
 
 #: ``tsg train``'s horizontal Markov order, chosen on the development split
-#: (``python benchmarks/tsg_markov_dev.py``, ``benchmarks/results/tsg_markov_dev.md``):
+#: (``python -m benchmarks.grammars.tsg_markov_dev``, ``benchmarks/results/tsg_markov_dev.md``):
 #: order 2 did not beat it
 TSG_MARKOV = 1
 

@@ -318,7 +318,7 @@ def _is_cancelled(error: BaseException) -> bool:
 #: Dask's nanny sets MALLOC_TRIM_THRESHOLD_ in its workers, which turns off glibc's
 #: dynamic mmap threshold: every large temporary array of a parse chart is then mapped
 #: and unmapped afresh, and the inside–outside E-step ran 2× slower (measured; see
-#: benchmarks/distributed_speedup.py). None unsets it (Dask's documented override).
+#: benchmarks/infra/distributed_speedup.py). None unsets it (Dask's documented override).
 NANNY_ENV = {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}
 #: Dask's active memory manager drops all but one copy of data no task is waiting for,
 #: so data broadcast to every worker could die with one of them (then :meth:`TaskPool.map`

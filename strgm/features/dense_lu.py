@@ -5,7 +5,7 @@
 factors. Below :data:`LAPACK_FROM` states the factorisation is a compiled loop (no call
 overhead); from there on it is LAPACK's blocked ``getrf``, reached through numba's own
 binding, which is several times faster at a few hundred states (measured in
-``benchmarks/dense_lu_speed.py``). Both layouts are functions of k alone, so
+``benchmarks/pep/dense_lu_speed.py``). Both layouts are functions of k alone, so
 :func:`_lu_solve` knows which one it reads:
 
 * loop: P·M = L·U, L unit lower and U upper in M's place, row i of P·M is row piv[i]
@@ -38,7 +38,7 @@ except Exception:  # pragma: no cover - numba without that binding: loops only
 #: LAPACK's kind code of float64 (numba's binding takes the BLAS letter)
 _KIND = ord("d")
 #: Systems of at least this many states are factored by LAPACK (module docstring; chosen
-#: by benchmarks/dense_lu_speed.py, the smallest size from which LAPACK was faster).
+#: by benchmarks/pep/dense_lu_speed.py, the smallest size from which LAPACK was faster).
 LAPACK_FROM = 32
 
 #: exp() of larger log weights would overflow (the bound of q_moments).

@@ -25,7 +25,7 @@ from fst_factors.wfsa.components import certifies_normalisable
 _DENSE_MAX = 160
 #: Largest DFA whose q moments take the compiled dense kernel (:mod:`strgm.features.q_kernel`,
 #: LAPACK's LU on one BLAS thread) instead of the solvers below; chosen by
-#: ``benchmarks/q_route_speed.py``, below the size where the two routes' times cross.
+#: ``benchmarks/pep/q_route_speed.py``, below the size where the two routes' times cross.
 COMPILED_MAX = 300
 
 

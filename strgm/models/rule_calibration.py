@@ -35,7 +35,7 @@ words with K ≥ 2 and o ∈ F₋ᵥ(v) (a word outside its forms is the edit ph
 business: ε in :mod:`strgm.workflows.family_choice`). π is a log-normal hyperprior on α,
 centred on :data:`PRIOR_CONCENTRATION` with scale :data:`PRIOR_SCALE` (both chosen by
 leave-one-out on the training words of the textbook problems,
-``benchmarks/rule_calibration.py``); with no such word α̂ is its mode. A large α̂ says
+``benchmarks/phonology/rule_calibration.py``); with no such word α̂ is its mode. A large α̂ says
 that neither the pairs nor the faithful choice predicted the left-out words: q is then
 close to uniform on F(w), which is the honest answer.
 

@@ -7,7 +7,7 @@ among the names the benchmarks write (``cpu_seconds``, ``seconds``,
 ``seconds_per_projection``; ``accuracy``, ``exact_match``, ``heldout_exact``, ``xent``,
 ``mean_neg_logp``, ``heldout_neglogp``, ``mean_xent_to_belief``; ``lambda``, ``method``,
 ``label``) unless named by ``x``, ``y`` and ``label``. A dict with ``rows`` (the JSON of
-``benchmarks/ep_lambda_sweep.py``) is read as its rows. ``by`` splits the points into
+``benchmarks/ep/lambda_sweep.py``) is read as its rows. ``by`` splits the points into
 series (e.g. ``by="projection"``), each drawn in its own colour and joined in order.
 """
 

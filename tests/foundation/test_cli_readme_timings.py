@@ -1,8 +1,8 @@
 """The README's timings are measured, not guessed: every command of its command-line
 block that took more than 10 s in benchmarks/results/readme_commands.json (run from a
-wheel in an empty directory by benchmarks/readme_commands.py) says how long it takes,
-'(about N s)' or '(about N min)', within 2x of that measurement; every command ran and
-none was silent on stderr for more than 10 s (plus a second of slack for the machine)."""
+wheel in an empty directory by benchmarks/infra/readme_commands.py) says how long it
+takes, '(about N s)' or '(about N min)', within 2x of that measurement; every command ran
+and none was silent on stderr for more than 10 s (plus a second of slack for the machine)."""
 
 import json
 import re
@@ -50,7 +50,7 @@ def results():
 def test_every_readme_command_was_measured_and_ran(results):
     rows = results["commands"]
     assert [r["command"] for r in rows] == readme_commands(), \
-        "the README's commands changed: run benchmarks/readme_commands.py again"
+        "the README's commands changed: run python -m benchmarks.infra.readme_commands again"
     assert all(r["returncode"] == 0 for r in rows), [r for r in rows if r["returncode"]]
     assert "shared" in results["conditions"]  # the run says what else ran beside it
 

@@ -46,7 +46,7 @@ __all__ = ["SMOOTHINGS", "DEFAULT_B", "LexicalizedGrammar", "fit_lexicalized",
 
 SMOOTHINGS = ("none", "collins", "hdp")
 #: Collins's b, chosen on the development split by the summed held-out log-likelihood of
-#: all events (``python benchmarks/lexicalized_smoothing.py --split dev``;
+#: all events (``python -m benchmarks.grammars.lexicalized_smoothing --split dev``;
 #: docs/decisions/grammar_smoothing_defaults.md).
 DEFAULT_B = 2.0
 

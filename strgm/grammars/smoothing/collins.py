@@ -25,7 +25,7 @@ from strgm.validate import check_float
 __all__ = ["collins_predictive", "collins_lambda", "DEFAULT_B"]
 
 #: Default b, chosen on a development split of the WSJ sample by
-#: benchmarks/grammar_smoothing.py (docs/decisions/grammar_smoothing_defaults.md).
+#: benchmarks/grammars/smoothing.py (docs/decisions/grammar_smoothing_defaults.md).
 DEFAULT_B = 2.0
 
 
