@@ -71,9 +71,12 @@ def run_benchmark(tree: Path, key: str, extra: list, scratch: Path) -> dict:
         args += ["--out", str(out)]
     script = tree / "benchmarks" / f"{old}.py"
     cmd = [sys.executable, str(script)] if script.exists() else [sys.executable, "-m", module]
-    env = {**os.environ, "PYTHONPATH": str(tree), "STRGM_BENCH_RESULTS": str(out)}
+    env = {**os.environ, "PYTHONPATH": str(tree), "STRGM_BENCH_RESULTS": str(out),
+           "STRGM_SHARED_DATA": str(harness.DATA)}  # the worktree has no ../shared
     print(f"{tree.name}: {' '.join(cmd[1:] + args)}", file=sys.stderr, flush=True)
-    subprocess.run(cmd + args, cwd=tree, env=env, check=True, capture_output=True)
+    done = subprocess.run(cmd + args, cwd=tree, env=env, capture_output=True, text=True)
+    if done.returncode:
+        sys.exit(f"{key} at {tree.name} failed:\n{done.stderr[-3000:]}")
     for folder in (out, tree / "benchmarks" / "results"):  # old scripts write in-tree
         if (folder / result).exists():
             return json.loads((folder / result).read_text(encoding="utf-8"))
@@ -85,10 +88,12 @@ def pep_rows(old: str, new: str, scratch: Path) -> list:
     for dataset, words in PEP:
         out = scratch / f"pep_{dataset}"
         env = {**os.environ, "STRGM_BENCH_RESULTS": str(out)}
-        subprocess.run([sys.executable, "-m", "benchmarks.infra.compare_revisions",
-                        "--old", old, "--new", new, "--method", "pep_prox", "--dataset",
-                        dataset, "--words", str(words), "--reps", "3"],
-                       cwd=harness.ROOT, env=env, check=True, capture_output=True)
+        done = subprocess.run([sys.executable, "-m", "benchmarks.infra.compare_revisions",
+                               "--old", old, "--new", new, "--method", "pep_prox",
+                               "--dataset", dataset, "--words", str(words), "--reps", "3"],
+                              cwd=harness.ROOT, env=env, capture_output=True, text=True)
+        if done.returncode:
+            sys.exit(f"compare_revisions ({dataset}) failed:\n{done.stderr[-3000:]}")
         rec = json.loads(next(out.rglob("*.json")).read_text(encoding="utf-8"))
         cpu = {s: statistics.median(r["cpu_seconds"] for r in rec["runs"][s])
                for s in ("old", "new")}
@@ -169,7 +174,8 @@ def main() -> int:
         trees = {side: worktree(rev, tmp) for side, rev in revs.items()}
         try:
             res = {side: {"tsg": {}} for side in trees}
-            for side, tree in trees.items():
+            for side in ("new", "old"):  # the new side first: it fails sooner if at all
+                tree = trees[side]
                 for key in ("treebank_pcfg", "pcfg_morphology"):
                     res[side][key] = run_benchmark(tree, key, [], scratch)
                 for s in a.tsg_seeds:
