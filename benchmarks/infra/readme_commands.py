@@ -7,7 +7,7 @@ For each command: the wall time, and the longest silence: the longest time witho
 line on stderr (from the start to the first line, between two lines, from the last line
 to the exit), and the same over stdout and stderr together. The README's timing claims
 ("about N s", "about N min") are checked against these figures by
-tests/foundation/test_cli_readme_timings.py (within 2x).
+tests/test_cli_readme_timings.py (within 2x).
 
 The wheel is built from the committed tree (``git archive HEAD``, so work in progress in
 the checkout is left out) with ``pip wheel --no-deps``; the environment gets the wheel's

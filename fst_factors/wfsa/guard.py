@@ -10,7 +10,7 @@ which predicts an upper bound on the result, converts it to bytes and refuses, w
 memory budget.
 
 Bounds (sound: never below the true size; checked against real compositions by
-``tests/foundation/test_memory_guard.py``):
+``tests/fst_factors/test_memory_guard.py``):
 
 * composition A ∘ B (``connect`` or not; OpenFst expands only the accessible part):
   a state is a triple (a, b, f) with f the composition filter's state, f ∈ {0} unless A

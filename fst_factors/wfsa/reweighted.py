@@ -32,7 +32,7 @@ x = (I − A)⁻¹ 1 (and z = (I − A)⁻¹ x when x is too weak) only to certi
   probability space (the reference goes to −log space and back).
 
 α, β and Z equal the reference's up to rounding (tested to 1e-10 in
-``tests/ep/test_reweighted.py``). When this route cannot decide (no certificate, a sweep
+``tests/features/test_reweighted.py``). When this route cannot decide (no certificate, a sweep
 past ``MAX_ITER``, weights outside float64's range) it returns None and the caller takes
 the reference (:func:`fst_factors.wfsa.expectations.table_arc_counts`: solves by strongly
 connected component, or OpenFst's log-space iteration), which raises the same

@@ -16,7 +16,7 @@ Equivalence. The fused steps compute what the reference steps compute on W; wher
 reference works on a smaller W' ⊆ W (features of W that are neither active nor in a
 support carry θ = 0), q_θ and p̂ are the same distributions and the inactive features'
 gradients are zeroed, so only rounding differs. The tests hold the kernels to the
-reference to 1e-10 (``tests/ep/test_fused_block.py``).
+reference to 1e-10 (``tests/projection/test_fused_block.py``).
 
 Cost of a fused step: O(k³ + |C|·(N+1) + |W|) for the q solve on k reachable DFA states
 (dense LU), the failure-tree passes and the prox, plus O(N·log |W|) per feature the

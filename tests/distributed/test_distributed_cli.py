@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("distributed")
 
 from strgm.distributed.cluster import open_pool, parse_scheduler  # noqa: E402
-from tests.badinput.harness import run_cli  # noqa: E402
+from tests.robustness.harness import run_cli  # noqa: E402
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "strgm" / "schemas"  # package data
 PARADIGMS = {

@@ -5,16 +5,11 @@ a one-line error."""
 
 import os
 import socket
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 pytest.importorskip("distributed")
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grammars"))
-from pcfg_oracles import R  # noqa: E402
 
 from strgm.distributed.chains import run_chains  # noqa: E402
 from strgm.distributed.cluster import TaskPool, open_pool, parse_scheduler  # noqa: E402
@@ -25,6 +20,7 @@ from strgm.grammars.chart import corpus_inside_outside  # noqa: E402
 from strgm.grammars.estimators import em, run, vb  # noqa: E402
 from strgm.grammars.samplers import CollapsedMH, GibbsPCFG  # noqa: E402
 from strgm.grammars.samplers import run as run_sampler  # noqa: E402
+from tests.grammars.pcfg_oracles import R  # noqa: E402
 
 G = Grammar([R("S", "A", "B"), R("S", "B", "A"), R("S", "S", "S"), R("S", "A"),
              R("A", "a"), R("A", "b"), R("A", "A", "A"),

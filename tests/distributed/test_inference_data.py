@@ -12,7 +12,7 @@ import pytest
 from strgm.distributed.diagnostics import ess_bulk, ess_tail, rank_rhat, split_rhat
 from strgm.distributed.inference_data import INSTALL, chain_arrays, to_inference_data
 from strgm.errors import InputError, MissingDependencyError
-from tests.badinput.harness import run_cli
+from tests.robustness.harness import run_cli
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", FutureWarning)

@@ -22,7 +22,7 @@ from strgm.distributed.cluster import (
     parse_scheduler,
 )
 from strgm.errors import OptionError
-from tests.badinput.harness import run_cli
+from tests.robustness.harness import run_cli
 
 GRAMMAR = "S --> A B\nS --> B A\nS --> S S\nS --> A\nA --> a\nA --> b\nA --> A A\n" \
           "B --> a\nB --> b\nB --> a b\n"

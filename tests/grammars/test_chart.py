@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from pcfg_oracles import R, brute_force, enumerate_trees, tree_logweight
+from tests.grammars.pcfg_oracles import R, brute_force, enumerate_trees, tree_logweight
 from strgm.errors import GrammarError, MessageTooLargeError
 from strgm.grammars.cfg import Grammar, compile_grammar, tree_rules, tree_yield
 from strgm.grammars.chart import corpus_inside_outside, inside

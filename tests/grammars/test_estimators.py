@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy.special import digamma
 
-from pcfg_oracles import R, brute_force
+from tests.grammars.pcfg_oracles import R, brute_force
 from strgm.grammars.cfg import Grammar
 from strgm.grammars.estimators import cvb, em, fit, map_em, vb
 

@@ -17,7 +17,7 @@ from strgm.grammars.evalb_params import (COLLINS, DEFAULTS, EvalbParams,
                                          format_evalb_params, parse_evalb_params,
                                          read_evalb_params)
 from strgm.grammars.evalb_report import evalb_lines, score_evalb, score_sentence
-from tests.badinput.harness import assert_clean_error, run_cli
+from tests.robustness.harness import assert_clean_error, run_cli
 
 DATA = Path(__file__).parent / "data"
 SAMPLE = DATA / "evalb_sample"

@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pytest
 
-from pcfg_oracles import R
+from tests.grammars.pcfg_oracles import R
 from strgm.errors import DivergenceError
 from strgm.features import FeatureSet, Theta, encode, ngram_features
 from strgm.grammars import scc_solve

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pcfg_oracles import R, observed_words
+from tests.grammars.pcfg_oracles import R, observed_words
 from fst_factors.alphabet import Alphabet
 from strgm.errors import OptionError
 from strgm.features import FeatureSet, Theta, ngram_features

@@ -17,7 +17,7 @@ import math
 import numpy as np
 import pytest
 
-from pcfg_oracles import R, observed_words
+from tests.grammars.pcfg_oracles import R, observed_words
 from fst_factors.alphabet import Alphabet
 from strgm.errors import GrammarError, GraphError
 from strgm.features import FeatureSet, Theta, ngram_features

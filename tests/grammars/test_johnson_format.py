@@ -103,7 +103,7 @@ def test_bad_pitman_yor_parameters_are_located_errors(line, named):
 
 
 def test_pcfg_parse_takes_the_dialect_option(tmp_path):
-    from tests.badinput.harness import assert_clean_error, run_cli
+    from tests.robustness.harness import assert_clean_error, run_cli
 
     (tmp_path / "g.lt").write_text("1 1 1 S --> A\n1 A --> a\n", encoding="utf-8")
     (tmp_path / "c.yld").write_text("a\n", encoding="utf-8")

@@ -23,7 +23,7 @@ import math
 import numpy as np
 import pytest
 
-from pcfg_oracles import R, collapsed_logprob, exact_collapsed_posterior, enumerate_trees
+from tests.grammars.pcfg_oracles import R, collapsed_logprob, exact_collapsed_posterior, enumerate_trees
 from strgm.grammars.cfg import Grammar, tree_rules
 from strgm.grammars.samplers import CollapsedMH, mh_sweep_stats, run
 

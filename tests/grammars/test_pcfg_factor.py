@@ -13,7 +13,7 @@ import numpy as np
 import pynini
 import pytest
 
-from pcfg_oracles import R, brute_force
+from tests.grammars.pcfg_oracles import R, brute_force
 from strgm.errors import (DivergenceError, GraphError, InconsistentEvidenceError, InputError,
                           MessageTooLargeError, UnknownSymbolError)
 from strgm.features import FeatureSet, Theta, encode, ngram_features, q_moments

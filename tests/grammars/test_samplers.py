@@ -6,7 +6,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from pcfg_oracles import R, exact_collapsed_posterior
+from tests.grammars.pcfg_oracles import R, exact_collapsed_posterior
 from strgm.grammars.cfg import Grammar, compile_grammar
 from strgm.safe_io import strict_json
 from strgm.grammars.samplers import (CollapsedMH, GibbsPCFG, SamplerState, collapsed_log_prob,

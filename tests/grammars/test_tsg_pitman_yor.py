@@ -28,7 +28,7 @@ from strgm.chains.driver import drive
 from strgm.grammars.tsg import BlockedMHTSG, LocalGibbsTSG, TSGState
 from strgm.grammars.tsg.fragments import ETCounts
 from strgm.grammars.tsg.model_file import TSGModel, load_model, save_model
-from tests.badinput.harness import assert_clean_error, run_cli
+from tests.robustness.harness import assert_clean_error, run_cli
 
 TOY2 = [("S", ("A", "a"), ("S", ("A", "a"), ("B", "b"))),
         ("S", ("A", "a"), ("B", "b"))]

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import strgm.grammars.chart_ops as chart_ops
-from pcfg_oracles import R
+from tests.grammars.pcfg_oracles import R
 from strgm.errors import GrammarError
 from strgm.grammars.cfg import Grammar, compile_grammar
 from strgm.grammars.chart import inside

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from pcfg_oracles import R
+from tests.grammars.pcfg_oracles import R
 from strgm.grammars.johnson_format import parse_grammar, read_grammar, read_yld, write_grammar
 from strgm.grammars.ptb import read_mrg, read_treebank
 from strgm.errors import GrammarError, InputError, OptionError

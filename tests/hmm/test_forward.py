@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from brute import path_probs, random_hmm, string_prob
+from tests.hmm.brute import path_probs, random_hmm, string_prob
 from strgm.hmm import forward
 from strgm.hmm.data import Sequences
 from strgm.hmm.forward import log_likelihoods, sample_states, viterbi

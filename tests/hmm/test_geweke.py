@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import strgm.hmm.kernel as kernel_module
-from geweke import chain_draws, prior_draws, z_scores
+from tests.hmm.geweke import chain_draws, prior_draws, z_scores
 from strgm.errors import TruncationWarning
 from strgm.hmm import Categorical, HMMSettings
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from strgm.distributed.diagnostics import chain_summary
-from tests.badinput.harness import assert_clean_error, run_cli
+from tests.robustness.harness import assert_clean_error, run_cli
 
 WORDS = ["k a t", "k a t a", "t a k", "a t a k", "k a k", "t a t a", "a k a",
          "k a t a k", "t a", "a t"] * 3

@@ -7,7 +7,7 @@ import numpy as np
 import pynini
 import pytest
 
-from brute import random_hmm, string_prob
+from tests.hmm.brute import random_hmm, string_prob
 from strgm.hmm import Categorical
 from strgm.hmm.data import Sequences
 from strgm.hmm.model import HMM, HMMPosterior

@@ -12,7 +12,7 @@ from strgm.errors import TruncationWarning
 from strgm.hmm import Categorical, HMMSampler, HMMSettings
 from strgm.hmm.data import Sequences
 from strgm.hmm.training import posterior_of, run_chain
-from tests.badinput.harness import run_cli
+from tests.robustness.harness import run_cli
 
 RNG = np.random.default_rng(3)
 SEQS = Sequences.from_list([RNG.integers(0, 3, size=RNG.integers(2, 6)) for _ in range(30)])

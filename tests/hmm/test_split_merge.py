@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import strgm.hmm.split_merge as sm
-from geweke import chain_draws, prior_draws, z_scores
+from tests.hmm.geweke import chain_draws, prior_draws, z_scores
 from strgm.errors import InputError, TruncationWarning
 from strgm.hmm import Categorical, HMMSampler, HMMSettings, Gaussian
 from strgm.hmm.data import Sequences

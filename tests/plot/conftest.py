@@ -1,12 +1,7 @@
 """Shared inputs of the plotting tests: the Agg backend (no display), and one small
 inference run, a paradigm of two stems and their plurals, with one word held out."""
 
-import os
-import sys
-
 import pytest
-
-sys.path.insert(0, os.path.dirname(__file__))
 
 try:
     import matplotlib

@@ -4,7 +4,7 @@ chain, the burn-in shaded and R̂ in the legend."""
 
 import pytest
 
-from tests.badinput.harness import run_cli
+from tests.robustness.harness import run_cli
 
 pytest.importorskip("matplotlib")
 WORDS = "\n".join(["k a t", "t a k", "a t a", "k a k a"] * 3) + "\n"

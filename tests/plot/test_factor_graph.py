@@ -7,7 +7,7 @@ import struct
 import pytest
 
 from strgm.errors import InputError
-from tests.badinput.harness import run_cli
+from tests.robustness.harness import run_cli
 
 pytest.importorskip("matplotlib")
 

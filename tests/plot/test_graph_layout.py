@@ -49,7 +49,7 @@ def test_dot_groups_stems_words_and_affixes(verbs):
 def test_a_graph_that_is_not_a_paradigm_is_not_grouped():
     """A chain A -> B -> C: B is an output read by another factor, not a word's surface."""
     from strgm.graph import FactorGraph
-    from tests.foundation.test_bp import ALPH, EDIT
+    from tests.inference.test_bp import ALPH, EDIT
 
     g = FactorGraph(ALPH)
     for v in "ABC":

@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from strgm.plot import plot_belief, plot_inference_run, plot_predictions
-from tests.badinput.harness import run_cli
+from tests.robustness.harness import run_cli
 
 pytest.importorskip("matplotlib")
 WORDS = "R1\tkat\nR1 PL\tkatz\nR2\tdog\nR2 PL\tdogz\nR3\tpit\nR3 PL\tpits\n"

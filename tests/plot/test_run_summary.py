@@ -3,7 +3,7 @@ least certain morpheme (against a brute-force minimum), and the CLI option."""
 
 import pytest
 
-from tests.badinput.harness import assert_clean_error, run_cli
+from tests.robustness.harness import assert_clean_error, run_cli
 
 pytest.importorskip("matplotlib")
 PNG = b"\x89PNG\r\n\x1a\n"

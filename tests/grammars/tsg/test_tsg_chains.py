@@ -12,7 +12,7 @@ from strgm.distributed.diagnostics import chain_summary
 from strgm.distributed.tsg_chains import bracketed, encode_trees
 from strgm.errors import StrgmError
 from strgm.grammars.ptb import parse_trees
-from tests.badinput.harness import assert_clean_error, run_cli
+from tests.robustness.harness import assert_clean_error, run_cli
 
 MRG = """( (S (NP-SBJ (DT The) (NN dog)) (VP (VBD barked) (ADVP (RB loudly))) (. .)) )
 ( (S (NP-SBJ (NNP Rex)) (VP (VBD barked) (PP (IN at) (NP (DT the) (JJ big) (JJ red)

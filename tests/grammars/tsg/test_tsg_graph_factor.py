@@ -26,7 +26,7 @@ from strgm.grammars.tsg.blocked import map_log_prob, tree_ets
 from strgm.grammars.tsg.model_file import TSGModel
 from strgm.inference import infer
 from fst_factors.wfsa.measure import string_logweight
-from tsg_oracles import TOY2
+from tests.grammars.tsg.tsg_oracles import TOY2
 
 AB = Alphabet(["a", "b"])
 

@@ -12,7 +12,7 @@ from strgm.errors import InputError, StrgmError
 from strgm.chains.driver import drive
 from strgm.safe_io import strict_json
 from strgm.grammars.tsg import BlockedMHTSG, LocalGibbsTSG, TSGState
-from tsg_oracles import TOY, TOY2
+from tests.grammars.tsg.tsg_oracles import TOY, TOY2
 
 PRIOR = (2.0, 1.5)
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from strgm.grammars.tsg import ETCounts, LocalGibbsTSG, elementary_trees
-from tsg_oracles import TOY, TOY2, configs, crp_log_joint, ets_of, log_p0, pcfg_of
+from tests.grammars.tsg.tsg_oracles import TOY, TOY2, configs, crp_log_joint, ets_of, log_p0, pcfg_of
 
 
 @pytest.mark.parametrize("trees", [TOY, TOY2])

@@ -17,7 +17,7 @@ from strgm.grammars.tsg import BlockedMHTSG, elementary_trees
 from strgm.grammars.tsg.model_file import TSGModel, load_model, prepare_trees, save_model
 from strgm.grammars.tsg.parse import TSGParser
 from strgm.grammars.tsg.transform import et_strings
-from tsg_oracles import TOY2, log_p0, pcfg_of, tv_distance
+from tests.grammars.tsg.tsg_oracles import TOY2, log_p0, pcfg_of, tv_distance
 
 ALPHA = 0.3
 SENTENCE = ("a", "a", "a", "b")

@@ -10,7 +10,7 @@ import pytest
 
 import strgm.grammars.tsg.blocked as blocked
 from strgm.grammars.tsg import BlockedMHTSG, LocalGibbsTSG
-from tsg_oracles import TOY2, exact_posterior, run_chain, tv_distance
+from tests.grammars.tsg.tsg_oracles import TOY2, exact_posterior, run_chain, tv_distance
 
 SWEEPS = 12000
 TV_OK = 0.06

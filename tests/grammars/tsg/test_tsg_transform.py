@@ -15,7 +15,7 @@ from strgm.grammars.tsg import BlockedMHTSG, base_label, constrained_inside, \
     derivation_to_tsg, primed, signed, transform
 from strgm.grammars.tsg.blocked import add_tree, map_log_prob, remove_tree, tree_ets
 from strgm.grammars.tsg.symbols import frontier, word_sig
-from tsg_oracles import TOY, TOY2
+from tests.grammars.tsg.tsg_oracles import TOY, TOY2
 
 PTB = ["NP", "PRP$", "-LRB-", "''", "``", ",", ".", ":", "ADVP|PRT", "@NP", "$", "#"]
 
