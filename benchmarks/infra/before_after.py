@@ -192,7 +192,7 @@ def main() -> int:
         f"Benchmarks before and after: {revs['old']} → {revs['new']}",
         ["benchmark", "measure", revs["old"], revs["new"], "verdict"],
         [[r["benchmark"], r["measure"], r["old"], r["new"], r["verdict"]] for r in rows],
-        run=harness.run_line(__name__),
+        run=harness.run_line(__name__, rev=revs["new"]),
         intro=["Each revision runs its own copy of each benchmark (module docstring); TSG "
                f"rows: mean ± sd over seeds {', '.join(map(str, a.tsg_seeds))}."])
     harness.write_markdown(a.out, text)
