@@ -20,7 +20,6 @@ Writes benchmarks/results/NAME.{json,md} (``--out``, default phonology_search_wi
 import argparse
 import glob
 import os
-import pickle
 import statistics
 import sys
 import time
@@ -28,20 +27,8 @@ import warnings
 from multiprocessing import Pool
 
 from benchmarks import harness
-from strgm.datasets.paradigm import read_paradigm
-from strgm.models.phonology import holdout_split
-from strgm.models.rule_phonology import train_rule_phonology
+from benchmarks.phonology.rule_calibration import rule_run
 from strgm.models.rule_search import learn_rules
-
-
-def rule_run(path: str, seed: int, cache):
-    name = os.path.splitext(os.path.basename(path))[0]
-    f = os.path.join(cache, f"{name}_s{seed}.pkl") if cache else None
-    if f and os.path.exists(f):
-        with open(f, "rb") as fh:
-            return pickle.load(fh)
-    para = read_paradigm(path)
-    return train_rule_phonology(para, holdout_split(para, 0.1, seed))
 
 
 def one(job) -> dict:

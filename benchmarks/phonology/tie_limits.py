@@ -34,39 +34,23 @@ import glob
 import json
 import math
 import os
-import pickle
 import sys
 from itertools import islice, product
 
 import numpy as np
 
 from benchmarks import harness
-from strgm.datasets.paradigm import read_paradigm
+from benchmarks.phonology.rule_calibration import rule_run
 from strgm.models import rule_calibration as rc
-from strgm.models.phonology import holdout_split
 from strgm.models.rule_ambiguity import MAX_COMBINATIONS, consistent_urs
 from strgm.models.rule_analogy import analogy_support, pair_support
 from strgm.models.rule_apply import apply_rules, pack, unpack
-from strgm.models.rule_phonology import train_rule_phonology
 from strgm.workflows import family_choice
 
 DATA = str(harness.PHONOLOGY)
 TEXTBOOK = str(harness.ROOT / "benchmarks" / "results" / "phonology_textbook.json")
 RHO = (0.02, 0.05) + tuple(i / 20 for i in range(2, 19)) + (0.95, 0.98)
 EPSILONS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.7)
-
-
-def rule_run(path, seed, cache):
-    name = os.path.splitext(os.path.basename(path))[0]
-    f = os.path.join(cache, f"{name}_s{seed}.pkl")
-    if os.path.exists(f):
-        with open(f, "rb") as fh:
-            return pickle.load(fh)
-    para = read_paradigm(path)
-    run = train_rule_phonology(para, holdout_split(para, 0.1, seed))
-    with open(f, "wb") as fh:
-        pickle.dump(run, fh)
-    return run
 
 
 def base(flags, rho):
