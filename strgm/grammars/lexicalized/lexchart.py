@@ -10,16 +10,15 @@ store, cell by cell: the items of cell (i, j) are the contiguous block
 
 Kernels (compiled with :func:`strgm.compiled.njit`):
 
-* :func:`right_combos` — every pair (r, c) of an R-phase item r over [i, k) and a
-  complete item c over [k, j), j − i = w, whose parent may still be a constituent over
-  [i, j) (``contain[i, j, P_r]``) and, with a parent mask, whose modifier may sit under
-  that parent (``child[k, j, X_c, P_r]``, phrasal X_c only): the candidates of a
-  right-modifier attachment.
-* :func:`left_combos` — every pair (c, l) of a complete item c over [i, k) and an
-  L-phase item l over [k, j) with ``contain[i, j, P_l]`` (and ``child[i, k, X_c,
-  P_l]``): left-modifier attachments.
+* :func:`attach_combos` — the candidates of a modifier attachment: for a right
+  modifier every pair (r, c) of an R-phase item r over [i, k) and a complete item c over
+  [k, j), j − i = w, whose parent may still be a constituent over [i, j) (``contain[i,
+  j, P_r]``) and, with a parent mask, whose modifier may sit under that parent
+  (``child[k, j, X_c, P_r]``, phrasal X_c only); for a left modifier every pair (l, c)
+  of an L-phase item l over [k, j) and a complete item c over [i, k) with ``contain[i,
+  j, P_l]`` (and ``child[i, k, X_c, P_l]``).
 
-Both count first and then fill, O(Σ_cells Σ_k |items(i,k)| · |items(k,j)|) time and the
+It counts first and then fills, O(Σ_cells Σ_k |items(i,k)| · |items(k,j)|) time and the
 same output.  :func:`best_by_key` keeps the best candidate per item key (a stable sort,
 O(m log m) for m candidates).  :class:`Records` holds the back pointers of every
 representative: its kind, span, head, labels and the records of its parts.
@@ -40,7 +39,7 @@ from strgm.compiled import njit
 from strgm.errors import GrammarError
 from strgm.grammars.lexicalized.scorer import LEFT, RIGHT, STOP
 
-__all__ = ["right_combos", "left_combos", "best_by_key", "Items", "Records", "EventCache",
+__all__ = ["attach_combos", "best_by_key", "Items", "Records", "EventCache",
            "SentenceCode", "Events",
            "PRE", "FROM_L", "UNARY", "START", "EXT_R", "STOP_R", "EXT_L"]
 
@@ -53,67 +52,40 @@ PRE, FROM_L, UNARY, START, EXT_R, STOP_R, EXT_L = range(7)
 
 
 @njit(cache=True)
-def right_combos(n, w, r_off, r_end, r_par, c_off, c_end, c_lab, contain, child, nl):
-    """(r, c) index arrays of the right attachments at width ``w`` (module
-    docstring), ordered by start i, split k, r, c; a phrasal modifier (label < ``nl``)
-    needs ``child[k, j, label, P]`` when ``child`` is not empty."""
+def attach_combos(n, w, head_first, h_off, h_end, h_par, c_off, c_end, c_lab, contain,
+                  child, nl):
+    """(h, c) index arrays of the modifier attachments at width ``w`` (module
+    docstring), ordered by start i, split k, h, c: a head-side item h (parent
+    ``h_par[h]``) over [i, k) with a complete item c over [k, j) when ``head_first``
+    (right modifiers: R items), else h over [k, j) with c over [i, k) (left modifiers:
+    L items). A phrasal modifier (label < ``nl``) needs ``child[ms, me, label, P]``
+    over its span when ``child`` is not empty."""
     use = child.shape[0] > 0
     total = 0
-    ri = np.empty(0, np.int64)
+    hi = np.empty(0, np.int64)
     ci = np.empty(0, np.int64)
     for step in range(2):
         if step == 1:
-            ri = np.empty(total, np.int64)
+            hi = np.empty(total, np.int64)
             ci = np.empty(total, np.int64)
         t = 0
         for i in range(n - w + 1):
             j = i + w
             for k in range(i + 1, j):
-                for r in range(r_off[i, k], r_end[i, k]):
-                    p = r_par[r]
+                hs, he, ms, me = (i, k, k, j) if head_first else (k, j, i, k)
+                for h in range(h_off[hs, he], h_end[hs, he]):
+                    p = h_par[h]
                     if not contain[i, j, p]:
                         continue
-                    for c in range(c_off[k, j], c_end[k, j]):
-                        if use and c_lab[c] < nl and not child[k, j, c_lab[c], p]:
+                    for c in range(c_off[ms, me], c_end[ms, me]):
+                        if use and c_lab[c] < nl and not child[ms, me, c_lab[c], p]:
                             continue
                         if step == 1:
-                            ri[t] = r
+                            hi[t] = h
                             ci[t] = c
                         t += 1
         total = t
-    return ri, ci
-
-
-@njit(cache=True)
-def left_combos(n, w, c_off, c_end, c_lab, l_off, l_end, l_par, contain, child, nl):
-    """(c, l) index arrays of the left attachments at width ``w`` (module
-    docstring), ordered by start i, split k, l, c; ``child`` as in
-    :func:`right_combos`."""
-    use = child.shape[0] > 0
-    total = 0
-    ci = np.empty(0, np.int64)
-    li = np.empty(0, np.int64)
-    for step in range(2):
-        if step == 1:
-            ci = np.empty(total, np.int64)
-            li = np.empty(total, np.int64)
-        t = 0
-        for i in range(n - w + 1):
-            j = i + w
-            for k in range(i + 1, j):
-                for m in range(l_off[k, j], l_end[k, j]):
-                    p = l_par[m]
-                    if not contain[i, j, p]:
-                        continue
-                    for c in range(c_off[i, k], c_end[i, k]):
-                        if use and c_lab[c] < nl and not child[i, k, c_lab[c], p]:
-                            continue
-                        if step == 1:
-                            ci[t] = c
-                            li[t] = m
-                        t += 1
-        total = t
-    return ci, li
+    return hi, ci
 
 
 def best_by_key(keys, scores) -> np.ndarray:

@@ -64,8 +64,8 @@ import numpy as np
 from strgm.errors import OptionError
 from strgm.grammars.lexicalized.lexchart import (EXT_L, EXT_R, FROM_L, PRE, START, STOP_R,
                                                  UNARY, Events, Items, Records, SentenceCode,
-                                                 best_by_key, by_start, concat, left_combos,
-                                                 right_combos, take)
+                                                 attach_combos, best_by_key, by_start,
+                                                 concat, take)
 from strgm.validate import check_float, check_int
 
 __all__ = ["parse", "parse_heads", "strip_heads", "Parser"]
@@ -168,8 +168,8 @@ class Parser:
             base = self._preterminals(ch)
             rf, lf, lta = _empty(), _empty(), _empty()
         else:
-            rf = self._extend_right(ch, w)
-            lf = self._extend_left(ch, w)
+            rf = self._extend(ch, w, _R)
+            lf = self._extend(ch, w, _L)
             lta = self._stop_right(ch, w, rf)
             base = self._close_left(ch, w, concat(lf, lta))
         comp = self._unary(ch, w, base)
@@ -195,39 +195,24 @@ class Parser:
         return {"i": i, "hk": np.arange(c.NHK), "P": c.hk_sym, "s": np.zeros(c.NHK),
                 "rec": rec}
 
-    def _extend_right(self, ch: _Chart, w: int) -> dict:
-        """right: R(i,k) + C(k,j) + log_mod(R, …) for every split, best per item."""
-        R, C, lh = ch.R, ch.C, self.code.lh
-        ri, ci = right_combos(self.code.n, w, R.off, R.end, R.col("P"), C.off, C.end,
-                              C.col("P"), ch.CR, ch.child, self.code.NL)
-        if not len(ri):
+    def _extend(self, ch: _Chart, w: int, side: int) -> dict:
+        """right (``side`` _R): R(i,k) + C(k,j) + log_mod(R, …); left (_L): C(i,k) +
+        L(k,j) + log_mod(L, …); for every split, best per item."""
+        right = side == _R
+        It, C, lh = (ch.R if right else ch.L), ch.C, self.code.lh
+        hi, ci = attach_combos(self.code.n, w, right, It.off, It.end, It.col("P"), C.off,
+                               C.end, C.col("P"), ch.CR if right else ch.CL, ch.child,
+                               self.code.NL)
+        if not len(hi):
             return _empty()
-        hk, P, H, adj = (R.col(f)[ri] for f in ("hk", "P", "H", "adj"))
-        ms = self.ev.mod(self.ev.mod_key(_R, adj, P, H, lh[hk], C.col("P")[ci],
+        hk, P, H, adj = (It.col(f)[hi] for f in ("hk", "P", "H", "adj"))
+        ms = self.ev.mod(self.ev.mod_key(side, adj, P, H, lh[hk], C.col("P")[ci],
                                          lh[C.col("hk")[ci]]))
-        s = R.col("s")[ri] + C.col("s")[ci] + ms
-        i = R.col("i")[ri]
+        s = It.col("s")[hi] + C.col("s")[ci] + ms
+        i = It.col("i")[hi] if right else C.col("i")[ci]
         b = best_by_key(self._key(i, hk, P, H), s)
-        rec = ch.recs.add(EXT_R, i[b], i[b] + w, hk[b], P[b], H[b], R.col("rec")[ri[b]],
-                          C.col("rec")[ci[b]])
-        return {"i": i[b], "hk": hk[b], "P": P[b], "H": H[b],
-                "adj": np.zeros(len(b), np.int64), "s": s[b], "rec": rec}
-
-    def _extend_left(self, ch: _Chart, w: int) -> dict:
-        """left: C(i,k) + L(k,j) + log_mod(L, …) for every split, best per item."""
-        Lt, C, lh = ch.L, ch.C, self.code.lh
-        ci, li = left_combos(self.code.n, w, C.off, C.end, C.col("P"), Lt.off, Lt.end,
-                             Lt.col("P"), ch.CL, ch.child, self.code.NL)
-        if not len(li):
-            return _empty()
-        hk, P, H, adj = (Lt.col(f)[li] for f in ("hk", "P", "H", "adj"))
-        ms = self.ev.mod(self.ev.mod_key(_L, adj, P, H, lh[hk], C.col("P")[ci],
-                                         lh[C.col("hk")[ci]]))
-        s = Lt.col("s")[li] + C.col("s")[ci] + ms
-        i = C.col("i")[ci]
-        b = best_by_key(self._key(i, hk, P, H), s)
-        rec = ch.recs.add(EXT_L, i[b], i[b] + w, hk[b], P[b], H[b], Lt.col("rec")[li[b]],
-                          C.col("rec")[ci[b]])
+        rec = ch.recs.add(EXT_R if right else EXT_L, i[b], i[b] + w, hk[b], P[b], H[b],
+                          It.col("rec")[hi[b]], C.col("rec")[ci[b]])
         return {"i": i[b], "hk": hk[b], "P": P[b], "H": H[b],
                 "adj": np.zeros(len(b), np.int64), "s": s[b], "rec": rec}
 
