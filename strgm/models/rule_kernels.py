@@ -327,9 +327,9 @@ class CascadeCache:
         self.n, self.size = n, size
         self._banks: dict = {}
 
-    def apply(self, rules, mat: np.ndarray) -> np.ndarray:
-        if not rules:
-            return mat
+    def bank(self, rules):
+        """The encoded cascade ``rules`` (a :class:`RuleBank`), or None when the
+        kernels do not cover it."""
         key = tuple(rules)
         if key not in self._banks:
             if len(self._banks) >= self.size:
@@ -337,7 +337,12 @@ class CascadeCache:
             bank = RuleBank(self.n, len(rules), spreads=any(r.spread for r in rules))
             ok = all(bank.load(i, r) for i, r in enumerate(rules))
             self._banks[key] = bank if ok else None
-        bank = self._banks[key]
+        return self._banks[key]
+
+    def apply(self, rules, mat: np.ndarray) -> np.ndarray:
+        if not rules:
+            return mat
+        bank = self.bank(rules)
         if bank is None:
             return apply_rules(rules, mat, self.n)
         mat = np.ascontiguousarray(mat, dtype=np.int64)

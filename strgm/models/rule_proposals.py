@@ -21,8 +21,9 @@ import numpy as np
 
 from strgm.models.rule_apply import EDGE, SegmentRule, apply_rules, unpack
 from strgm.models.rule_classes import SEGMENT_COST, SPREAD_FEATURES, NaturalClass
+from strgm.models.rule_scores import ANY, ScoreTable
 
-_ANY = NaturalClass(frozenset(), "", 0.0)  # marker: unrestricted context
+_ANY = ANY  # marker: unrestricted context
 _EDGE = NaturalClass(frozenset([EDGE]), "#", 1.0)
 
 
@@ -194,106 +195,51 @@ def _wide_contexts(s, pairs: Counter, far_top: int = 2, near_top: int = 12) -> l
 def screen(s, rules: list, wrong_words: np.ndarray, base: int, progress=None,
            limit=None) -> list:
     """Candidate rules (gain, cost, rule) with their estimated DL decrease (the
-    search's ``estimate``), placed first or last in the cascade ``rules``, best first:
-    each (target, change) with every left context alone, every right context alone,
-    every tier context (the nearest vowel before or after), pairs — the best five of
-    each side combined, and for an insertion every pair of classes of the neighbours
-    seen around one site —, contexts of width 2 (:func:`_wide_contexts`), and the
-    assimilations of :func:`_spread_candidates`. Of rules with the same effect on
-    every row, only the first (cheapest, then narrowest: :func:`extent`) is kept, so
-    the exact checks go to different analyses. ``progress``: told which change is
-    being screened; ``limit``: only the first ``limit`` of the list."""
+    search's ``estimate``), placed first or last in the cascade ``rules``, best first
+    (:meth:`strgm.models.rule_scores.ScoreTable.ranked`: one rule per effect on the
+    rows): each (target, change) with every left context alone, every right context
+    alone, every tier context (the nearest vowel before or after), pairs — the best
+    five of each side combined, and for an insertion every pair of classes of the
+    neighbours seen around one site —, contexts of width 2 (:func:`_wide_contexts`),
+    and the assimilations of :func:`_spread_candidates`. ``progress``: told which
+    change is being screened; ``limit``: only the first ``limit`` of the list."""
     rows_out = apply_rules(rules, s.rows, s.n)
-    scored: dict = {}
-    score_rule = _scorer(s, rules, rows_out, scored, base)
+    table = ScoreTable(s, rules, rows_out, base)
     props, under, spreads = _proposals(s, rules, rows_out, wrong_words)
     changes = list(props.items()) + list(under.items())
-    for k, ((mp, ins, text, cost), seen) in enumerate(changes):
+    for k, (change, seen) in enumerate(changes):
         if progress is not None:
-            progress(f"screening change {k + 1}/{len(changes)} ({text})")
-        def score(lc, rc, tier="", lc2=_ANY, rc2=_ANY):
-            if ins and lc is _ANY and rc is _ANY:
-                return -np.inf
-            rule = SegmentRule(mp, ins, lc.members or None, rc.members or None,
-                               _rule_text(text, lc, rc, tier, lc2, rc2),
-                               s.vowels if tier else None, tier or "left",
-                               lc2.members or None, rc2.members or None)
-            return score_rule(rule, cost + lc.cost + rc.cost + float(bool(tier)) +
-                              lc2.cost + rc2.cost + float(lc2 is not _ANY) +
-                              float(rc2 is not _ANY))
-        for tc in _contexts(s, seen["tier"])[1:]:  # tier contexts (not unrestricted)
-            score(tc, _ANY, tier="left")
-        for tc in _contexts(s, seen["tier_right"])[1:]:
-            score(_ANY, tc, tier="right")
-        lcs, rcs = _contexts(s, seen["left"]), _contexts(s, seen["right"])
-        top_l = sorted(lcs, key=lambda c: -score(c, _ANY))[:5]
-        top_r = sorted(rcs, key=lambda c: -score(_ANY, c))[:5]
-        pairs = {(lc, rc) for lc in top_l for rc in top_r}
-        if ins:
-            for l, r in seen["pairs"]:
-                pairs |= {(lc, rc) for lc in _contexts(s, {l})[1:]
-                          for rc in _contexts(s, {r})[1:]}
-        for lc, rc in pairs:
-            score(lc, rc)
-        for side in () if ins or s.window < 2 else ("left", "right"):
-            for near, far in _wide_contexts(s, seen["wide_" + side]):
-                score(near, _ANY, lc2=far) if side == "left" else \
-                    score(_ANY, near, rc2=far)
+            progress(f"screening change {k + 1}/{len(changes)} ({change[2]})")
+        _screen_change(s, table, change, seen)
     for (name, side), seen in spreads.items():
-        _spread_candidates(s, name, side, seen, score_rule)
-    out, effects = [], set()
-    for g, c, r, sig in _ranked(s, scored):  # one rule per effect on the rows: rivals
-        if limit is not None and len(out) >= limit:  # that right and wrong the same
-            break  # rows would waste exact checks
-        if sig not in effects:
-            effects.add(sig)
-            out.append((g, c, r))
-    return out
+        _spread_candidates(s, name, side, seen, table.score_rule)
+    return table.ranked(limit)
 
 
-def _ranked(s, scored: dict):
-    """(gain, cost, rule, signature) of every scored rule, in the order of (−gain,
-    cost, :func:`extent`, repr of the rule), as a generator: the repr, slow to build,
-    is only made within a run of equal leading keys, when the run is reached."""
-    items = [(g, c, r, sig) for r, (g, c, sig) in scored.items()]
-    keys = [(-g, c, extent(r, s.n)) for g, c, r, _ in items]
-    order = sorted(range(len(items)), key=keys.__getitem__)
-    i = 0
-    while i < len(order):
-        j = i + 1
-        while j < len(order) and keys[order[j]] == keys[order[i]]:
-            j += 1
-        run = [items[k] for k in order[i:j]]
-        yield from run if len(run) == 1 else sorted(run, key=lambda t: repr(t[2]))
-        i = j
-
-
-def _scorer(s, rules: list, rows_out: np.ndarray, scored: dict, base: int):
-    """score_rule(rule, cost) -> the estimated DL decrease of adding ``rule`` (first or
-    last in ``rules``; ``base`` training words right without it), memoised in ``scored``
-    (rule -> (gain, cost, signature of the rows it gets right in either place)). The
-    rows are checked by the compiled :class:`strgm.models.rule_screening.
-    CandidateScorer`, or by ``s.rows_ok_after`` and ``s.estimate`` (its reference) for
-    a rule it does not cover."""
-    ok_out = s.correct(rows_out, gold=s.row_gold)
-    has_out, has_in = presence(rows_out, s.n), presence(s.rows, s.n)
-    compiled = s.candidate_scorer(rules, rows_out, ok_out)
-
-    def score_rule(rule: SegmentRule, rcost: float) -> float:
-        if rule not in scored:
-            got = compiled(rule)
-            if got is not None:
-                ok_last, ok_first, est = got
-            else:  # the reference (rules the kernels do not cover)
-                ok_last = s.rows_ok_after(rule, rows_out, has_out, ok_out)
-                ok_first = s.rows_ok_after(rule, s.rows, has_in, ok_out, rules) \
-                    if rules else ok_last
-                est = max(s.estimate(ok_first), s.estimate(ok_last))
-            scored[rule] = (s.word_cost * (est - base) - rcost, rcost,
-                            np.packbits(ok_last).tobytes() + b"|" +
-                            np.packbits(ok_first).tobytes())
-        return scored[rule][0]
-    return score_rule
+def _screen_change(s, table: ScoreTable, change: tuple, seen: dict) -> None:
+    """Score one change's candidates (:func:`screen`) in two batches: the tier and
+    single contexts, then the pairs of the best singles and the contexts of width 2."""
+    ins = change[1]
+    tiers = [(tc, _ANY, "left", _ANY, _ANY) for tc in _contexts(s, seen["tier"])[1:]]
+    tiers += [(_ANY, tc, "right", _ANY, _ANY)
+              for tc in _contexts(s, seen["tier_right"])[1:]]
+    lcs, rcs = _contexts(s, seen["left"]), _contexts(s, seen["right"])
+    gains = table.score_change(change, tiers + [(c, _ANY, "", _ANY, _ANY) for c in lcs]
+                               + [(_ANY, c, "", _ANY, _ANY) for c in rcs])
+    g_l, g_r = gains[len(tiers):len(tiers) + len(lcs)], gains[len(tiers) + len(lcs):]
+    top_l = [lcs[i] for i in sorted(range(len(lcs)), key=lambda i: -g_l[i])[:5]]
+    top_r = [rcs[i] for i in sorted(range(len(rcs)), key=lambda i: -g_r[i])[:5]]
+    pairs = {(lc, rc) for lc in top_l for rc in top_r}
+    if ins:
+        for l, r in seen["pairs"]:
+            pairs |= {(lc, rc) for lc in _contexts(s, {l})[1:]
+                      for rc in _contexts(s, {r})[1:]}
+    more = [(lc, rc, "", _ANY, _ANY) for lc, rc in pairs]
+    for side in () if ins or s.window < 2 else ("left", "right"):
+        for near, far in _wide_contexts(s, seen["wide_" + side]):
+            more.append((near, _ANY, "", far, _ANY) if side == "left" else
+                        (_ANY, near, "", _ANY, far))
+    table.score_change(change, more)
 
 
 def _spread_candidates(s, name: str, side: str, seen: dict, score_rule) -> None:
@@ -335,17 +281,6 @@ def _spread_candidates(s, name: str, side: str, seen: dict, score_rule) -> None:
                 score(t, c, lc)
 
 
-def extent(rule: SegmentRule, n: int) -> int:
-    """How many segments the rule's target and contexts admit. Among rules that do
-    the same to every training row, the narrowest is kept (the subset principle: the
-    most restrictive hypothesis the data allow — [+ant stop], not [+ant −cont], for
-    English ə-epenthesis, whose training words have no /n+d/)."""
-    if rule.spread:
-        return len({t[0] for t in rule.spread}) + len({t[1] for t in rule.spread})
-    return len(rule.mapping) + sum(n + 2 if c is None else len(c) for c in (
-        rule.left, rule.right, rule.left2, rule.right2))
-
-
 def _count_wide(seen: dict, o: tuple, i: int) -> None:
     """Count the (neighbour, segment beyond) pairs on each side of o[i] (the beyond
     segment may be the edge; none when the neighbour is)."""
@@ -353,21 +288,3 @@ def _count_wide(seen: dict, o: tuple, i: int) -> None:
         seen["wide_left"][(o[i - 1], o[i - 2] if i >= 2 else EDGE)] += 1
     if i + 1 < len(o):
         seen["wide_right"][(o[i + 1], o[i + 2] if i + 2 < len(o) else EDGE)] += 1
-
-
-def presence(mat: np.ndarray, n: int) -> np.ndarray:
-    """rows × labels (0..n+1): whether the label occurs in the row."""
-    has = np.zeros((len(mat), n + 2), dtype=bool)
-    has[np.arange(len(mat))[:, None], mat] = True
-    return has
-
-
-def _rule_text(change: str, lc: NaturalClass, rc: NaturalClass, tier: str = "",
-               lc2: NaturalClass = _ANY, rc2: NaturalClass = _ANY) -> str:
-    """``x → y / L2 L _ R R2``; a tier context is written ``L …_`` or ``_… R`` (any
-    consonants between)."""
-    if not lc.text and not rc.text:
-        return change
-    gap_l = " …" if tier == "left" else ""
-    gap_r = "… " if tier == "right" else ""
-    return f"{change} / {lc2.text}{lc.text}{gap_l}_{gap_r}{rc.text}{rc2.text}"

@@ -8,33 +8,21 @@ rule_search._Search.estimate`). The references are ``_Search.rows_ok_after`` and
 Incremental: the cascade's output on every row is known (``rows_out``, right as
 ``ok_out``). Placed last, the rule is applied to that output; placed first, to the
 row's underlying form, and only when it rewrites a cell is the rest of the cascade
-applied after it — a row the rule leaves alone keeps its output and its right-ness.
-Only rows holding one of the rule's targets (for an insertion, a label of a context
-without the edge) can change, found through an index label → rows. A row is right when
-its cells equal its gold row's (the same length and labels). Cost per candidate:
-O(rows holding a target × length), plus × cascade length for the rows the rule
-rewrites when placed first.
+applied after it — a row the rule leaves alone keeps its output and its right-ness
+(the row checks of :mod:`strgm.models.rule_row_checks`). The candidates of one change
+are checked in one compiled call (:func:`score_batch`). Cost per candidate: that of
+the row checks, plus O(rows) for the estimate.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from strgm.models.rule_kernels import (EDGE, INSERT, SPREAD_LEFT, SPREAD_RIGHT, TIER_LEFT,
-                                       TIER_RIGHT, RuleBank, load_rule, row_cells,
-                                       rule_on_rows, rules_on_work)
 from strgm.compiled import njit
-
-
-@njit(cache=True, inline="always")
-def _same(buf, br, m, gold, gr, gm):  # pragma: no cover - compiled
-    """Whether row ``br`` of ``buf`` (m cells) is row ``gr`` of ``gold`` (gm cells)."""
-    if m != gm:
-        return False
-    for j in range(m):
-        if buf[br, j] != gold[gr, j]:
-            return False
-    return True
+from strgm.models.rule_kernels import INSERT, SIM, RuleBank, load_rule, row_cells
+from strgm.models.rule_row_checks import (first_ok, insert_ok, label_index, new_cache,
+                                          rows_ok, sim_fired, sim_ok, site_index,
+                                          touched_rows)
 
 
 @njit(cache=True)
@@ -65,83 +53,46 @@ def estimate_kernel(ok, base_rows, pair_word, pair_morph, alt_rows, alt_slot, k,
     return total
 
 
-@njit(cache=True, inline="always")
-def _holding(labels, ptr, idx, mark, need):  # pragma: no cover - compiled
-    """Mark (``need``: keep only) the rows holding one of ``labels`` (index ``ptr``/
-    ``idx``: label → rows); a set holding the edge (EDGE) constrains nothing."""
-    for a in labels:
-        if a == EDGE:
-            return
-    seen = np.zeros(mark.shape[0], dtype=np.bool_)
-    for a in labels:
-        for p in range(ptr[a], ptr[a + 1]):
-            seen[idx[p]] = True
-    for r in range(mark.shape[0]):
-        mark[r] = seen[r] and (mark[r] or not need)
-
-
-@njit(cache=True)
-def _touched(kind, mapping, spread, contexts, none, ptr, idx, rows):  # pragma: no cover
-    """Which rows the rule can rewrite: those holding a target (for a spread rule,
-    also a neighbour it reads) and a label of each context it reads on the input
-    (contexts holding the edge, and the tier context, constrain nothing)."""
-    mark = np.ones(rows, dtype=np.bool_)
-    if kind == SPREAD_RIGHT or kind == SPREAD_LEFT:
-        _holding(spread[:, 0], ptr, idx, mark, True)
-        _holding(spread[:, 1], ptr, idx, mark, True)
-    elif kind != INSERT:
-        _holding(mapping[:, 0], ptr, idx, mark, True)
-    for k in range(4):
-        if (none >> k) & 1 == 0 and not (k == 0 and kind == TIER_LEFT) and \
-                not (k == 1 and kind == TIER_RIGHT):
-            _holding(contexts[k], ptr, idx, mark, True)
-    return mark
-
-
-@njit(cache=True)
-def _rows_ok(bank, slot, mat, cells, mark, ok_out, gold, gold_m, then):
-    # pragma: no cover - compiled
-    """Right-ness of every row of ``mat`` after bank rule ``slot`` and then rules
-    0..slot−1 if ``then``, checked on the rows ``mark``ed that it rewrites (the others
-    keep ``ok_out``)."""
-    meta, tables, masks, spreads = bank
-    ok = ok_out.copy()
-    picks = np.flatnonzero(mark)
-    k = picks.shape[0]
-    work = np.empty((2 * k, 2 * mat.shape[1] + 2), dtype=np.int64)
-    side = np.ones(k, dtype=np.int64)  # the rule writes row 2q + 1
-    hits = np.zeros(k, dtype=np.bool_)
-    live = np.ones(k, dtype=np.bool_)
-    sub = cells[picks]
-    rule_on_rows(meta, tables, masks, spreads, slot, mat, picks, work,
-                 2 * np.arange(k) + 1, sub, live, hits)
-    if then:
-        work = rules_on_work(meta, tables, masks, spreads, 0, slot, work, side, sub, hits)
-    for q in range(k):
-        if hits[q]:
-            ok[picks[q]] = _same(work, 2 * q + side[q], sub[q], gold, picks[q],
-                                 gold_m[picks[q]])
-    return ok
-
-
 @njit(cache=True)
 def score_kernel(bank, slot, kind, ins, mapping, spread, contexts, none, tier, data,
                  index, est):  # pragma: no cover - compiled
     """Load the candidate into bank slot ``slot`` (after the cascade's rules) and
     check it last and first: (covered, larger estimate, rows right last, first)."""
+    return _score(bank, slot, kind, ins, mapping, spread, contexts, none, tier, data,
+                  index, est, new_cache(data[0].shape[0]))
+
+
+@njit(cache=True)
+def _score(bank, slot, kind, ins, mapping, spread, contexts, none, tier, data, index,
+           est, cache):  # pragma: no cover - compiled
+    """:func:`score_kernel` with the :func:`first_ok` cache of the candidate's
+    change."""
     meta, tables, masks, spreads = bank
     rows, rows_m, outs, outs_m, ok_out, gold, gold_m = data
-    ptr_out, idx_out, ptr_in, idx_in = index
+    ptr_out, idx_out, ptr_in, idx_in, sites_out, sites_in = index
     if not load_rule(meta, tables, masks, spreads, slot, kind, ins, mapping, spread,
                      contexts, none, tier):
         return False, 0.0, ok_out, ok_out
     n_rows = rows.shape[0]
-    mark = _touched(kind, mapping, spread, contexts, none, ptr_out, idx_out, n_rows)
-    ok_last = _rows_ok(bank, slot, outs, outs_m, mark, ok_out, gold, gold_m, False)
+    if kind == SIM:  # the rewritten cells found through the targets' cells
+        fired, mark = sim_fired(tables, masks, slot, outs, outs_m, sites_out)
+        ok_last = sim_ok(tables, slot, outs, outs_m, fired, mark, ok_out, gold, gold_m)
+    elif kind == INSERT:
+        mark = touched_rows(kind, mapping, spread, contexts, none, ptr_out, idx_out, n_rows)
+        ok_last = insert_ok(meta, masks, slot, outs, outs_m, mark, ok_out, gold, gold_m)
+    else:
+        mark = touched_rows(kind, mapping, spread, contexts, none, ptr_out, idx_out, n_rows)
+        ok_last = rows_ok(bank, slot, outs, outs_m, mark, ok_out, gold, gold_m, False)
     ok_first = ok_last
-    if slot > 0:
-        mark = _touched(kind, mapping, spread, contexts, none, ptr_in, idx_in, n_rows)
-        ok_first = _rows_ok(bank, slot, rows, rows_m, mark, ok_out, gold, gold_m, True)
+    if slot > 0 and kind == SIM:
+        fired, mark = sim_fired(tables, masks, slot, rows, rows_m, sites_in)
+        ok_first = first_ok(bank, slot, kind, rows, rows_m, mark, fired, ok_out, gold,
+                             gold_m, cache)
+    elif slot > 0:
+        mark = touched_rows(kind, mapping, spread, contexts, none, ptr_in, idx_in, n_rows)
+        ok_first = first_ok(bank, slot, kind, rows, rows_m, mark, rows == 0, ok_out,
+                             gold, gold_m, cache) if kind == INSERT else \
+            rows_ok(bank, slot, rows, rows_m, mark, ok_out, gold, gold_m, True)
     base_rows, pair_word, pair_morph, alt_rows, alt_slot, k, slots = est
     e_first = estimate_kernel(ok_first, base_rows, pair_word, pair_morph, alt_rows,
                               alt_slot, k, slots)
@@ -150,14 +101,29 @@ def score_kernel(bank, slot, kind, ins, mapping, spread, contexts, none, tier, d
     return True, max(e_first, e_last), ok_last, ok_first
 
 
-def label_index(mat: np.ndarray, n: int) -> tuple:
-    """(ptr, idx): the rows holding label a are idx[ptr[a]:ptr[a + 1]], labels 0..n+1."""
-    has = np.zeros((n + 2, len(mat)), dtype=bool)
-    has[mat, np.arange(len(mat))[:, None]] = True
-    labels, rows = np.nonzero(has)
-    ptr = np.zeros(n + 3, dtype=np.int64)
-    np.cumsum(np.bincount(labels, minlength=n + 2), out=ptr[1:])
-    return ptr, rows.astype(np.int64)
+@njit(cache=True)
+def score_batch(bank, slot, kinds, ins, mapping, spread, pool, ptr, ctx, none, tiers,
+                vowels, data, index, est):  # pragma: no cover - compiled
+    """:func:`score_kernel` for each candidate b of one change (``mapping``, ``spread``,
+    ``ins``): kind ``kinds[b]``, context k the labels ``pool[ptr[c]:ptr[c + 1]]`` for
+    c = ``ctx[b, k]`` (absent where bit k of ``none[b]`` is set), the tier ``vowels``
+    if ``tiers[b]``. Returns (covered, estimate, rows right last, first) per
+    candidate, one call for the batch."""
+    size, rows = ctx.shape[0], data[0].shape[0]
+    covered = np.zeros(size, dtype=np.bool_)
+    ests = np.zeros(size)
+    last = np.empty((size, rows), dtype=np.bool_)
+    first = np.empty((size, rows), dtype=np.bool_)
+    cache = new_cache(rows)
+    for b in range(size):
+        c = ctx[b]
+        contexts = (pool[ptr[c[0]]:ptr[c[0] + 1]], pool[ptr[c[1]]:ptr[c[1] + 1]],
+                    pool[ptr[c[2]]:ptr[c[2] + 1]], pool[ptr[c[3]]:ptr[c[3] + 1]])
+        tier = vowels if tiers[b] else vowels[:0]
+        covered[b], ests[b], last[b], first[b] = _score(
+            bank, slot, kinds[b], ins, mapping, spread, contexts, none[b], tier, data,
+            index, est, cache)
+    return covered, ests, last, first
 
 
 class CandidateScorer:
@@ -175,11 +141,42 @@ class CandidateScorer:
         gold = np.ascontiguousarray(s.row_gold, dtype=np.int64)
         self.data = (rows, row_cells(rows), outs, row_cells(outs),
                      np.ascontiguousarray(ok_out, dtype=bool), gold, row_cells(gold))
-        self.index = (*label_index(outs, s.n), *label_index(rows, s.n))
+        self.index = (*label_index(outs, s.n), *label_index(rows, s.n),
+                      site_index(outs, s.n), site_index(rows, s.n))
         v = np.flatnonzero(s.row_morph >= 0)
         self.est = (np.flatnonzero(s.row_morph < 0), s.pair_word, s.pair_morph, v,
                     (s.row_morph[v] * slots + s.row_cand[v]).astype(np.int64),
                     len(s.morphs), slots)
+        self._ids: dict = {}
+        self._pool: list = []
+        self._packed = None
+
+    def context_ids(self, contexts: list) -> list:
+        """The pool ids of contexts' labels (``score_many``'s ``ctx``)."""
+        ids = self._ids
+        for labels in contexts:
+            if labels not in ids:
+                ids[labels] = len(ids)
+                self._pool.append(np.array(sorted(labels), dtype=np.int64))
+                self._packed = None
+        return [ids[labels] for labels in contexts]
+
+    def score_many(self, kinds, ins: int, mapping: tuple, ctx, none, tiers,
+                   vowels: frozenset):
+        """:func:`score_batch` for candidates that share one change (``mapping``,
+        ``ins``), their contexts given as :meth:`context_ids` (any id where absent);
+        None when the kernels do not cover the cascade."""
+        if not self.usable:
+            return None
+        if self._packed is None:
+            ptr = np.zeros(len(self._pool) + 1, dtype=np.int64)
+            np.cumsum([len(a) for a in self._pool], out=ptr[1:])
+            self._packed = (np.concatenate(self._pool + [np.zeros(0, np.int64)]), ptr)
+        mp = np.array(mapping, dtype=np.int64).reshape(-1, 2)
+        return score_batch(self.bank.arrays(), self.slot, kinds, int(ins), mp,
+                           np.zeros((0, 3), dtype=np.int64), *self._packed, ctx, none,
+                           tiers, np.array(sorted(vowels), dtype=np.int64), self.data,
+                           self.index, self.est)
 
     def __call__(self, rule):
         """(rows right with ``rule`` last, with it first, the larger estimate), or None

@@ -56,11 +56,13 @@ import numpy as np
 from strgm.models.rule_apply import (EDGE, SegmentRule, apply_rule, apply_rules, pack,
                                      unpack)
 from strgm.models.rule_classes import SegmentFeatures
-from strgm.models.rule_kernels import CascadeCache
+from strgm.models.rule_kernels import CascadeCache, row_cells
 from strgm.models.rule_narrowing import narrow_contexts
 from strgm.models.rule_screening import CandidateScorer
+from strgm.models.rule_ur_step import URStep
 from strgm.progress import tagged
-from strgm.models.rule_proposals import extent, screen
+from strgm.models.rule_proposals import screen
+from strgm.models.rule_scores import extent
 
 _MAX_CANDIDATES = 3  # URs tried per morpheme
 
@@ -117,6 +119,7 @@ class _Search:
         self.pair_word = np.array([p[0] for p in pairs], dtype=np.int64)
         self.pair_morph = np.array([p[1] for p in pairs], dtype=np.int64)
         self.cascades = CascadeCache(self.n)
+        self.ur_step = URStep(self.words, self.cands, self.gold, row_cells(self.gold))
         self._screened: dict = {}  # (rules, URs, …) -> the screen's list (screen())
         self._urs_key: tuple = ()
 
@@ -192,7 +195,7 @@ class _Search:
         """Which rows of :meth:`set_urs` are right when ``rule`` and then the cascade
         ``then`` rewrite ``mat`` (whose rows' right-ness is ``ok``): only the rows that
         hold a target and both contexts (``has``: rows × labels,
-        :func:`strgm.models.rule_proposals.presence`) can change, so only those are
+        :func:`strgm.models.rule_scores.presence`) can change, so only those are
         rewritten and checked."""
         targets = rule.targets()
         need = has[:, targets].any(axis=1) if targets else np.ones(len(mat), dtype=bool)
@@ -288,7 +291,7 @@ class _State:
         does part of the job, such as voicing every stop after a nasal before place
         assimilation is found, beats a rival that fixes the same words and leaves
         the rest further off), then the narrower rules (:func:`strgm.models.
-        rule_proposals.extent`), then the notation (never hash order)."""
+        rule_scores.extent`), then the notation (never hash order)."""
         return (self.dl, self.residual, sum(extent(r, self.n) for r in self.rules),
                 [repr(r) for r in self.rules])
 
@@ -370,7 +373,17 @@ def _successors(s: "_Search", st: _State, rounds: int, exact_checks: int, keep: 
 
 def _ur_step(s: _Search, urs: dict, rules: list) -> bool:
     """Each morpheme's best candidate UR given the others (module docstring); ``urs``
-    is updated in place. Whether any UR changed."""
+    is updated in place. Whether any UR changed. Compiled
+    (:class:`strgm.models.rule_ur_step.URStep`) unless the kernels do not cover the
+    cascade; :func:`ur_step_reference` is its reference."""
+    bank = s.cascades.bank(rules)
+    if bank is not None and s.ur_step.covers(urs):
+        return s.ur_step(bank, urs, s.word_cost, s.ur_cost)
+    return ur_step_reference(s, urs, rules)
+
+
+def ur_step_reference(s: _Search, urs: dict, rules: list) -> bool:
+    """:func:`_ur_step` one candidate at a time."""
     changed = False
     for m, cands in s.cands.items():
         if len(cands) < 2:

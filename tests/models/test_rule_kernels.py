@@ -14,7 +14,7 @@ from hypothesis import given, settings, strategies as st
 from strgm.models.rule_apply import EDGE, SegmentRule, apply_rules, pack, unpack
 from strgm.models.rule_kernels import (SIM, CascadeCache, RuleBank, _apply_all,
                                        apply_compiled, row_cells)
-from strgm.models.rule_proposals import presence
+from strgm.models.rule_scores import presence
 from strgm.models.rule_search import _MAX_CANDIDATES, _Search
 
 N = 5
