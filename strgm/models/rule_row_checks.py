@@ -123,6 +123,13 @@ def sim_fired(tables, masks, i, mat, cells, sites):  # pragma: no cover - compil
     return fired, hit
 
 
+@njit(cache=True, inline="always")
+def _next(gold, r, k, gm, v):  # pragma: no cover - compiled
+    """The next cell to compare, k + 1, if cell k of gold row r (``gm`` cells) is v;
+    else −1 (the row differs)."""
+    return k + 1 if k < gm and gold[r, k] == v else -1
+
+
 @njit(cache=True)
 def sim_ok(tables, i, mat, cells, fired, hit, ok_out, gold, gold_m):
     # pragma: no cover - compiled
@@ -133,16 +140,14 @@ def sim_ok(tables, i, mat, cells, fired, hit, ok_out, gold, gold_m):
     for r in range(mat.shape[0]):
         if not hit[r]:
             continue
-        k, same, gm = 0, True, gold_m[r]
+        k = 0
         for j in range(cells[r]):
             v = tables[i, mat[r, j]] if fired[r, j] else mat[r, j]
-            if v == 0:
-                continue
-            if k >= gm or gold[r, k] != v:
-                same = False
-                break
-            k += 1
-        ok[r] = same and k == gm
+            if v != 0:
+                k = _next(gold, r, k, gold_m[r], v)
+                if k < 0:
+                    break
+        ok[r] = k == gold_m[r]
     return ok
 
 
@@ -165,25 +170,21 @@ def insert_ok(meta, masks, i, mat, cells, mark, ok_out, gold, gold_m):
                     ok[r] = False
                     break
             continue
-        k, same = 0, True
+        k = 0
         for j in range(m):
-            a = mat[r, j]
-            if k >= gm or gold[r, k] != a:
-                same = False
+            k = _next(gold, r, k, gm, mat[r, j])
+            if k >= 0 and j + 1 < m and masks[i, 0, mat[r, j]] and \
+                    masks[i, 1, mat[r, j + 1]]:
+                k = _next(gold, r, k, gm, y)
+            if k < 0:
                 break
-            k += 1
-            if j + 1 < m and masks[i, 0, a] and masks[i, 1, mat[r, j + 1]]:
-                if k >= gm or gold[r, k] != y:
-                    same = False
-                    break
-                k += 1
-        ok[r] = same and k == gm
+        ok[r] = k == gm
     return ok
 
 
 @njit(cache=True)
 def first_ok(bank, slot, kind, rows, rows_m, mark, fired, ok_out, gold, gold_m,
-              cache):  # pragma: no cover - compiled
+             cache):  # pragma: no cover - compiled
     """:func:`rows_ok` with the cascade after bank rule ``slot`` (a substitution or
     deletion whose ``fired`` cells are known, or an insertion), on the rows ``mark``ed,
     through ``cache``: within one change a row's rewritten form, and so its right-ness
