@@ -95,8 +95,8 @@ def report(rows, settings) -> str:
     table.append([f"**problems gained / lost against {settings[0]}**", ""] + [""] + [
         f"{gains[b][0]} / {gains[b][1]}" for b in settings[1:]])
     return harness.markdown(
-        "Rule search beam: exact match on inner held-out words (cross-validation inside "
-        "the training words)",
+        "Rule search settings: exact match on inner held-out words (cross-validation "
+        "inside the training words)",
         ["problem", "inner training words"] + list(settings), table,
         run=harness.run_line(__name__),
         intro=["Cells: inner held-out exact match pooled over seeds and splits (words "
