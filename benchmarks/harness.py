@@ -214,6 +214,23 @@ def write_json(name: Name, obj: Any, strict: bool = False) -> Path:
     return write_text(result_path(name, ".json"), json_text(obj, strict))
 
 
+def map_jobs(fn, jobs: Sequence[Any], processes: int) -> list:
+    """``fn`` of every job, in order, in ``processes`` worker processes (one job per
+    task: the jobs are long and uneven)."""
+    from multiprocessing import Pool
+
+    with Pool(processes) as pool:
+        return pool.map(fn, jobs, chunksize=1)
+
+
+def publish(name: Name, rows: list, text: str, **fields: Any) -> None:
+    """``results/NAME.json`` (the revision, ``fields`` and ``rows``) and
+    ``results/NAME.md`` (``text``), and the text on stdout."""
+    write_json(name, {"revision": git_revision(), **fields, "rows": rows})
+    write_markdown(name, text)
+    print(text)
+
+
 def read_json(name: Name) -> Any:
     """The document of ``results/NAME.json``."""
     return json.loads(result_path(name, ".json").read_text(encoding="utf-8"))

@@ -28,7 +28,6 @@ import statistics
 import sys
 import time
 import warnings
-from multiprocessing import Pool
 
 from benchmarks import harness
 from strgm.datasets.paradigm import read_paradigm
@@ -121,13 +120,8 @@ def main() -> int:
     for s in settings:
         parse_setting(s)  # a malformed setting fails before the work starts
     jobs = [(p, s, j, settings) for p in paths for s in a.seeds for j in range(a.splits)]
-    with Pool(a.jobs) as pool:
-        rows = [r for part in pool.map(one, jobs, chunksize=1) for r in part]
-    harness.write_json(a.out, {"revision": harness.git_revision(), "settings": settings,
-                               "rows": rows})
-    text = report(rows, settings)
-    harness.write_markdown(a.out, text)
-    print(text)
+    rows = [r for part in harness.map_jobs(one, jobs, a.jobs) for r in part]
+    harness.publish(a.out, rows, report(rows, settings), settings=settings)
     return 0
 
 

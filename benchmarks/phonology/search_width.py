@@ -24,7 +24,6 @@ import statistics
 import sys
 import time
 import warnings
-from multiprocessing import Pool
 
 from benchmarks import harness
 from benchmarks.phonology.rule_calibration import rule_run
@@ -89,13 +88,8 @@ def main() -> int:
     paths = [p for p in sorted(glob.glob(str(harness.PHONOLOGY / "*.tsv")))
              if any(q in os.path.basename(p) for q in a.problems)]
     jobs = [(p, s, b, c, a.cache) for p in paths for s in a.seeds for b, c in settings]
-    with Pool(a.jobs) as pool:
-        rows = pool.map(one, jobs, chunksize=1)
-    harness.write_json(a.out, {"revision": harness.git_revision(), "settings": a.settings,
-                               "rows": rows})
-    text = report(rows, settings)
-    harness.write_markdown(a.out, text)
-    print(text)
+    rows = harness.map_jobs(one, jobs, a.jobs)
+    harness.publish(a.out, rows, report(rows, settings), settings=a.settings)
     return 0
 
 

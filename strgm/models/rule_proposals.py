@@ -23,7 +23,6 @@ from strgm.models.rule_apply import EDGE, SegmentRule, apply_rules, unpack
 from strgm.models.rule_classes import SEGMENT_COST, SPREAD_FEATURES, NaturalClass
 from strgm.models.rule_scores import ANY, ScoreTable
 
-_ANY = ANY  # marker: unrestricted context
 _EDGE = NaturalClass(frozenset([EDGE]), "#", 1.0)
 
 
@@ -162,7 +161,7 @@ def _changes(s, x, y) -> list:
 
 
 def _contexts(s, labels: set) -> list:
-    opts = {_ANY.members: _ANY}
+    opts = {ANY.members: ANY}
     for a in labels:
         for c in ([_EDGE] if a == EDGE else s.sf.classes_of(a)):
             if c.members not in opts or opts[c.members].cost > c.cost:
@@ -220,12 +219,12 @@ def _screen_change(s, table: ScoreTable, change: tuple, seen: dict) -> None:
     """Score one change's candidates (:func:`screen`) in two batches: the tier and
     single contexts, then the pairs of the best singles and the contexts of width 2."""
     ins = change[1]
-    tiers = [(tc, _ANY, "left", _ANY, _ANY) for tc in _contexts(s, seen["tier"])[1:]]
-    tiers += [(_ANY, tc, "right", _ANY, _ANY)
+    tiers = [(tc, ANY, "left", ANY, ANY) for tc in _contexts(s, seen["tier"])[1:]]
+    tiers += [(ANY, tc, "right", ANY, ANY)
               for tc in _contexts(s, seen["tier_right"])[1:]]
     lcs, rcs = _contexts(s, seen["left"]), _contexts(s, seen["right"])
-    gains = table.score_change(change, tiers + [(c, _ANY, "", _ANY, _ANY) for c in lcs]
-                               + [(_ANY, c, "", _ANY, _ANY) for c in rcs])
+    gains = table.score_change(change, tiers + [(c, ANY, "", ANY, ANY) for c in lcs]
+                               + [(ANY, c, "", ANY, ANY) for c in rcs])
     g_l, g_r = gains[len(tiers):len(tiers) + len(lcs)], gains[len(tiers) + len(lcs):]
     top_l = [lcs[i] for i in sorted(range(len(lcs)), key=lambda i: -g_l[i])[:5]]
     top_r = [rcs[i] for i in sorted(range(len(rcs)), key=lambda i: -g_r[i])[:5]]
@@ -234,11 +233,11 @@ def _screen_change(s, table: ScoreTable, change: tuple, seen: dict) -> None:
         for l, r in seen["pairs"]:
             pairs |= {(lc, rc) for lc in _contexts(s, {l})[1:]
                       for rc in _contexts(s, {r})[1:]}
-    more = [(lc, rc, "", _ANY, _ANY) for lc, rc in pairs]
+    more = [(lc, rc, "", ANY, ANY) for lc, rc in pairs]
     for side in () if ins or s.window < 2 else ("left", "right"):
         for near, far in _wide_contexts(s, seen["wide_" + side]):
-            more.append((near, _ANY, "", far, _ANY) if side == "left" else
-                        (_ANY, near, "", _ANY, far))
+            more.append((near, ANY, "", far, ANY) if side == "left" else
+                        (ANY, near, "", ANY, far))
     table.score_change(change, more)
 
 
@@ -255,14 +254,14 @@ def _spread_candidates(s, name: str, side: str, seen: dict, score_rule) -> None:
     C's, L's."""
     sf = s.sf
 
-    def score(t, c, lc=_ANY):
+    def score(t, c, lc=ANY):
         triples = tuple((x, b, y) for x in sorted(t.members)
                         for b in (sorted(c.members) if c.members else range(1, s.n + 1))
                         if (y := sf.assimilate(x, b, name)) is not None)
         if not triples:
             return -np.inf
         agree = f"α {name}]"
-        ctx = f"[{agree}" if c is _ANY else c.text[:-1] + f" {agree}"
+        ctx = f"[{agree}" if c is ANY else c.text[:-1] + f" {agree}"
         text = f"{t.text} → [{agree} / " + (f"{lc.text}_{ctx}" if side == "right"
                                              else f"{ctx}_")
         return score_rule(SegmentRule(spread=triples, spread_side=side,
@@ -271,13 +270,13 @@ def _spread_candidates(s, name: str, side: str, seen: dict, score_rule) -> None:
 
     def small(labels):
         return [c for c in _contexts(s, labels) if c.cost <= 1]
-    targets = [t for t in small(seen["targets"]) if t is not _ANY]
-    best = sorted(targets, key=lambda t: -score(t, _ANY))[:3]
+    targets = [t for t in small(seen["targets"]) if t is not ANY]
+    best = sorted(targets, key=lambda t: -score(t, ANY))[:3]
     pairs = sorted(((t, c) for t in best for c in small(seen["neighbours"])),
                    key=lambda tc: -score(*tc))[:3]
     for t, c in pairs if side == "right" else ():
         for lc in small(seen["before"]):
-            if lc is not _ANY:
+            if lc is not ANY:
                 score(t, c, lc)
 
 
