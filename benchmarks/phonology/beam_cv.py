@@ -8,7 +8,8 @@ training words*.
 For every shared textbook problem (../shared/data/phonology) and outer seed s, the words
 the textbook benchmark holds out (``holdout_split(paradigm, 0.1, s)``) are removed
 first and never looked at. On the rest, ``--splits`` inner splits each hold out 10% of
-the words (``holdout_split`` of the outer training words, seeds 100, 101, …); the rule
+the words (``holdout_split`` of the outer training words, seeds 100, 101, …; from
+100 + ``--split-offset`` for a replicate on other splits); the rule
 family (``train_rule_phonology``: its UR candidates and rule search, on the inner
 training words only) is learned once per beam of ``--beams`` (or per setting of
 ``--settings``: keyword arguments of ``train_rule_phonology`` such as
@@ -110,6 +111,8 @@ def main() -> int:
                     help="train_rule_phonology keywords per setting, e.g. word_cost=6")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     ap.add_argument("--splits", type=int, default=3)
+    ap.add_argument("--split-offset", type=int, default=0,
+                    help="inner splits K.. (a replicate on other splits)")
     ap.add_argument("--problems", nargs="*", default=[])
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", default="phonology_beam_cv")
@@ -119,7 +122,8 @@ def main() -> int:
     settings = a.settings or [f"beam={b}" for b in a.beams]
     for s in settings:
         parse_setting(s)  # a malformed setting fails before the work starts
-    jobs = [(p, s, j, settings) for p in paths for s in a.seeds for j in range(a.splits)]
+    jobs = [(p, s, j, settings) for p in paths for s in a.seeds
+            for j in range(a.split_offset, a.split_offset + a.splits)]
     rows = [r for part in harness.map_jobs(one, jobs, a.jobs) for r in part]
     harness.publish(a.out, rows, report(rows, settings), settings=settings)
     return 0
