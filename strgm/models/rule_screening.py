@@ -77,21 +77,22 @@ def _score(bank, slot, kind, ins, mapping, spread, contexts, none, tier, data, i
     if kind == SIM:  # the rewritten cells found through the targets' cells
         fired, mark = sim_fired(tables, masks, slot, outs, outs_m, sites_out)
         ok_last = sim_ok(tables, slot, outs, outs_m, fired, mark, ok_out, gold, gold_m)
-    elif kind == INSERT:
-        mark = touched_rows(kind, mapping, spread, contexts, none, ptr_out, idx_out, n_rows)
-        ok_last = insert_ok(meta, masks, slot, outs, outs_m, mark, ok_out, gold, gold_m)
     else:
-        mark = touched_rows(kind, mapping, spread, contexts, none, ptr_out, idx_out, n_rows)
-        ok_last = rows_ok(bank, slot, outs, outs_m, mark, ok_out, gold, gold_m, False)
+        mark = touched_rows(kind, mapping, spread, contexts, none, ptr_out, idx_out,
+                            n_rows)
+        ok_last = insert_ok(meta, masks, slot, outs, outs_m, mark, ok_out, gold,
+                            gold_m) if kind == INSERT else \
+            rows_ok(bank, slot, outs, outs_m, mark, ok_out, gold, gold_m, False)
     ok_first = ok_last
     if slot > 0 and kind == SIM:
         fired, mark = sim_fired(tables, masks, slot, rows, rows_m, sites_in)
         ok_first = first_ok(bank, slot, kind, rows, rows_m, mark, fired, ok_out, gold,
-                             gold_m, cache)
+                            gold_m, cache)
     elif slot > 0:
         mark = touched_rows(kind, mapping, spread, contexts, none, ptr_in, idx_in, n_rows)
-        ok_first = first_ok(bank, slot, kind, rows, rows_m, mark, rows == 0, ok_out,
-                             gold, gold_m, cache) if kind == INSERT else \
+        no_cells = np.zeros((0, 0), dtype=np.bool_)  # an insertion's gaps: read there
+        ok_first = first_ok(bank, slot, kind, rows, rows_m, mark, no_cells, ok_out,
+                            gold, gold_m, cache) if kind == INSERT else \
             rows_ok(bank, slot, rows, rows_m, mark, ok_out, gold, gold_m, True)
     base_rows, pair_word, pair_morph, alt_rows, alt_slot, k, slots = est
     e_first = estimate_kernel(ok_first, base_rows, pair_word, pair_morph, alt_rows,
