@@ -5,12 +5,12 @@ others fixed.
 For morpheme m with candidates c_1 … c_k, the score of c is λ · #{words w ∋ m :
 R(u_w[m ← c]) = w} − μ · |c|; m moves to the first candidate of largest score if that
 beats its current one's (ties keep the current UR), and the next morpheme sees the move.
-:func:`ur_step` does this in one compiled call per step: the k candidates' rows of the
+:class:`URStep` does this in one compiled call per step: the k candidates' rows of the
 words holding m are built, rewritten by the cascade (the kernels of
-:mod:`strgm.models.rule_kernels`) and checked against the words. Its reference is the
-same step written with :func:`strgm.models.rule_apply.apply_rules` (the search's
-fallback for a cascade the kernels do not cover). Cost per step: O(Σ_m k_m × words
-holding m × cascade × length).
+:mod:`strgm.models.rule_kernels`) and checked against the words. Its reference is
+:func:`strgm.models.rule_search.ur_step_reference`, one candidate at a time (also the
+search's fallback for a cascade the kernels do not cover). Cost per step: O(Σ_m k_m ×
+words holding m × cascade × length).
 """
 
 from __future__ import annotations
