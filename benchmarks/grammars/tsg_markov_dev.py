@@ -20,10 +20,10 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-from multiprocessing import Pool
 
 from benchmarks import harness
-from benchmarks.grammars.tsg_mer_dev import DATA, decode_dev, train_model, write_results
+from benchmarks.grammars.tsg_mer_dev import (chain_arguments, decode_dev, train_model,
+                                             treebank_missing, write_results)
 
 
 def one_run(job) -> dict:
@@ -72,18 +72,13 @@ def report(res) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--orders", type=int, nargs="+", default=[1, 2])
-    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    ap.add_argument("--seconds", type=float, default=120.0)
-    ap.add_argument("--samples", type=int, default=100)
-    ap.add_argument("--max-length", type=int, default=25)
+    chain_arguments(ap)
     ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args()
-    if not DATA.is_dir():
-        print(f"treebank sample not found at {DATA}; nothing to do", file=sys.stderr)
+    if treebank_missing():
         return 0
     jobs = [(o, s, a.seconds, a.samples, a.max_length) for o in a.orders for s in a.seeds]
-    with Pool(a.jobs) as pool:
-        rows = pool.map(one_run, jobs, chunksize=1)
+    rows = harness.map_jobs(one_run, jobs, a.jobs)
     res = {"commit": harness.git_revision(), "settings": vars(a), "rows": rows}
     write_results("tsg_markov_dev", res, report(res))
     return 0

@@ -20,7 +20,6 @@ import argparse
 import statistics
 import sys
 import time
-from multiprocessing import Pool
 
 from benchmarks import harness
 from benchmarks.grammars.treebank_pcfg import DATA, load
@@ -89,6 +88,23 @@ def one_seed(job) -> list:
     return decode_dev(train_model(seed, seconds), seed, samples, max_length)
 
 
+def chain_arguments(ap: argparse.ArgumentParser) -> None:
+    """The options every TSG development run shares: chain seeds, CPU seconds per chain,
+    posterior samples, the longest dev sentence parsed."""
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    ap.add_argument("--seconds", type=float, default=120.0)
+    ap.add_argument("--samples", type=int, default=100)
+    ap.add_argument("--max-length", type=int, default=25)
+
+
+def treebank_missing() -> bool:
+    """Whether the treebank sample is absent (then the run has nothing to do; said)."""
+    if DATA.is_dir():
+        return False
+    print(f"treebank sample not found at {DATA}; nothing to do", file=sys.stderr)
+    return True
+
+
 def write_results(name: str, res: dict, text: str) -> None:
     """benchmarks/results/<name>.{json,md}, written atomically; the markdown printed."""
     harness.write_json(name, res, strict=True)
@@ -120,18 +136,13 @@ def report(res) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    ap.add_argument("--seconds", type=float, default=120.0)
-    ap.add_argument("--samples", type=int, default=100)
-    ap.add_argument("--max-length", type=int, default=25)
+    chain_arguments(ap)
     ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args()
-    if not DATA.is_dir():
-        print(f"treebank sample not found at {DATA}; nothing to do", file=sys.stderr)
+    if treebank_missing():
         return 0
-    with Pool(a.jobs) as pool:
-        rows = [r for rs in pool.map(one_seed, [(s, a.seconds, a.samples, a.max_length)
-                                                for s in a.seeds], chunksize=1) for r in rs]
+    jobs = [(s, a.seconds, a.samples, a.max_length) for s in a.seeds]
+    rows = [r for rs in harness.map_jobs(one_seed, jobs, a.jobs) for r in rs]
     res = {"commit": harness.git_revision(), "settings": vars(a), "rows": rows}
     write_results("tsg_mer_dev", res, report(res))
     return 0

@@ -23,10 +23,10 @@ import argparse
 import statistics
 import sys
 import time
-from multiprocessing import Pool
 
 from benchmarks import harness
-from benchmarks.grammars.treebank_pcfg import DATA, load
+from benchmarks.grammars.treebank_pcfg import load
+from benchmarks.grammars.tsg_mer_dev import chain_arguments, treebank_missing
 from strgm.grammars.bracket_score import score_corpus
 from strgm.grammars.ptb import tree_leaves
 
@@ -204,10 +204,7 @@ def plot(res, name) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    ap.add_argument("--seconds", type=float, default=120.0)
-    ap.add_argument("--samples", type=int, default=100)
-    ap.add_argument("--max-length", type=int, default=25)
+    chain_arguments(ap)
     ap.add_argument("--discount", type=float, default=0.5)
     ap.add_argument("--processes", nargs="+", default=["dp", "py"], choices=("dp", "py"))
     ap.add_argument("--jobs", type=int, default=2)
@@ -220,13 +217,11 @@ def main() -> int:
         plot(res, NAME)
         print(report(res))
         return 0
-    if not DATA.is_dir():
-        print(f"treebank sample not found at {DATA}; nothing to do", file=sys.stderr)
+    if treebank_missing():
         return 0
     jobs = [(p, s, a.seconds, a.samples, a.max_length, a.discount)
             for s in a.seeds for p in a.processes]
-    with Pool(a.jobs) as pool:
-        rows = pool.map(one_run, jobs, chunksize=1)
+    rows = harness.map_jobs(one_run, jobs, a.jobs)
     res = {"commit": harness.git_revision(), "settings": vars(a), "rows": rows}
     harness.write_json(NAME, res, strict=True)
     text = report(res)
